@@ -1,0 +1,46 @@
+"""The `diarylab` command. Each area's subcommands live in their own module under
+experiments/commands/ and register themselves with `register(subparsers)`; a LabError anywhere
+becomes one message on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from steering.errors import LabError
+
+# litellm otherwise tries to download its model price list at import time (no network here).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="diarylab", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    import experiments.commands as commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"experiments.commands.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.handler(args)
+    except LabError as exc:
+        print(f"diarylab: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("diarylab: interrupted; re-run the same command to resume", file=sys.stderr)
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

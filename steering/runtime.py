@@ -1,0 +1,382 @@
+"""The local open-model runtime: one object that holds a model and its tokenizer and does the
+three things the lab asks of a local model — render a chat, generate for a batch, and read
+next-token probabilities with the prompt's KV cache computed once."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import inspect
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from steering.errors import LabError
+from steering.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
+from steering.sampling import RowSeededSampler
+
+Message = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    max_new_tokens: int = 200
+    temperature: float = 0.0  # 0 = greedy
+    top_p: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise LabError("max_new_tokens must be ≥ 1", where="generation settings")
+        if self.temperature < 0:
+            raise LabError("temperature must be ≥ 0", where="generation settings")
+        if not 0 < self.top_p <= 1:
+            raise LabError("top_p must be in (0, 1]", where="generation settings")
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    token_ids: tuple[int, ...]
+    prompt_tokens: int
+    new_tokens: int
+    stopped_at_eos: bool
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What identifies a model's behaviour; goes into cache keys and run manifests."""
+
+    spec: str
+    location: str
+    revision: str | None
+    num_layers: int
+    hidden_size: int
+    vocab_size: int
+    dtype: str
+    tokenizer_sha256: str
+    chat_template_sha256: str | None
+
+
+def _cache_argument(model: Any) -> str:
+    # transformers 5.2x renamed forward()'s `past_key_values` to `cache`; accept both.
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _cache_of(output: Any) -> Any:
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class LocalModel:
+    def __init__(self, model: Any, tokenizer: Any, *, spec: str, source: ModelSource | None = None):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.spec = spec
+        self.source = source
+        if tokenizer.pad_token_id is None:
+            # Pad with a token that is never the model's own EOS where possible; pad positions
+            # are masked, so the choice only matters for models that misbehave on pad == EOS.
+            tokenizer.pad_token = tokenizer.unk_token or tokenizer.eos_token
+        tokenizer.padding_side = "left"
+        self._info: ModelInfo | None = None
+
+    @classmethod
+    def load(
+        cls,
+        spec: str,
+        *,
+        device: str | None = None,
+        dtype: str | torch.dtype | None = None,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+    ) -> LocalModel:
+        source = resolve(spec)
+        dev = pick_device(device)
+        model, tokenizer = load_pretrained(
+            source,
+            device=dev,
+            dtype=pick_dtype(dev, dtype),
+            revision=revision,
+            trust_remote_code=trust_remote_code,
+        )
+        return cls(model, tokenizer, spec=spec, source=source)
+
+    # ----------------------------------------------------------------- description
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.model.parameters()).dtype
+
+    @property
+    def layers(self) -> torch.nn.ModuleList:
+        """The decoder blocks, whose outputs are the residual stream."""
+        inner = getattr(self.model, "model", None)
+        layers = getattr(inner, "layers", None)
+        if layers is None:
+            raise LabError(
+                f"model {self.spec!r} has no model.layers; the lab supports decoder-only models "
+                "laid out like Llama, Mistral, Qwen, Gemma and gpt-oss",
+                where="model",
+            )
+        return layers
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def eos_token_ids(self) -> list[int]:
+        ids: set[int] = set()
+        for source in (self.model.generation_config, self.model.config, self.tokenizer):
+            value = getattr(source, "eos_token_id", None)
+            if isinstance(value, int):
+                ids.add(value)
+            elif isinstance(value, list | tuple):
+                ids.update(int(v) for v in value)
+        return sorted(ids)
+
+    def info(self) -> ModelInfo:
+        if self._info is None:
+            vocab = json.dumps(sorted(self.tokenizer.get_vocab().items()))
+            template = getattr(self.tokenizer, "chat_template", None)
+            self._info = ModelInfo(
+                spec=self.spec,
+                location=self.source.location if self.source else self.spec,
+                revision=getattr(self.model.config, "_commit_hash", None),
+                num_layers=self.num_layers,
+                hidden_size=self.hidden_size,
+                vocab_size=len(self.tokenizer),
+                dtype=str(self.dtype).removeprefix("torch."),
+                tokenizer_sha256=_sha256(vocab),
+                chat_template_sha256=_sha256(template) if isinstance(template, str) else None,
+            )
+        return self._info
+
+    # ----------------------------------------------------------------- text <-> tokens
+    def render_chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        add_generation_prompt: bool = True,
+        continue_final_message: bool = False,
+    ) -> str:
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise LabError(
+                f"model {self.spec!r} has no chat template",
+                where="model",
+                fix="use an instruct/chat model",
+            )
+        text = self.tokenizer.apply_chat_template(
+            [dict(m) for m in messages],
+            tokenize=False,
+            add_generation_prompt=add_generation_prompt and not continue_final_message,
+            continue_final_message=continue_final_message,
+        )
+        return str(text)
+
+    def chat_ids(
+        self,
+        messages: Sequence[Message],
+        *,
+        add_generation_prompt: bool = True,
+        continue_final_message: bool = False,
+    ) -> list[int]:
+        """Token ids of a chat. The rendered text already holds BOS and every special token, so
+        it is encoded without adding special tokens again (no double BOS)."""
+        text = self.render_chat(
+            messages,
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+        )
+        return self.encode(text)
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens))
+
+    # ----------------------------------------------------------------- generation
+    def batch_inputs(self, prompts: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Left-padded input ids and attention mask for a batch of token-id prompts."""
+        if not prompts or any(len(p) == 0 for p in prompts):
+            raise ValueError("every prompt needs at least one token")
+        width = max(len(p) for p in prompts)
+        pad = int(self.tokenizer.pad_token_id)
+        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            ids[row, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
+            mask[row, width - len(prompt) :] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def generation_kwargs(
+        self, settings: GenerationSettings, seeds: Sequence[int] | None, batch: int
+    ) -> dict[str, Any]:
+        """Arguments for model.generate: greedy decoding, with sampling done by a per-row
+        seeded processor when temperature > 0 (see steering.sampling)."""
+        from transformers import GenerationConfig, LogitsProcessorList
+
+        config = GenerationConfig(
+            max_new_tokens=settings.max_new_tokens,
+            do_sample=False,
+            eos_token_id=self.eos_token_ids,
+            pad_token_id=int(self.tokenizer.pad_token_id),
+        )
+        processors = LogitsProcessorList()
+        if settings.temperature > 0:
+            row_seeds = list(seeds) if seeds is not None else [0] * batch
+            if len(row_seeds) != batch:
+                raise ValueError(f"{len(row_seeds)} seeds for {batch} prompts")
+            processors.append(RowSeededSampler(row_seeds, settings.temperature, settings.top_p))
+        return {"generation_config": config, "logits_processor": processors}
+
+    def finish(self, prompts: Sequence[Sequence[int]], output: torch.Tensor) -> list[Generation]:
+        """Turn generate()'s output rows (prompt width + new tokens) into Generation records."""
+        width = max(len(p) for p in prompts)
+        eos = set(self.eos_token_ids)
+        results = []
+        for row, prompt in enumerate(prompts):
+            new = output[row, width:].tolist()
+            stopped = False
+            for i, token in enumerate(new):
+                if token in eos:
+                    new, stopped = new[:i], True
+                    break
+            results.append(
+                Generation(
+                    text=self.decode(new),
+                    token_ids=tuple(new),
+                    prompt_tokens=len(prompt),
+                    new_tokens=len(new),
+                    stopped_at_eos=stopped,
+                )
+            )
+        return results
+
+    def generate(
+        self,
+        prompts: Sequence[Sequence[int]],
+        settings: GenerationSettings,
+        *,
+        seeds: Sequence[int] | None = None,
+    ) -> list[Generation]:
+        """Generate for a batch of token-id prompts at once (left padding). With temperature > 0
+        each row samples from its own seed, so its text does not depend on its batch."""
+        ids, mask = self.batch_inputs(prompts)
+        kwargs = self.generation_kwargs(settings, seeds, len(prompts))
+        with torch.no_grad():
+            output = self.model.generate(input_ids=ids, attention_mask=mask, **kwargs)
+        return self.finish(prompts, output)
+
+    def generate_chats(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        settings: GenerationSettings,
+        *,
+        seeds: Sequence[int] | None = None,
+    ) -> list[Generation]:
+        return self.generate([self.chat_ids(c) for c in conversations], settings, seeds=seeds)
+
+    # ----------------------------------------------------------------- probabilities
+    def next_token_logprobs(
+        self,
+        prompt_ids: Sequence[int],
+        prefixes: Sequence[Sequence[int]] = ((),),
+        *,
+        chunk: int = 64,
+    ) -> torch.Tensor:
+        """Full next-token log-probability vectors after prompt + each prefix, shape
+        (len(prefixes), vocab). The prompt is run once; its KV cache serves every prefix."""
+        rows = {}
+        for index, steps in self._cached_pass(prompt_ids, prefixes, chunk=chunk):
+            rows[index] = steps[-1]
+        return torch.stack([rows[i] for i in range(len(prefixes))])
+
+    def continuation_logprobs(
+        self, prompt_ids: Sequence[int], continuations: Sequence[Sequence[int]], *, chunk: int = 64
+    ) -> list[list[float]]:
+        """log P(token_i | prompt, continuation[:i]) for every token of every continuation,
+        with the prompt's KV cache computed once."""
+        result: list[list[float]] = [[] for _ in continuations]
+        for index, steps in self._cached_pass(prompt_ids, continuations, chunk=chunk):
+            tokens = continuations[index]
+            result[index] = [float(steps[i][t]) for i, t in enumerate(tokens)]
+        return result
+
+    def full_pass_logprobs(self, ids: Sequence[int]) -> torch.Tensor:
+        """Next-token log-probs after every position of one sequence, by a plain forward pass
+        with no cache: the reference the cached path is tested against."""
+        with torch.no_grad():
+            logits = self.model(torch.tensor([list(ids)], device=self.device)).logits[0]
+        return torch.log_softmax(logits.float(), dim=-1).cpu()
+
+    def _cached_pass(
+        self, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]], *, chunk: int
+    ) -> Iterator[tuple[int, list[torch.Tensor]]]:
+        """For each sequence, yield the next-token log-prob vectors after the prompt and after
+        each of its tokens (len(seq) + 1 vectors)."""
+        if not prompt_ids:
+            raise ValueError("prompt_ids is empty")
+        with torch.no_grad():
+            prompt = torch.tensor([list(prompt_ids)], device=self.device)
+            out = self.model(prompt, use_cache=True)
+            first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu()
+            cache = _cache_of(out)
+            pending = []
+            for index, seq in enumerate(seqs):
+                if len(seq) == 0:
+                    yield index, [first]
+                else:
+                    pending.append(index)
+            for start in range(0, len(pending), chunk):
+                batch = pending[start : start + chunk]
+                yield from self._continue(
+                    cache, len(prompt_ids), first, [(i, seqs[i]) for i in batch]
+                )
+
+    def _continue(
+        self,
+        cache: Any,
+        prompt_len: int,
+        first: torch.Tensor,
+        items: list[tuple[int, Sequence[int]]],
+    ) -> Iterator[tuple[int, list[torch.Tensor]]]:
+        width = max(len(seq) for _, seq in items)
+        pad = int(self.tokenizer.pad_token_id)
+        ids = torch.full((len(items), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(items), prompt_len + width), dtype=torch.long)
+        mask[:, :prompt_len] = 1
+        for row, (_, seq) in enumerate(items):
+            ids[row, : len(seq)] = torch.tensor(list(seq))
+            mask[row, prompt_len : prompt_len + len(seq)] = 1
+        # Right padding: pads sit after every real token, so causal attention keeps them from
+        # touching real positions; the cache is copied because the forward pass extends it.
+        batch_cache = copy.deepcopy(cache)
+        batch_cache.batch_repeat_interleave(len(items))
+        positions = torch.arange(prompt_len, prompt_len + width).unsqueeze(0).expand(len(items), -1)
+        out = self.model(
+            ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device),
+            use_cache=True,
+            **{_cache_argument(self.model): batch_cache},
+        )
+        logprobs = torch.log_softmax(out.logits.float(), dim=-1).cpu()
+        for row, (index, seq) in enumerate(items):
+            yield index, [first, *logprobs[row, : len(seq)]]

@@ -1,0 +1,75 @@
+"""Shared fixtures: the shipped tokenizer (loaded once per session) and a tiny random Llama
+built from a config in code, so runtime tests take seconds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+TINY_SPEC = "tiny-random-llama"
+
+
+def build_tiny_llama(tokenizer, *, seed: int = 0, layers: int = 2, hidden: int = 64):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        # A wider init than the default 0.02 makes next-token distributions peaked enough that
+        # greedy decoding has no near-ties, so batch-vs-single comparisons test logic, not noise.
+        initializer_range=0.3,
+        tie_word_embeddings=False,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="session")
+def smollm2_folder() -> Path:
+    from steering.embedded import embedded_model_folder
+
+    return embedded_model_folder()
+
+
+@pytest.fixture(scope="session")
+def shipped_tokenizer(smollm2_folder):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(smollm2_folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(shipped_tokenizer):
+    from steering.runtime import LocalModel
+
+    return LocalModel(build_tiny_llama(shipped_tokenizer), shipped_tokenizer, spec=TINY_SPEC)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_folder(tmp_path_factory, tiny_model) -> Path:
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    tiny_model.model.save_pretrained(folder)
+    tiny_model.tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    from steering.runtime import LocalModel
+
+    return LocalModel.load("smollm2", device="cpu")
