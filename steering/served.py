@@ -1,0 +1,264 @@
+"""The lab's second door to models: served models (API providers and OpenAI-compatible servers
+such as vLLM) through litellm. One request type, one client with a concurrency limit, timeouts
+and retries with backoff. Keys are read from the environment at call time and never stored.
+
+Transport settings (base URL, key variable, timeout, retries, concurrency) live on the Endpoint;
+what determines a result lives on the CompletionRequest — only the latter belongs in cache keys."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from steering.errors import LabError
+
+# litellm fetches a price list over the network at import unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+TRANSIENT = (
+    "APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
+    "InternalServerError", "BadGatewayError", "APIError",
+)
+USER_FIXABLE = (
+    "AuthenticationError", "PermissionDeniedError", "NotFoundError", "BadRequestError",
+    "UnsupportedParamsError", "ContextWindowExceededError", "PaymentRequiredError",
+)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach a served model. `model` is litellm's model string (e.g. "openai/gpt-4o",
+    "hosted_vllm/mistralai/Mistral-Small-3.1-24B-Instruct-2503")."""
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    concurrency: int = 4
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    messages: tuple[tuple[str, str], ...]  # (role, content)
+    max_tokens: int
+    temperature: float = 0.0
+    top_p: float | None = None
+    seed: int | None = None
+    top_logprobs: int = 0  # 0: no log-probabilities asked
+    extra_body: str = "{}"  # JSON; server-specific options such as vLLM's continue_final_message
+
+    @staticmethod
+    def of(messages: Sequence[Mapping[str, str]], **kwargs: Any) -> CompletionRequest:
+        extra = kwargs.pop("extra_body", None) or {}
+        return CompletionRequest(
+            messages=tuple((m["role"], m["content"]) for m in messages),
+            extra_body=json.dumps(extra, sort_keys=True),
+            **kwargs,
+        )
+
+    def key_fields(self) -> dict[str, Any]:
+        """Everything that determines the result, for cache keys (with the model name)."""
+        return {
+            "messages": [list(m) for m in self.messages], "max_tokens": self.max_tokens,
+            "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+            "top_logprobs": self.top_logprobs, "extra_body": json.loads(self.extra_body),
+        }
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str | None
+    logprobs: tuple[TokenLogprob, ...] | None
+    served_model: str | None = None
+    refusal: bool = False
+    raw_usage: dict[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "text": self.text, "finish_reason": self.finish_reason,
+            "logprobs": None if self.logprobs is None else [
+                {"token": t.token, "logprob": t.logprob, "top": [list(p) for p in t.top]}
+                for t in self.logprobs
+            ],
+            "served_model": self.served_model, "refusal": self.refusal, "usage": self.raw_usage,
+        }
+
+    @staticmethod
+    def from_record(record: Mapping[str, Any]) -> Completion:
+        lps = record.get("logprobs")
+        return Completion(
+            text=record["text"], finish_reason=record.get("finish_reason"),
+            logprobs=None if lps is None else tuple(
+                TokenLogprob(t["token"], t["logprob"], tuple((a, b) for a, b in t["top"]))
+                for t in lps
+            ),
+            served_model=record.get("served_model"), refusal=bool(record.get("refusal")),
+            raw_usage=dict(record.get("usage") or {}),
+        )
+
+
+class TransportFailure(LabError):
+    """The server could not be reached or kept answering with nothing, after every retry."""
+
+
+class EmptyResponse(Exception):
+    """A response without a body: a transport problem, retried, never stored as model output."""
+
+
+class ServedClient:
+    def __init__(self, endpoint: Endpoint, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.endpoint = endpoint
+        self._slots = threading.BoundedSemaphore(max(1, endpoint.concurrency))
+        self._sleep = sleep
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        attempts = self.endpoint.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                with self._slots:
+                    return self._call(request)
+            except EmptyResponse as exc:
+                problem: Exception = exc
+            except Exception as exc:
+                name = type(exc).__name__
+                if name in USER_FIXABLE:
+                    raise LabError(
+                        f"{self.endpoint.model} refused the request: {name}: {_short(exc)}",
+                        where=f"model {self.endpoint.model}",
+                        fix="check the model name, base URL and the key variable "
+                        f"{self.endpoint.api_key_env or '(none set)'}",
+                    ) from exc
+                if name not in TRANSIENT:
+                    raise
+                problem = exc
+            if attempt + 1 < attempts:
+                # Exponential backoff with jitter so parallel workers don't retry in lockstep.
+                self._sleep(self.endpoint.backoff_s * 2**attempt * (0.5 + random.random()))
+        raise TransportFailure(
+            f"no answer after {attempts} attempts ({type(problem).__name__}: {_short(problem)})",
+            where=f"model {self.endpoint.model} at {self.endpoint.api_base or 'provider default'}",
+            fix="check that the server is up; re-running resumes where the run stopped",
+        )
+
+    def complete_many(self, requests: Sequence[CompletionRequest]) -> list[Completion]:
+        if not requests:
+            return []
+        with ThreadPoolExecutor(max_workers=max(1, self.endpoint.concurrency)) as pool:
+            return list(pool.map(self.complete, requests))
+
+    def _call(self, request: CompletionRequest) -> Completion:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        kwargs: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "messages": [{"role": r, "content": c} for r, c in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "timeout": self.endpoint.timeout_s,
+            "num_retries": 0,  # retries are ours, so that empty bodies are retried too
+            "stream": False,  # log-probs with streaming are unreliable in litellm
+        }
+        if self.endpoint.api_base:
+            kwargs["api_base"] = self.endpoint.api_base
+        if key := self._key():
+            kwargs["api_key"] = key
+        elif self.endpoint.api_base:
+            # Self-hosted servers (vLLM) usually take no key, but the OpenAI client insists on one.
+            kwargs["api_key"] = "EMPTY"
+        if request.top_p is not None:
+            kwargs["top_p"] = request.top_p
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.top_logprobs:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = request.top_logprobs
+        extra = json.loads(request.extra_body)
+        if extra:
+            kwargs["extra_body"] = extra
+        response = litellm.completion(**kwargs)
+        return _parse(response)
+
+    def _key(self) -> str | None:
+        name = self.endpoint.api_key_env
+        if not name:
+            return None
+        value = os.environ.get(name)
+        if not value:
+            raise LabError(
+                f"environment variable {name} is not set", where=f"model {self.endpoint.model}",
+                fix=f"export {name}=<your key> before running",
+            )
+        return value
+
+
+def _parse(response: Any) -> Completion:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise EmptyResponse("response has no choices")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    text = getattr(message, "content", None)
+    finish = getattr(choice, "finish_reason", None)
+    refusal_text = getattr(message, "refusal", None)
+    if text is None and not refusal_text:
+        raise EmptyResponse(f"response has no content (finish_reason={finish})")
+    logprobs = None
+    lp = getattr(choice, "logprobs", None)
+    content = getattr(lp, "content", None) if lp is not None else None
+    if content is None and isinstance(lp, dict):
+        content = lp.get("content")
+    if content:
+        logprobs = tuple(_token(t) for t in content)
+    usage = getattr(response, "usage", None)
+    return Completion(
+        text=text if text is not None else str(refusal_text),
+        finish_reason=finish,
+        logprobs=logprobs,
+        served_model=getattr(response, "model", None),
+        refusal=bool(refusal_text) or finish == "content_filter",
+        raw_usage=_usage(usage),
+    )
+
+
+def _token(item: Any) -> TokenLogprob:
+    get = item.get if isinstance(item, dict) else lambda k, d=None: getattr(item, k, d)
+    top = get("top_logprobs") or []
+    pairs = []
+    for t in top:
+        tget = t.get if isinstance(t, dict) else lambda k, d=None, t=t: getattr(t, k, d)
+        pairs.append((str(tget("token")), float(tget("logprob"))))
+    return TokenLogprob(str(get("token")), float(get("logprob")), tuple(pairs))
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    if usage is None:
+        return {}
+    out = {}
+    for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        v = usage.get(k) if isinstance(usage, dict) else getattr(usage, k, None)
+        if isinstance(v, int):
+            out[k] = v
+    return out
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return text[:300]

@@ -1,0 +1,85 @@
+"""A local stand-in for an OpenAI-compatible server (like vLLM) on loopback, so the real HTTP,
+litellm and parsing code runs in tests. Behaviour is a plain function: request JSON in,
+(status, response JSON) out; every request is recorded."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Handler = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+
+def chat_response(
+    text: str | None,
+    *,
+    model: str = "fake",
+    finish_reason: str = "stop",
+    logprobs: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """An OpenAI chat-completions body; `logprobs` is the list under choices[0].logprobs.content."""
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": finish_reason,
+    }
+    if logprobs is not None:
+        choice["logprobs"] = {"content": logprobs}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+@dataclass
+class FakeServer:
+    handler: Handler
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    port: int = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+@contextmanager
+def serve(handler: Handler) -> Iterator[FakeServer]:
+    state = FakeServer(handler)
+
+    class _Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            state.requests.append(body)
+            state.headers.append(dict(self.headers))
+            status, payload = state.handler(body)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    state.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
