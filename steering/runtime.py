@@ -87,6 +87,7 @@ class LocalModel:
             tokenizer.pad_token = tokenizer.unk_token or tokenizer.eos_token
         tokenizer.padding_side = "left"
         self._info: ModelInfo | None = None
+        self._nnsight: Any = None
 
     @classmethod
     def load(
@@ -166,6 +167,17 @@ class LocalModel:
                 chat_template_sha256=_sha256(template) if isinstance(template, str) else None,
             )
         return self._info
+
+    def nnsight_model(self) -> Any:
+        """The model wrapped by nnsight, for steered generation (steering.apply). Made once per
+        LocalModel: wrapping builds a pipeline and patches module forwards, so it is kept."""
+        if self._nnsight is None:
+            import nnsight
+
+            self._nnsight = nnsight.TransformersModel(
+                self.model, tokenizer=self.tokenizer, task="text-generation"
+            )
+        return self._nnsight
 
     # ----------------------------------------------------------------- text <-> tokens
     def render_chat(

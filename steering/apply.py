@@ -1,0 +1,227 @@
+"""Adding pattern vectors to the residual stream while a batch generates.
+
+Each row of a batch carries its own Steer (or None), so unsteered twins and rows steered toward
+different patterns share one generate call. For every steered layer the plan holds two additions:
+one for the prompt pass (batch, width, hidden), zero at pad positions and at positions the Steer
+does not cover, and one for each later decoding step (batch, 1, hidden). The decoder block's
+output gets the addition on every forward generate makes — the prompt pass and every new token.
+
+The main path runs through nnsight (the route to steering on vLLM later); a plain forward-hook
+path does the same arithmetic and is the reference the tests hold the nnsight path to."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import torch
+
+from steering.errors import LabError
+from steering.runtime import Generation, GenerationSettings, LocalModel
+from steering.vectors import PatternVector
+
+Scale = Literal["relative", "raw"]
+Positions = Literal["prompt", "response", "both"]
+
+
+@dataclass(frozen=True)
+class Steer:
+    """How one row is steered.
+
+    scale "relative": the added vector is strength × residual_norm[layer] × unit direction, so
+    1.0 adds a vector as long as a typical residual at that layer (transfers across models);
+    "raw": strength × the raw mean difference.
+    positions "prompt": the prompt's tokens (prompt pass only); "response": the positions whose
+    outputs pick response tokens — the last prompt token and every generated token; "both": all.
+    """
+
+    vector: PatternVector
+    layers: tuple[int, ...]
+    strength: float
+    scale: Scale = "relative"
+    positions: Positions = "response"
+
+    def __post_init__(self) -> None:
+        if self.scale not in get_args(Scale):
+            raise LabError(
+                f"unknown scale {self.scale!r}", where="steer", fix="use 'relative' or 'raw'"
+            )
+        if self.positions not in get_args(Positions):
+            raise LabError(
+                f"unknown positions {self.positions!r}",
+                where="steer",
+                fix="use 'prompt', 'response' or 'both'",
+            )
+        if not self.layers:
+            raise LabError("no layers to steer", where="steer", fix="name at least one layer")
+        if len(set(self.layers)) != len(self.layers):
+            raise LabError(f"layers repeat: {self.layers}", where="steer")
+        if not math.isfinite(self.strength):
+            raise LabError(f"strength {self.strength} is not finite", where="steer")
+        for layer in self.layers:
+            self.vector.check_layer(layer)
+
+    def addition(self, layer: int) -> torch.Tensor:
+        """The float32 vector added at one of this Steer's layers."""
+        if self.scale == "relative":
+            return self.strength * self.vector.residual_norms[layer] * self.vector.unit(layer)
+        return self.strength * self.vector.raw(layer)
+
+    def spec(self) -> dict[str, Any]:
+        """What identifies this steering in cache keys and records."""
+        return {
+            "pattern": self.vector.pattern_id,
+            "vector_sha256": self.vector.content_sha256(),
+            "layers": list(self.layers),
+            "strength": self.strength,
+            "scale": self.scale,
+            "positions": self.positions,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class SteeringPlan:
+    """Per-layer additions for one batch, ready to add to decoder-block outputs."""
+
+    layers: tuple[int, ...]  # ascending: nnsight must touch modules in execution order
+    prompt_pass: dict[int, torch.Tensor]  # layer -> (batch, width, hidden)
+    decode_step: dict[int, torch.Tensor]  # layer -> (batch, 1, hidden)
+
+
+def build_plan(
+    model: LocalModel, attention_mask: torch.Tensor, steers: Sequence[Steer | None]
+) -> SteeringPlan:
+    batch, width = attention_mask.shape
+    if len(steers) != batch:
+        raise LabError(f"{len(steers)} steers for {batch} prompts", where="generate_steered")
+    info = model.info()
+    for steer in steers:
+        if steer is not None:
+            steer.vector.check_model(info)
+    layers = tuple(sorted({layer for s in steers if s is not None for layer in s.layers}))
+    hidden = model.hidden_size
+    real = attention_mask.to(torch.float32).cpu()  # 1 at real tokens, 0 at left pads
+    last = torch.zeros(batch, width)
+    last[:, -1] = 1.0  # left padding puts every row's last real token in the last column
+    prompt_pass, decode_step = {}, {}
+    for layer in layers:
+        rows = torch.zeros(batch, hidden)
+        where = torch.zeros(batch, width)
+        step = torch.zeros(batch, 1)
+        for row, steer in enumerate(steers):
+            if steer is None or layer not in steer.layers:
+                continue
+            rows[row] = steer.addition(layer).to(torch.float32)
+            where[row] = last[row] if steer.positions == "response" else real[row]
+            step[row] = 0.0 if steer.positions == "prompt" else 1.0
+        # Multiplying by masks in float32 and casting once keeps both paths bit-identical.
+        prompt_pass[layer] = _to_model(model, rows[:, None, :] * where[:, :, None])
+        decode_step[layer] = _to_model(model, rows[:, None, :] * step[:, :, None])
+    return SteeringPlan(layers, prompt_pass, decode_step)
+
+
+def _to_model(model: LocalModel, t: torch.Tensor) -> torch.Tensor:
+    return t.to(device=model.device, dtype=model.dtype)
+
+
+def _add(output: Any, addition: torch.Tensor) -> Any:
+    # transformers 5 decoder blocks return the hidden states as a tensor; older ones (and some
+    # remote-code models) return a tuple whose first item is the hidden states. Indexing [0] of a
+    # tensor would steer batch row 0 only, so check the type.
+    if isinstance(output, tuple):
+        return (output[0] + addition, *output[1:])
+    return output + addition
+
+
+def generate_steered(
+    model: LocalModel,
+    prompts: Sequence[Sequence[int]],
+    settings: GenerationSettings,
+    *,
+    seeds: Sequence[int] | None = None,
+    steers: Sequence[Steer | None],
+) -> list[Generation]:
+    """Generate for a batch with one Steer (or None = unsteered) per row, through nnsight.
+    Sampling keeps the runtime's per-row seeds, so a row's text does not depend on its batch."""
+    if len(steers) != len(prompts):
+        raise LabError(f"{len(steers)} steers for {len(prompts)} prompts", where="generate_steered")
+    if all(s is None for s in steers):
+        return model.generate(prompts, settings, seeds=seeds)
+    ids, mask = model.batch_inputs(prompts)
+    plan = build_plan(model, mask, steers)
+    kwargs = model.generation_kwargs(settings, seeds, len(prompts))
+    output = _nnsight_generate(model, ids, mask, kwargs, plan)
+    return model.finish(prompts, output)
+
+
+def _nnsight_generate(
+    model: LocalModel,
+    ids: torch.Tensor,
+    mask: torch.Tensor,
+    kwargs: dict[str, Any],
+    plan: SteeringPlan,
+) -> torch.Tensor:
+    lm = model.nnsight_model()
+    blocks = [lm.model.layers[layer] for layer in plan.layers]
+    with warnings.catch_warnings():
+        # An open tracer.all() loop always ends with a "step never reached" warning when
+        # generation stops; that is the expected end of the loop, not a problem.
+        warnings.filterwarnings("ignore", message=".*was never reached.*")
+        with torch.no_grad():  # kept on its own line: nnsight must not see it in the trace
+            with lm.generate(**kwargs) as tracer:
+                with tracer.invoke({"input_ids": ids, "attention_mask": mask}):
+                    first = True
+                    for _ in tracer.all():
+                        adds = plan.prompt_pass if first else plan.decode_step
+                        for layer, block in zip(plan.layers, blocks, strict=True):
+                            block.output = _add(block.output, adds[layer])
+                        first = False
+                # Code after an open tracer.all() loop never runs: read the result here.
+                with tracer.invoke():
+                    result = tracer.result.save()
+    return result  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------- reference path
+@contextmanager
+def hooked(model: LocalModel, plan: SteeringPlan) -> Iterator[None]:
+    """Plain forward hooks adding the plan's vectors, removed whatever happens inside."""
+    calls = dict.fromkeys(plan.layers, 0)
+
+    def hook_for(layer: int) -> Any:
+        def hook(module: torch.nn.Module, args: Any, output: Any) -> Any:
+            adds = plan.prompt_pass if calls[layer] == 0 else plan.decode_step
+            calls[layer] += 1
+            return _add(output, adds[layer])
+
+        return hook
+
+    handles = []
+    try:
+        for layer in plan.layers:
+            handles.append(model.layers[layer].register_forward_hook(hook_for(layer)))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def generate_steered_hooks(
+    model: LocalModel,
+    prompts: Sequence[Sequence[int]],
+    settings: GenerationSettings,
+    *,
+    seeds: Sequence[int] | None = None,
+    steers: Sequence[Steer | None],
+) -> list[Generation]:
+    """The same as generate_steered, with plain forward hooks instead of nnsight."""
+    ids, mask = model.batch_inputs(prompts)
+    plan = build_plan(model, mask, steers)
+    kwargs = model.generation_kwargs(settings, seeds, len(prompts))
+    with hooked(model, plan), torch.no_grad():
+        output = model.model.generate(input_ids=ids, attention_mask=mask, **kwargs)
+    return model.finish(prompts, output)
