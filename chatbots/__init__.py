@@ -1,1 +1,1 @@
-"""diarylab: chatbots."""
+"""diarylab: chatbots — anything that replies to a diarist (API, local model, fixed reply)."""

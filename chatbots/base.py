@@ -1,0 +1,47 @@
+"""What every chatbot is: given conversations so far (entries as user turns, replies as
+assistant turns), return one reply each. Caching is the caller's job, so a chatbot also says
+what identifies it and what determines a reply (its cache key fields)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from chatbots.refusals import classify
+
+Message = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class ChatbotReply:
+    text: str
+    flag: str | None  # "refusal" | "empty" | None — stored as returned, flagged, never dropped
+    record: dict[str, Any] = field(default_factory=dict)  # the raw result, for the store
+
+    @staticmethod
+    def of(
+        text: str, *, api_refusal: bool = False, record: dict[str, Any] | None = None
+    ) -> ChatbotReply:
+        return ChatbotReply(text, classify(text, api_refusal=api_refusal), dict(record or {}))
+
+
+class Chatbot(Protocol):
+    id: str
+    calls_model: bool  # False for the fixed reply: nothing to cache
+
+    def identity(self) -> dict[str, Any]:
+        """The model behind the replies (never transport settings or keys)."""
+
+    def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:
+        """Everything that determines the reply to this conversation."""
+
+    def reply_many(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[ChatbotReply]: ...
+
+
+def with_system(system: str | None, conversation: Sequence[Message]) -> list[dict[str, str]]:
+    """No system message unless the design gives one."""
+    head = [{"role": "system", "content": system}] if system else []
+    return head + [dict(m) for m in conversation]

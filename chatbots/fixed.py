@@ -1,0 +1,29 @@
+"""The baseline chatbot: the same content-free reply to everything."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from chatbots.base import ChatbotReply, Message
+
+DEFAULT_TEXT = "Thank you for sharing."
+
+
+class FixedReply:
+    calls_model = False
+
+    def __init__(self, id: str = "thanks", text: str = DEFAULT_TEXT) -> None:
+        self.id = id
+        self.text = text
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "fixed", "text": self.text}
+
+    def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:
+        return {}
+
+    def reply_many(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[ChatbotReply]:
+        return [ChatbotReply(self.text, None, {"text": self.text}) for _ in conversations]

@@ -1,0 +1,60 @@
+"""A local open model as a chatbot (unsteered), through the runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from chatbots.base import ChatbotReply, Message, with_system
+from steering.runtime import GenerationSettings, LocalModel
+
+
+class LocalChatbot:
+    calls_model = True
+
+    def __init__(
+        self,
+        id: str,
+        model: LocalModel,
+        settings: GenerationSettings,
+        *,
+        system: str | None = None,
+        batch_size: int = 8,
+    ) -> None:
+        self.id = id
+        self.model = model
+        self.settings = settings
+        self.system = system
+        self.batch_size = batch_size
+
+    def identity(self) -> dict[str, Any]:
+        info = asdict(self.model.info())
+        info.pop("location", None)  # where the files sit doesn't change the replies
+        return {"kind": "local", **info}
+
+    def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:
+        return {
+            "messages": with_system(self.system, conversation),
+            "settings": asdict(self.settings),
+            "seed": seed,
+        }
+
+    def reply_many(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[ChatbotReply]:
+        prompts = [self.model.chat_ids(with_system(self.system, c)) for c in conversations]
+        out: list[ChatbotReply] = []
+        for start in range(0, len(prompts), self.batch_size):
+            gens = self.model.generate(
+                prompts[start : start + self.batch_size],
+                self.settings,
+                seeds=list(seeds[start : start + self.batch_size]),
+            )
+            out += [
+                ChatbotReply.of(
+                    g.text.strip(), record={"text": g.text.strip(), "new_tokens": g.new_tokens}
+                )
+                for g in gens
+            ]
+        return out

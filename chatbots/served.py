@@ -1,0 +1,55 @@
+"""An API model or an OpenAI-compatible server (vLLM) as a chatbot, through the lab's litellm
+client (steering.served), which owns the concurrency limit, timeouts and retries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from chatbots.base import ChatbotReply, Message, with_system
+from steering.served import CompletionRequest, ServedClient
+
+
+class ServedChatbot:
+    calls_model = True
+
+    def __init__(
+        self,
+        id: str,
+        client: ServedClient,
+        *,
+        max_tokens: int,
+        temperature: float,
+        top_p: float | None = None,
+        system: str | None = None,
+    ) -> None:
+        self.id = id
+        self.client = client
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.top_p = top_p
+        self.system = system
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "served", "model": self.client.endpoint.model}
+
+    def _request(self, conversation: Sequence[Message], seed: int) -> CompletionRequest:
+        return CompletionRequest.of(
+            with_system(self.system, conversation),
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=seed,
+        )
+
+    def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:
+        return self._request(conversation, seed).key_fields()
+
+    def reply_many(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[ChatbotReply]:
+        requests = [self._request(c, s) for c, s in zip(conversations, seeds, strict=True)]
+        return [
+            ChatbotReply.of(r.text, api_refusal=r.refusal, record=r.to_record())
+            for r in self.client.complete_many(requests)
+        ]

@@ -1,0 +1,21 @@
+"""Exporting a run's tables to Parquet for pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from experiments.store import Store
+
+TABLES = ("entries", "replies", "judgments", "calls")
+
+
+def export_tables(store: Store, folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in TABLES:
+        path = folder / f"{name}.parquet"
+        tmp = path.with_name(f".{path.name}.tmp")
+        store.frame(name).to_parquet(tmp, index=False)
+        tmp.replace(path)
+        written.append(path)
+    return written
