@@ -162,7 +162,7 @@ def write_replies(
     for chatbot_id, items in by_chatbot.items():
         bot = chatbots[chatbot_id]
         if not bot.calls_model:
-            for (cell, view), reply in zip(
+            for (cell, _view), reply in zip(
                 items, bot.reply_many([v for _, v in items], [0] * len(items)), strict=True
             ):
                 store.put_rows(_reply_row(cell, k, writer, reply.text, reply.flag, None))
