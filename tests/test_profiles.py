@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+
+from diarists.profiles import UNSTEERED, load_profile, write_profile
+from steering.apply import Steer
+from steering.errors import LabError
+from steering.vectors import random_vector
+
+
+@pytest.fixture()
+def saved(tmp_path, tiny_model):
+    vector = random_vector(tiny_model.info(), seed=5, pattern_id="social_isolation")
+    sha = vector.save(tmp_path / "vectors" / "si")
+    return vector, sha, tmp_path / "vectors" / "si.safetensors"
+
+
+def test_unsteered_is_built_in():
+    assert load_profile("unsteered") is UNSTEERED
+    assert not UNSTEERED.steered and UNSTEERED.steer() is None
+
+
+def test_written_profile_loads_into_a_steer(tmp_path, saved, tiny_model):
+    vector, sha, path = saved
+    profile_path = write_profile(
+        tmp_path / "profiles" / "si.toml",
+        profile_id="social_isolation",
+        pattern="social_isolation",
+        vector=path,
+        vector_sha256=sha,
+        layers=(1,),
+        strength=0.5,
+        scale="relative",
+        positions="response",
+        calibration={"floor": 60.0, "judge": "fake"},
+    )
+    assert 'vector = "../vectors/si.safetensors"' in profile_path.read_text()
+    profile = load_profile(profile_path)
+    assert profile.id == "social_isolation" and profile.layers == (1,) and profile.steered
+    assert profile.extra["calibration"]["judge"] == "fake"
+    steer = profile.steer(tiny_model.info())
+    assert isinstance(steer, Steer) and steer.strength == 0.5
+    assert steer.vector.content_sha256() == vector.content_sha256()
+
+
+def test_profile_errors_are_clear(tmp_path, saved):
+    _, sha, path = saved
+    good = dict(
+        profile_id="x",
+        pattern="social_isolation",
+        vector=path,
+        vector_sha256=sha,
+        layers=(1,),
+        strength=0.5,
+        scale="relative",
+        positions="response",
+    )
+    with pytest.raises(LabError, match="unknown profile 'nope'"):
+        load_profile("nope")
+    wrong_sha = write_profile(tmp_path / "a.toml", **{**good, "vector_sha256": "0" * 64})
+    with pytest.raises(LabError, match="expected 000000000000"):
+        load_profile(wrong_sha).steer()
+    wrong_pattern = write_profile(tmp_path / "b.toml", **{**good, "pattern": "entitlement"})
+    with pytest.raises(LabError, match="vector is for pattern 'social_isolation'"):
+        load_profile(wrong_pattern).steer()
+    bad_layer = write_profile(tmp_path / "c.toml", **{**good, "layers": (7,)})
+    with pytest.raises(LabError, match="layer 7 does not exist"):
+        load_profile(bad_layer).steer()
+    bad_scale = write_profile(tmp_path / "d.toml", **{**good, "scale": "loud"})
+    with pytest.raises(LabError, match="unknown scale 'loud'"):
+        load_profile(bad_scale)
+    missing = write_profile(tmp_path / "e.toml", **{**good, "vector": tmp_path / "gone"})
+    with pytest.raises(LabError, match="not found"):
+        load_profile(missing).steer()
