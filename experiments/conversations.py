@@ -57,18 +57,18 @@ class _EntryJob:
     request: dict[str, Any]
 
 
-def history(store: Store, cell: Cell, upto: int) -> tuple[list[str], list[str]]:
-    """The cell's entries 1..upto and replies 1..upto-1, from the store."""
-    entries, replies = [], []
-    for k in range(1, upto + 1):
+def history(store: Store, cell: Cell, entries: int, replies: int) -> tuple[list[str], list[str]]:
+    """The cell's first `entries` entries and first `replies` replies, from the store."""
+    texts, answers = [], []
+    for k in range(1, entries + 1):
         row = store.entry(cell.entry_id(k))
         assert row is not None, f"entry {cell.entry_id(k)} missing"
-        entries.append(row.text)
-        if k < upto:
-            reply = store.reply(cell.reply_id(k))
-            assert reply is not None, f"reply {cell.reply_id(k)} missing"
-            replies.append(reply.text)
-    return entries, replies
+        texts.append(row.text)
+    for k in range(1, replies + 1):
+        reply = store.reply(cell.reply_id(k))
+        assert reply is not None, f"reply {cell.reply_id(k)} missing"
+        answers.append(reply.text)
+    return texts, answers
 
 
 def write_entries(
@@ -79,7 +79,7 @@ def write_entries(
         eid = cell.entry_id(k)
         if eid in jobs or store.has("entries", "entry_id", eid):
             continue
-        earlier, replies = history(store, cell, k - 1) if k > 1 else ([], [])
+        earlier, replies = history(store, cell, k - 1, k - 1)
         messages = entry_messages(writer.cards[cell.diarist], writer.template, earlier, replies)
         profile = writer.profiles[cell.profile]
         entry_seed = derived_seed(seed, "entry", eid)
@@ -157,7 +157,7 @@ def write_replies(
     for cell in cells:
         if store.has("replies", "reply_id", cell.reply_id(k)):
             continue
-        entries, replies = history(store, cell, k)
+        entries, replies = history(store, cell, k, k - 1)
         by_chatbot[cell.chatbot].append((cell, chatbot_view(entries, replies)))
     for chatbot_id, items in by_chatbot.items():
         bot = chatbots[chatbot_id]

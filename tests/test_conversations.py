@@ -1,0 +1,191 @@
+"""The four-entry loop with fake chatbots: shared first entries, what each chatbot sees, the
+fixed baseline, refusal flags, transport failures retried and never stored, no repeated calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatbots.base import ChatbotReply
+from chatbots.fixed import FixedReply
+from chatbots.served import ServedChatbot
+from diarists.cards import load_cards
+from diarists.templates import load_entry_template
+from experiments.cells import Cell
+from experiments.conversations import DiaristProfile, Writer, run_conversations
+from experiments.store import Store
+from steering.apply import Steer
+from steering.runtime import GenerationSettings
+from steering.served import Endpoint, ServedClient
+from steering.vectors import random_vector
+from tests.fake_openai import chat_response, serve
+
+
+class RecordingBot:
+    """Echoes which entry it saw; remembers every conversation it was shown."""
+
+    calls_model = True
+
+    def __init__(self, id: str, text: str = "reply") -> None:
+        self.id = id
+        self.text = text
+        self.seen: list[list[dict[str, str]]] = []
+
+    def identity(self):
+        return {"kind": "fake", "id": self.id}
+
+    def request(self, conversation, seed):
+        return {"messages": [dict(m) for m in conversation], "seed": seed}
+
+    def reply_many(self, conversations, seeds):
+        self.seen += [list(c) for c in conversations]
+        return [ChatbotReply.of(f"{self.text} #{len(c) // 2 + 1}") for c in conversations]
+
+
+def make_writer(tiny_model, steered: bool = True) -> Writer:
+    profiles = {"unsteered": DiaristProfile("unsteered", None, None)}
+    if steered:
+        vector = random_vector(tiny_model.info(), seed=1, pattern_id="social_isolation")
+        profiles["lonely"] = DiaristProfile("lonely", "social_isolation", Steer(vector, (1,), 2.0))
+    return Writer(
+        tiny_model,
+        GenerationSettings(max_new_tokens=6, temperature=0.9),
+        load_entry_template(),
+        {c.id: c for c in load_cards(["amara", "tomasz"])},
+        profiles,
+        batch_size=3,
+    )
+
+
+def cells_for(bots, profiles=("unsteered", "lonely"), entries=3):
+    return [
+        Cell(f"{d}.{p}.{b}", d, p, b, entries)
+        for d in ("amara", "tomasz")
+        for p in profiles
+        for b in bots
+    ]
+
+
+def run(tmp_path, tiny_model, bots, *, entries=3, store=None):
+    store = store or Store(tmp_path / "store.sqlite")
+    cells = cells_for([b.id for b in bots], entries=entries)
+    run_conversations(
+        store,
+        make_writer(tiny_model),
+        {b.id: b for b in bots},
+        cells,
+        entries,
+        seed=11,
+        tick=lambda n: None,
+    )
+    return store, cells
+
+
+def test_first_entry_is_written_once_and_shared(tmp_path, tiny_model):
+    a, b = RecordingBot("a"), RecordingBot("b")
+    store, cells = run(tmp_path, tiny_model, [a, b])
+    firsts = store.db.execute(
+        "SELECT entry_id, chatbot FROM entries WHERE entry_index=1"
+    ).fetchall()
+    assert len(firsts) == 4 and all(chatbot is None for _, chatbot in firsts)
+    first_seen_by_a = [c[0]["content"] for c in a.seen if len(c) == 1]
+    first_seen_by_b = [c[0]["content"] for c in b.seen if len(c) == 1]
+    assert sorted(first_seen_by_a) == sorted(first_seen_by_b)
+    assert store.count("entries") == 4 + 4 * 2 * 2  # shared firsts + entries 2..3 per cell
+    assert store.count("replies") == 8 * 3
+
+
+def test_chatbot_sees_whole_conversation_as_user_and_assistant_turns(tmp_path, tiny_model):
+    bot = RecordingBot("a")
+    store, cells = run(tmp_path, tiny_model, [bot])
+    last = max(bot.seen, key=len)
+    assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
+    assert not any(m["role"] == "system" for m in last)
+    cell = cells[0]
+    entries = [store.entry(cell.entry_id(k)).text for k in (1, 2, 3)]
+    views = [v for v in bot.seen if v[0]["content"] == entries[0] and len(v) == 5]
+    assert [m["content"] for m in views[0][::2]] == entries
+    assert views[0][1]["content"] == store.reply(cell.reply_id(1)).text
+
+
+def test_diarist_reads_the_reply_before_writing_again(tmp_path, tiny_model):
+    bot = RecordingBot("a", text="A DISTINCT REPLY")
+    store, cells = run(tmp_path, tiny_model, [bot], entries=2)
+    import json
+
+    key = store.entry(cells[0].entry_id(2)).call_key
+    request = json.loads(
+        store.db.execute("SELECT request FROM calls WHERE key=?", (key,)).fetchone()[0]
+    )
+    roles = [m["role"] for m in request["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert "A DISTINCT REPLY #1" in request["messages"][-1]["content"]
+    assert request["messages"][2]["content"].strip() == store.entry(cells[0].entry_id(1)).text
+
+
+def test_fixed_reply_baseline_calls_no_model(tmp_path, tiny_model):
+    store, _ = run(tmp_path, tiny_model, [FixedReply()])
+    texts = {r[0] for r in store.db.execute("SELECT text FROM replies")}
+    assert texts == {"Thank you for sharing."}
+    assert store.db.execute("SELECT COUNT(*) FROM calls WHERE kind='chatbot'").fetchone()[0] == 0
+
+
+def test_steered_and_unsteered_rows_differ_and_are_recorded(tmp_path, tiny_model):
+    store, _ = run(tmp_path, tiny_model, [FixedReply()], entries=1)
+    import json
+
+    rows = store.db.execute(
+        "SELECT e.profile, c.request FROM entries e JOIN calls c ON e.call_key = c.key"
+    ).fetchall()
+    steers = {p: json.loads(r)["steer"] for p, r in rows}
+    assert steers["unsteered"] is None and steers["lonely"]["layers"] == [1]
+
+
+def test_rerun_makes_no_calls(tmp_path, tiny_model):
+    bot = RecordingBot("a")
+    store, _ = run(tmp_path, tiny_model, [bot])
+    before = store.dump("entries"), store.dump("replies")
+    made = store.made
+    bot2 = RecordingBot("a")
+    store2 = Store(tmp_path / "store.sqlite")
+    run(tmp_path, tiny_model, [bot2], store=store2)
+    assert store2.made == 0 and bot2.seen == []
+    assert (store2.dump("entries"), store2.dump("replies")) == before
+    assert made > 0
+
+
+def served_bot(url: str) -> ServedChatbot:
+    client = ServedClient(
+        Endpoint("openai/fake", api_base=url, max_retries=3, backoff_s=0), sleep=lambda s: None
+    )
+    return ServedChatbot("api", client, max_tokens=20, temperature=0.0)
+
+
+def test_refusal_is_stored_as_returned_and_flagged(tmp_path, tiny_model):
+    with serve(lambda req: (200, chat_response("I'm sorry, but I can't help with that."))) as s:
+        store, _ = run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
+    flags = store.db.execute("SELECT flag, text FROM replies").fetchall()
+    assert {f for f, _ in flags} == {"refusal"}
+    assert flags[0][1] == "I'm sorry, but I can't help with that."
+
+
+def test_transport_failure_is_retried_and_never_stored(tmp_path, tiny_model):
+    answers = iter(
+        [(200, chat_response(None, finish_reason=None)), (502, {"error": "gateway"})]
+        + [(200, chat_response("a kind reply"))] * 100
+    )
+    with serve(lambda req: next(answers)) as s:
+        store, _ = run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
+    texts = [r[0] for r in store.db.execute("SELECT text FROM replies")]
+    assert texts == ["a kind reply"] * 4
+    stored = [r[0] for r in store.db.execute("SELECT result FROM calls WHERE kind='chatbot'")]
+    assert all("a kind reply" in r for r in stored) and len(stored) == 4
+
+
+def test_total_transport_failure_stops_with_nothing_stored_for_it(tmp_path, tiny_model):
+    from steering.served import TransportFailure
+
+    with serve(lambda req: (503, {"error": "down"})) as s, pytest.raises(TransportFailure):
+        run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
+    store = Store(tmp_path / "store.sqlite")
+    assert store.count("replies") == 0
+    assert store.count("entries") == 4  # entries written before the failure are kept
