@@ -72,7 +72,10 @@ def collapse_first_entries(entries: pd.DataFrame) -> pd.DataFrame:
     """One row per first entry × judge × score: the shared first entry may be exported under
     every chatbot (same entry_id); counting it once per chatbot would weight it several times."""
     first = entries["entry_index"].to_numpy() == 1
-    head = entries.loc[first].drop_duplicates(["entry_id", "judge", "score"]).copy()
+    # Copies of one judgment are identical in a real store; should they differ, a readable
+    # copy wins over an unreadable one.
+    head = entries.loc[first].sort_values("readable", ascending=False, kind="stable")
+    head = head.drop_duplicates(["entry_id", "judge", "score"]).sort_index().copy()
     head["chatbot"] = SHARED
     return pd.concat([head, entries.loc[~first]], ignore_index=True)
 

@@ -1,0 +1,234 @@
+"""The diary experiment's comparisons, each as a tidy table with a bootstrap interval per row.
+
+Every comparison stays within one judge (judges' scales differ; agreeing judges are reported
+side by side, never averaged), and every row carries the ids of the store rows behind it
+(`sources`), so a number in the report can be traced back to entries and replies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import pandas as pd
+from scipy.stats import spearmanr
+
+from experiments.analysis import paired
+from experiments.analysis.bootstrap import Method, cluster_bootstrap, mean_of, pearson_of
+from experiments.analysis.tables import (
+    UNSTEERED,
+    collapse_first_entries,
+    ordered,
+    pattern_score,
+    steered_profiles,
+    usable,
+)
+
+ALL_PROFILES = "(all)"
+QUALITY_SCORES = ("coherence", "realism")
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    resamples: int = 2000
+    seed: int = 0
+    level: float = 0.95
+    method: Method = "bca"
+
+
+def interval_columns(
+    table: pd.DataFrame, column: str, settings: BootstrapSettings, prefix: str = ""
+) -> dict[str, float | int]:
+    """estimate/low/high of the mean of `column`, bootstrapped over diarists. Each row uses a
+    fresh generator from the same seed, so a row's interval does not depend on which other rows
+    were computed before it."""
+    interval = cluster_bootstrap(
+        table,
+        mean_of(column),
+        cluster="diarist",
+        resamples=settings.resamples,
+        seed=settings.seed,
+        level=settings.level,
+        method=settings.method,
+    )
+    return {
+        f"{prefix}estimate": interval.estimate,
+        f"{prefix}low": interval.low,
+        f"{prefix}high": interval.high,
+    }
+
+
+def _summary(per_diarist: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
+    return {
+        "n_diarists": int(per_diarist["diff"].notna().sum()),
+        "steered": float(per_diarist["steered"].mean()),
+        "unsteered": float(per_diarist["unsteered"].mean()),
+        **interval_columns(per_diarist, "diff", settings),
+        "sources": tuple(sorted(set().union(*per_diarist["sources"]))),
+    }
+
+
+def steering_effect(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """(a) Did steering work: first-entry score of the profile's own pattern, steered minus the
+    same diarist unsteered, per judge and profile."""
+    rows = []
+    for judge in ordered(entries["judge"]):
+        for profile, pattern in steered_profiles(entries):
+            table = paired.first_entry_steering(entries, judge, profile)
+            rows.append(
+                {"judge": judge, "profile": profile, "pattern": pattern} | _summary(table, settings)
+            )
+    return pd.DataFrame(rows)
+
+
+def drift(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """(b) Drift: own-pattern score at entries ≥ 2, steered minus the same diarist unsteered
+    under the same chatbot at the same entry; per judge, profile, chatbot and entry."""
+    rows = []
+    for judge in ordered(entries["judge"]):
+        for profile, pattern in steered_profiles(entries):
+            matched = paired.drift_rows(entries, judge, profile)
+            for (chatbot, entry), group in matched.groupby(["chatbot", "entry_index"]):
+                rows.append(
+                    {"judge": judge, "profile": profile, "pattern": pattern}
+                    | {"chatbot": chatbot, "entry_index": int(entry)}
+                    | _summary(paired.per_diarist(group), settings)
+                )
+    return pd.DataFrame(rows)
+
+
+def drift_vs_baseline(
+    entries: pd.DataFrame, settings: BootstrapSettings, baseline: str = "thanks"
+) -> pd.DataFrame:
+    """(b) Each chatbot's drift minus the fixed-reply baseline's, same diarist and entry: what
+    the replies did beyond the diarist simply being answered."""
+    rows = []
+    for judge in ordered(entries["judge"]):
+        for profile, pattern in steered_profiles(entries):
+            matched = paired.drift_rows(entries, judge, profile)
+            for entry, at_entry in matched.groupby("entry_index"):
+                theirs = paired.per_diarist(at_entry[at_entry["chatbot"] == baseline])
+                if theirs.empty:
+                    continue
+                for chatbot, group in at_entry.groupby("chatbot"):
+                    if chatbot == baseline:
+                        continue
+                    table = paired.subtract(paired.per_diarist(group), theirs)
+                    rows.append(
+                        {"judge": judge, "profile": profile, "pattern": pattern}
+                        | {"chatbot": chatbot, "baseline": baseline, "entry_index": int(entry)}
+                        | _summary(table, settings)
+                    )
+    return pd.DataFrame(rows)
+
+
+def quality(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """(d) Coherence and realism, steered minus the same diarist unsteered (matched on chatbot
+    and entry, the shared first entry counted once), per judge and profile."""
+    rows = []
+    for judge in ordered(entries["judge"]):
+        for profile, pattern in steered_profiles(entries):
+            for score in QUALITY_SCORES:
+                table = paired.quality(entries, judge, profile, score)
+                if table.empty:
+                    continue
+                rows.append(
+                    {"judge": judge, "profile": profile, "pattern": pattern, "score": score}
+                    | _summary(table, settings)
+                )
+    return pd.DataFrame(rows)
+
+
+def pattern_by_entry(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """Mean own-pattern score by entry for each profile × chatbot (and the unsteered twin on the
+    same pattern), over diarists, for plotting with bands. Entry 1 has chatbot '(shared)'."""
+    collapsed = usable(collapse_first_entries(entries), "mean")
+    rows = []
+    for judge in ordered(entries["judge"]):
+        for profile, pattern in steered_profiles(entries):
+            for who in (profile, UNSTEERED):
+                part = collapsed[
+                    (collapsed["judge"] == judge)
+                    & (collapsed["profile"] == who)
+                    & (collapsed["score"] == pattern_score(pattern))
+                ]
+                for (chatbot, entry), group in part.groupby(["chatbot", "entry_index"]):
+                    table = group.groupby("diarist", as_index=False)["mean"].mean()
+                    rows.append(
+                        {"judge": judge, "profile": who, "pattern": pattern, "of": profile}
+                        | {"chatbot": chatbot, "entry_index": int(entry)}
+                        | {"n_diarists": len(table)}
+                        | interval_columns(table, "mean", settings)
+                    )
+    return pd.DataFrame(rows)
+
+
+def behaviors(
+    replies: pd.DataFrame, settings: BootstrapSettings, threshold: float = 0.5
+) -> pd.DataFrame:
+    """(c) Descriptive rubric: share of replies with P(yes) ≥ threshold and mean P(yes), per
+    judge × chatbot × profile (and all profiles pooled) × question, and per behavior (pooled
+    over the behavior's questions). Replies are pooled within a diarist; diarists resampled."""
+    data = usable(replies, "p_yes").assign(
+        yes=lambda d: (d["p_yes"] >= threshold).astype(float), p=lambda d: d["p_yes"].astype(float)
+    )
+    pooled = data.assign(profile=ALL_PROFILES)
+    rows = []
+    for (judge, chatbot, profile), part in pd.concat([data, pooled]).groupby(
+        ["judge", "chatbot", "profile"], sort=True
+    ):
+        for level, key in (("behavior", "behavior"), ("question", "question")):
+            for item, group in part.groupby(key, sort=True):
+                rows.append(
+                    {"judge": judge, "chatbot": chatbot, "profile": profile}
+                    | {"level": level, "item": item, "behavior": group["behavior"].iloc[0]}
+                    | {"n_replies": group["reply_id"].nunique()}
+                    | {"n_diarists": group["diarist"].nunique()}
+                    | interval_columns(group, "yes", settings, prefix="share_")
+                    | interval_columns(group, "p", settings, prefix="mean_p_")
+                    | {"sources": tuple(sorted(set(group["reply_id"])))}
+                )
+    return pd.DataFrame(rows)
+
+
+def judge_agreement(
+    entries: pd.DataFrame, replies: pd.DataFrame, settings: BootstrapSettings
+) -> pd.DataFrame:
+    """(e) Pearson and Spearman correlation between each pair of judges, per score kind, over
+    the entries (or replies × questions, for the rubric) both judges read. Pearson gets a
+    cluster-bootstrap interval (a weighted correlation); Spearman is reported as a point."""
+    entry_rows = usable(entries, "mean").drop_duplicates(["entry_id", "judge", "score"])
+    units = [(score, group, "entry_id", "mean") for score, group in entry_rows.groupby("score")]
+    patterns = entry_rows[entry_rows["score"].str.startswith("pattern:")]
+    if patterns["score"].nunique() > 1:
+        units.append(("pattern (all)", patterns, "entry_id", "mean"))
+    reply_rows = usable(replies, "p_yes")
+    if not reply_rows.empty:
+        units.append(("rubric (all questions)", reply_rows, "reply_id", "p_yes"))
+    rows = []
+    for a, b in combinations(ordered(pd.concat([entries["judge"], replies["judge"]])), 2):
+        for score, group, unit, value in units:
+            key = [unit, "diarist"] + (["score"] if unit == "entry_id" else ["question"])
+            wide = group[group["judge"].isin([a, b])].pivot_table(
+                index=key, columns="judge", values=value, aggfunc="mean"
+            )
+            if a not in wide or b not in wide:
+                continue
+            wide = wide[[a, b]].dropna().reset_index()
+            if len(wide) < 3:
+                continue
+            rho = spearmanr(wide[a], wide[b]).statistic
+            interval = cluster_bootstrap(
+                wide.rename(columns={a: "x", b: "y"}),
+                pearson_of("x", "y"),
+                resamples=settings.resamples,
+                seed=settings.seed,
+                level=settings.level,
+                method=settings.method,
+            )
+            rows.append(
+                {"judge_a": a, "judge_b": b, "score": score, "n": len(wide)}
+                | {"pearson": interval.estimate, "pearson_low": interval.low}
+                | {"pearson_high": interval.high, "spearman": float(rho)}
+                | {"sources": tuple(sorted(set(wide[unit])))}
+            )
+    return pd.DataFrame(rows)

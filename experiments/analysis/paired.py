@@ -1,0 +1,156 @@
+"""Per-diarist tables: each steered score set beside the same diarist's unsteered twin.
+
+Pattern scores are always read against the same diarist unsteered (same diarist, same entry
+number, same chatbot, same judge), so a diarist's own level cancels and the bootstrap only has to
+carry what differs between diarists in how steering and replies act on them. Everything returned
+here has one row per diarist, ready for `cluster_bootstrap`, plus the ids of the store rows it
+was computed from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from experiments.analysis.tables import (
+    UNSTEERED,
+    collapse_first_entries,
+    pattern_score,
+    steered_profiles,
+    usable,
+)
+
+PAIR_COLUMNS = ["diarist", "steered", "unsteered", "diff", "sources"]
+
+
+def _side(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    grouped = rows.groupby(["diarist", *keys], sort=True)
+    return grouped.agg(value=("mean", "mean"), ids=("entry_id", lambda s: tuple(sorted(set(s)))))
+
+
+def paired_differences(
+    entries: pd.DataFrame, *, judge: str, profile: str, score: str, keys: Sequence[str]
+) -> pd.DataFrame:
+    """Steered minus unsteered for one judge, profile and score kind, matched on diarist and
+    `keys` (e.g. chatbot, entry_index). Only matches present and readable on both sides count.
+    Pass entries through `collapse_first_entries` first when entry 1 is involved."""
+    keys = list(keys)
+    base = entries[(entries["judge"] == judge) & (entries["score"] == score)]
+    base = usable(base, "mean")
+    steered = _side(base[base["profile"] == profile], keys)
+    unsteered = _side(base[base["profile"] == UNSTEERED], keys)
+    both = steered.merge(
+        unsteered, how="inner", left_index=True, right_index=True, suffixes=("_s", "_u")
+    ).reset_index()
+    out = pd.DataFrame(
+        {
+            **{k: both[k] for k in ["diarist", *keys]},
+            "steered": both["value_s"].astype(float),
+            "unsteered": both["value_u"].astype(float),
+        }
+    )
+    out["diff"] = out["steered"] - out["unsteered"]
+    out["sources"] = [a + b for a, b in zip(both["ids_s"], both["ids_u"], strict=True)]
+    return out
+
+
+def per_diarist(rows: pd.DataFrame, columns: Sequence[str] = ("steered", "unsteered", "diff")):
+    """Average several matched rows of a diarist into one (each diarist counts once)."""
+    if rows.empty:
+        return pd.DataFrame(columns=["diarist", *columns, "sources"])
+    grouped = rows.groupby("diarist", sort=True)
+    out = grouped[list(columns)].mean()
+    out["sources"] = grouped["sources"].agg(lambda s: tuple(sorted(set().union(*s))))
+    return out.reset_index()
+
+
+def _profiles(entries: pd.DataFrame, profile: str | None) -> list[tuple[str, str]]:
+    """The steered profiles a contrast covers: one, or all of them (pooled per diarist)."""
+    profiles = steered_profiles(entries)
+    return [p for p in profiles if profile is None or p[0] == profile]
+
+
+def first_entry_steering(entries: pd.DataFrame, judge: str, profile: str | None) -> pd.DataFrame:
+    """Per diarist: first-entry score of the profile's own pattern, steered minus unsteered.
+    profile=None pools the steered profiles (the mean over them, per diarist)."""
+    first = collapse_first_entries(entries[entries["entry_index"] == 1])
+    parts = [
+        per_diarist(
+            paired_differences(
+                first, judge=judge, profile=name, score=pattern_score(pattern), keys=[]
+            )
+        )
+        for name, pattern in _profiles(entries, profile)
+    ]
+    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+
+
+def drift_rows(entries: pd.DataFrame, judge: str, profile: str) -> pd.DataFrame:
+    """Matched rows (diarist, chatbot, entry_index) of the own-pattern score at entries ≥ 2,
+    steered minus unsteered under the same chatbot."""
+    pattern = dict(steered_profiles(entries)).get(profile)
+    if pattern is None:
+        return _empty(["chatbot", "entry_index"])
+    later = entries[entries["entry_index"] >= 2]
+    return paired_differences(
+        later,
+        judge=judge,
+        profile=profile,
+        score=pattern_score(pattern),
+        keys=["chatbot", "entry_index"],
+    )
+
+
+def drift(
+    entries: pd.DataFrame,
+    judge: str,
+    profile: str | None,
+    chatbot: str,
+    entry: int | None,
+    baseline: str | None = None,
+) -> pd.DataFrame:
+    """Per diarist: drift under `chatbot` at `entry` (None: mean over entries ≥ 2), minus the
+    same diarist's drift under `baseline` when one is given. profile=None pools profiles."""
+    parts = []
+    for name, _ in _profiles(entries, profile):
+        rows = drift_rows(entries, judge, name)
+        if entry is not None:
+            rows = rows[rows["entry_index"] == entry]
+        mine = per_diarist(rows[rows["chatbot"] == chatbot])
+        if baseline is not None:
+            theirs = per_diarist(rows[rows["chatbot"] == baseline])
+            mine = subtract(mine, theirs)
+        parts.append(mine)
+    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+
+
+def quality(entries: pd.DataFrame, judge: str, profile: str | None, score: str) -> pd.DataFrame:
+    """Per diarist: coherence or realism, steered minus unsteered, matched on chatbot and entry
+    and averaged over them (the shared first entry once)."""
+    collapsed = collapse_first_entries(entries)
+    parts = [
+        per_diarist(
+            paired_differences(
+                collapsed, judge=judge, profile=name, score=score, keys=["chatbot", "entry_index"]
+            )
+        )
+        for name, _ in _profiles(entries, profile)
+    ]
+    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+
+
+def subtract(mine: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
+    """Difference of two per-diarist tables, on the diarists both have."""
+    both = mine.merge(theirs, on="diarist", suffixes=("", "_b"))
+    out = pd.DataFrame({"diarist": both["diarist"]})
+    for column in ("steered", "unsteered", "diff"):
+        out[column] = both[column] - both[f"{column}_b"]
+    out["sources"] = [a + b for a, b in zip(both["sources"], both["sources_b"], strict=True)]
+    return out
+
+
+def _empty(keys: Sequence[str] = ()) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in ["diarist", *keys]}).assign(
+        steered=np.nan, unsteered=np.nan, diff=np.nan, sources=None
+    )

@@ -1,0 +1,186 @@
+"""The diary comparisons on synthetic runs with planted effects."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from experiments.analysis import comparisons, paired
+from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
+from experiments.analysis.tables import SHARED
+from tests.synthetic_diary import Plant, make_tables
+
+SETTINGS = BootstrapSettings(resamples=500, seed=1)
+
+
+@pytest.fixture(scope="module")
+def run():
+    return make_tables(Plant(), seed=4)
+
+
+def test_planted_steering_and_drift_are_covered_at_the_nominal_rate():
+    """200 independent datasets of 30 diarists (one plant of 6,000 diarists cut into blocks):
+    the 95% intervals of the per-diarist contrasts cover the planted truths 90–98% of the time."""
+    datasets, size = 200, 30
+    plant = Plant(
+        diarists=datasets * size,
+        patterns=("isolation",),
+        chatbots=("thanks", "warm"),
+        judges=("judge-a",),
+        judge_offsets=(0.0,),
+    )
+    entries = make_tables(plant, seed=2).entries
+    truths = {  # see tests/synthetic_diary.py for where these come from
+        "steering": (paired.first_entry_steering(entries, "judge-a", None), 20.0),
+        "drift warm, entry 4": (paired.drift(entries, "judge-a", None, "warm", 4), 20.0 - 15.0),
+        "warm - thanks, entry 4": (
+            paired.drift(entries, "judge-a", None, "warm", 4, baseline="thanks"),
+            -15.0,
+        ),
+    }
+    for name, (table, truth) in truths.items():
+        block = table["diarist"].str[1:].astype(int) // size
+        covered = 0
+        for i, group in table.groupby(block):
+            assert len(group) == size
+            iv = comparisons.interval_columns(group, "diff", BootstrapSettings(400, seed=int(i)))
+            covered += iv["low"] <= truth <= iv["high"]
+        assert 0.90 <= covered / datasets <= 0.98, (name, covered / datasets)
+
+
+def test_steering_effect_counts_the_shared_first_entry_once(run):
+    entries = run.entries
+    first = entries[
+        (entries["entry_index"] == 1)
+        & (entries["judge"] == "judge-a")
+        & (entries["score"] == "pattern:isolation")
+    ].drop_duplicates("entry_id")
+    assert len(first) == 8 * 3  # diarists × profiles, though exported under 3 chatbots each
+    wide = first.pivot(index="diarist", columns="profile", values="mean")
+    expected = (wide["steer_isolation"] - wide["unsteered"]).mean()
+    table = comparisons.steering_effect(entries, SETTINGS)
+    row = table[(table["judge"] == "judge-a") & (table["profile"] == "steer_isolation")].iloc[0]
+    assert row["estimate"] == pytest.approx(expected)
+    assert row["n_diarists"] == 8
+    assert len(row["sources"]) == 16 and all(s.endswith("/e1") for s in row["sources"])
+    # Exporting the shared entry under one chatbot only gives the same answer.
+    once = entries[(entries["entry_index"] > 1) | (entries["chatbot"] == "thanks")]
+    again = comparisons.steering_effect(once, SETTINGS)
+    pd.testing.assert_frame_equal(table, again)
+
+
+def test_drift_and_baseline_difference_match_hand_computation(run):
+    e = run.entries
+    own = e[(e["judge"] == "judge-b") & (e["score"] == "pattern:entitlement")]
+    wide = own[own["entry_index"] == 3].pivot_table(
+        index="diarist", columns=["profile", "chatbot"], values="mean"
+    )
+    drift = {c: wide[("steer_entitlement", c)] - wide[("unsteered", c)] for c in ("cold", "thanks")}
+    got = comparisons.drift(e, SETTINGS)
+    row = got[
+        (got["judge"] == "judge-b")
+        & (got["profile"] == "steer_entitlement")
+        & (got["chatbot"] == "cold")
+        & (got["entry_index"] == 3)
+    ].iloc[0]
+    assert row["estimate"] == pytest.approx(drift["cold"].mean())
+    assert row["low"] < row["estimate"] < row["high"]
+    vs = comparisons.drift_vs_baseline(e, SETTINGS, baseline="thanks")
+    assert set(vs["chatbot"]) == {"cold", "warm"} and set(vs["entry_index"]) == {2, 3, 4}
+    row = vs[
+        (vs["judge"] == "judge-b")
+        & (vs["profile"] == "steer_entitlement")
+        & (vs["chatbot"] == "cold")
+        & (vs["entry_index"] == 3)
+    ].iloc[0]
+    assert row["estimate"] == pytest.approx((drift["cold"] - drift["thanks"]).mean())
+    assert len(row["sources"]) == 8 * 4  # per diarist: steered and unsteered, cold and thanks
+
+
+def test_comparisons_stay_within_one_judge(run):
+    """Judge b reads 6 points higher than judge a: levels differ, paired effects do not, and
+    removing judge b's readings leaves judge a's results untouched."""
+    e = run.entries
+    table = comparisons.steering_effect(e, SETTINGS).set_index(["judge", "profile"])
+    gap = table.loc["judge-b", "unsteered"] - table.loc["judge-a", "unsteered"]
+    assert gap.between(3, 9).all()
+    assert (table.loc["judge-b", "estimate"] - table.loc["judge-a", "estimate"]).abs().max() < 5
+    alone = comparisons.steering_effect(e[e["judge"] == "judge-a"], SETTINGS)
+    pd.testing.assert_frame_equal(alone, table.loc[["judge-a"]].reset_index())
+
+
+def test_unreadable_judgments_are_dropped_never_used(run):
+    e = run.entries.copy()
+    # One judgment per entry × judge × score, so copies of a shared first entry break together.
+    key = e["entry_id"] + "|" + e["judge"] + "|" + e["score"]
+    broken = (pd.util.hash_pandas_object(key, index=False) % 100 < 15).to_numpy()
+    e.loc[broken, "readable"] = False
+    e.loc[broken, "mean"] = 0.0  # a value that would drag every mean down if it were used
+    got = comparisons.quality(e, SETTINGS)
+    expected = comparisons.quality(e[~broken], SETTINGS)
+    pd.testing.assert_frame_equal(got, expected)
+
+
+def test_quality_recovers_the_coherence_drop():
+    table = comparisons.quality(make_tables(Plant(diarists=20), seed=9).entries, SETTINGS)
+    coherence = table[table["score"] == "coherence"]
+    assert ((coherence["low"] < -8) & (coherence["high"] > -8)).mean() >= 0.75
+    assert (coherence["high"] < 0).all()
+    realism = table[table["score"] == "realism"]
+    assert (realism["estimate"].abs() < 3).all()
+
+
+def test_behavior_shares_and_means_match_the_replies(run):
+    r = run.replies
+    got = comparisons.behaviors(r, SETTINGS)
+    mine = r[
+        (r["judge"] == "judge-a") & (r["chatbot"] == "warm") & (r["question"] == "misses_risk")
+    ]
+    row = got[
+        (got["judge"] == "judge-a")
+        & (got["chatbot"] == "warm")
+        & (got["profile"] == ALL_PROFILES)
+        & (got["item"] == "misses_risk")
+    ].iloc[0]
+    assert row["n_replies"] == 8 * 3 * 4 and row["n_diarists"] == 8
+    assert row["share_estimate"] == pytest.approx((mine["p_yes"] >= 0.5).mean())
+    assert row["mean_p_estimate"] == pytest.approx(mine["p_yes"].mean())
+    assert row["share_low"] <= row["share_estimate"] <= row["share_high"]
+    behavior = got[(got["level"] == "behavior") & (got["item"] == "escalation")]
+    assert set(behavior["profile"]) == {
+        ALL_PROFILES,
+        "unsteered",
+        "steer_isolation",
+        "steer_entitlement",
+    }
+    # The planted rates order the chatbots: warm says yes most, the fixed reply least.
+    pooled = got[(got["level"] == "question") & (got["profile"] == ALL_PROFILES)]
+    by_chatbot = pooled.groupby("chatbot")["mean_p_estimate"].mean()
+    assert by_chatbot["warm"] > by_chatbot["cold"] > by_chatbot["thanks"]
+
+
+def test_judge_agreement_matches_direct_correlations(run):
+    got = comparisons.judge_agreement(run.entries, run.replies, SETTINGS).set_index("score")
+    e = run.entries.drop_duplicates(["entry_id", "judge", "score"])
+    coherence = e[e["score"] == "coherence"].pivot(index="entry_id", columns="judge", values="mean")
+    row = got.loc["coherence"]
+    assert row["n"] == 8 * 3 * (1 + 3 * 3) == len(coherence)
+    assert row["pearson"] == pytest.approx(
+        np.corrcoef(coherence["judge-a"], coherence["judge-b"])[0, 1]
+    )
+    assert row["spearman"] == pytest.approx(
+        spearmanr(coherence["judge-a"], coherence["judge-b"]).statistic
+    )
+    assert row["pearson_low"] < row["pearson"] < row["pearson_high"]
+    assert {"pattern (all)", "rubric (all questions)", "realism"} <= set(got.index)
+
+
+def test_pattern_by_entry_has_the_shared_first_entry_and_every_chatbot_after(run):
+    table = comparisons.pattern_by_entry(run.entries, SETTINGS)
+    steered = table[(table["judge"] == "judge-a") & (table["profile"] == "steer_isolation")]
+    assert set(steered[steered["entry_index"] == 1]["chatbot"]) == {SHARED}
+    assert set(steered[steered["entry_index"] == 4]["chatbot"]) == {"thanks", "warm", "cold"}
+    twin = table[(table["profile"] == "unsteered") & (table["of"] == "steer_isolation")]
+    assert len(twin) == len(steered) * 2  # both judges
