@@ -1,0 +1,269 @@
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from diarists.profiles import load_profile
+from experiments.cli import main
+from steering.calibrate import Sample, choose, heuristic_scorer, summarise, sweep, write_outputs
+from steering.errors import LabError
+from steering.runtime import GenerationSettings
+from steering.vectors import random_vector
+
+
+def samples_for(table: dict[tuple[int | None, float], tuple[float, float]]) -> list[Sample]:
+    out = []
+    for (layer, strength), (pattern, coherence) in table.items():
+        for i, wobble in enumerate((-1.0, 1.0)):
+            out.append(Sample(layer, strength, i, i, "text", pattern + wobble, coherence + wobble))
+    return out
+
+
+def test_choose_most_pattern_above_the_floor():
+    samples = samples_for(
+        {
+            (None, 0.0): (10, 90),
+            (10, 1.0): (40, 80),
+            (10, 2.0): (70, 65),
+            (10, 3.0): (90, 20),  # most pattern, but incoherent
+            (20, 1.0): (70, 75),  # ties layer 10 @ 2.0 on pattern, gentler wins? same strength…
+            (20, 2.0): (60, 61),
+        }
+    )
+    rows = summarise(samples, [10, 20], floor=60)
+    assert [(r.layer, r.strength) for r in rows][:2] == [(10, 0.0), (10, 1.0)]
+    baseline = [r for r in rows if r.strength == 0]
+    assert len(baseline) == 2 and all(r.pattern_mean == 10 and r.n == 2 for r in baseline)
+    chosen = choose(rows)
+    assert (chosen.layer, chosen.strength) == (20, 1.0)  # tie on pattern → gentler strength
+    assert not [r for r in rows if (r.layer, r.strength) == (10, 3.0)][0].passes_floor
+    assert choose(summarise(samples, [10, 20], floor=95)) is None
+
+
+def test_heuristic_scorer_is_a_simple_word_count():
+    score = heuristic_scorer(["alone", "no one"])
+    lonely, plain, loop, short = score(
+        [
+            "I was alone again tonight and no one called me at all, so I sat alone.",
+            "We had dinner with friends and laughed about the long walk home.",
+            "the the the the the the the the the the the the the the",
+            "hi",
+        ]
+    )
+    assert lonely.pattern > 50 > plain.pattern == 0
+    assert loop.coherence < 20 < plain.coherence
+    assert short == short.__class__(0.0, 0.0)
+
+
+def test_sweep_writes_table_samples_and_plot(tmp_path, tiny_model):
+    vector = random_vector(tiny_model.info(), seed=9)
+    prompts = [tiny_model.chat_ids([{"role": "user", "content": t}]) for t in ("Hi", "Write.")]
+    result = sweep(
+        tiny_model,
+        vector,
+        prompts,
+        layers=[0, 1],
+        strengths=[0.5, 1.0],
+        scorer=heuristic_scorer(["the"]),
+        settings=GenerationSettings(max_new_tokens=6, temperature=1.0),
+        seed=3,
+        floor=0.0,
+        batch_size=4,
+        progress=False,
+    )
+    assert len(result.samples) == 2 * (1 + 4)  # baseline once + 2 layers × 2 strengths
+    assert len(result.rows) == 2 * 3 and result.chosen is not None
+    paths = write_outputs(result, tmp_path / "cal", title="test")
+    table = pd.read_parquet(paths["table_parquet"])
+    assert list(table.columns)[:4] == ["layer", "strength", "n", "pattern_mean"]
+    assert table["chosen"].sum() == 1
+    assert pd.read_csv(paths["table_csv"]).shape == table.shape
+    samples = pd.read_parquet(paths["samples_parquet"])
+    assert samples["layer"].isna().sum() == 2  # the shared baseline
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_extract_show_calibrate_try(tmp_path, tiny_model_folder, capsys):
+    vector = tmp_path / "si"
+    model = ["--model", str(tiny_model_folder), "--device", "cpu"]
+    assert (
+        main(
+            [
+                "steer",
+                "extract",
+                *model,
+                "--pattern",
+                "social_isolation",
+                "--out",
+                str(vector),
+                "--pairs",
+                "2",
+                "--max-new-tokens",
+                "6",
+                "--layers",
+                "0-1",
+            ]
+        )
+        == 0
+    )
+    assert (tmp_path / "si.safetensors").is_file() and (tmp_path / "si.pairs.jsonl").is_file()
+    assert main(["steer", "show", str(vector)]) == 0
+    assert "2 layers × 64" in capsys.readouterr().out
+    out = tmp_path / "cal"
+    code = main(
+        [
+            "steer",
+            "calibrate",
+            *model,
+            "--vector",
+            str(vector),
+            "--pattern",
+            "social_isolation",
+            "--judge",
+            "fake",
+            "--floor",
+            "0",
+            "--layers",
+            "0,1",
+            "--strengths",
+            "0.5",
+            "1",
+            "--prompts",
+            "2",
+            "--max-new-tokens",
+            "6",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    for name in ("sweep.csv", "sweep.parquet", "samples.csv", "sweep.png", "profile.toml"):
+        assert (out / name).is_file(), name
+    profile = load_profile(out / "profile.toml")
+    assert profile.pattern == "social_isolation" and profile.layers[0] in (0, 1)
+    assert profile.steer() is not None
+    assert "NOT a judge" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "steer",
+                "try",
+                str(vector),
+                *model,
+                "--layer",
+                "1",
+                "--strength",
+                "2",
+                "--max-new-tokens",
+                "5",
+            ]
+        )
+        == 0
+    )
+    assert "unsteered" in capsys.readouterr().out
+
+
+def test_cli_user_mistakes_exit_2(tmp_path, tiny_model, capsys):
+    vector = random_vector(tiny_model.info(), pattern_id="entitlement")
+    vector.save(tmp_path / "v")
+    base = [
+        "steer",
+        "calibrate",
+        "--vector",
+        str(tmp_path / "v"),
+        "--judge",
+        "fake",
+        "--layers",
+        "0",
+        "--strengths",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main([*base, "--pattern", "social_isolation"]) == 2
+    assert "vector is for pattern 'entitlement'" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                *base[:-6],
+                "--layers",
+                "9",
+                "--strengths",
+                "1",
+                "--out",
+                "o",
+                "--pattern",
+                "entitlement",
+            ]
+        )
+        == 2
+    )
+    assert "layer 9 does not exist" in capsys.readouterr().err
+    assert main(["steer", "show", str(tmp_path / "missing")]) == 2
+    assert (
+        main(
+            [
+                "steer",
+                "calibrate",
+                "--vector",
+                str(tmp_path / "v"),
+                "--judge",
+                "nope-judge",
+                "--pattern",
+                "entitlement",
+                "--layers",
+                "0",
+                "--strengths",
+                "1",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
+
+
+def test_floor_out_of_range(tiny_model):
+    with pytest.raises(LabError, match="outside 0..100"):
+        sweep(
+            tiny_model,
+            random_vector(tiny_model.info()),
+            [[1, 2]],
+            layers=[0],
+            strengths=[1.0],
+            scorer=heuristic_scorer(["x"]),
+            settings=GenerationSettings(max_new_tokens=2),
+            seed=0,
+            floor=120,
+        )
+
+
+def test_real_judge_scores_are_read_from_the_rubric(monkeypatch):
+    pytest.importorskip("rubric.entry_scores")
+    from types import SimpleNamespace
+
+    import rubric.entry_scores
+    import rubric.judges
+    from diarists.patterns import load_pattern
+    from experiments.commands.steer import make_scorer
+
+    seen = []
+
+    def fake_score_entry(judge, text, *, patterns):
+        seen.append((judge, text, patterns[0][0]))
+        pattern = SimpleNamespace(mean=None if "?" in text else 70.0)
+        return SimpleNamespace(
+            pattern={"entitlement": pattern}, coherence=SimpleNamespace(mean=80.0)
+        )
+
+    monkeypatch.setattr(rubric.judges, "make_judge", lambda spec: f"judge:{spec}")
+    monkeypatch.setattr(rubric.entry_scores, "score_entry", fake_score_entry)
+    scorer = make_scorer("some-model", load_pattern("entitlement"))
+    good, unreadable, empty = scorer(["A day.", "Why?", "  "])
+    assert (good.pattern, good.coherence) == (70.0, 80.0)
+    assert unreadable.pattern != unreadable.pattern  # NaN: unreadable is kept as unreadable
+    assert (empty.pattern, empty.coherence) == (0.0, 0.0)
+    assert seen == [
+        ("judge:some-model", "A day.", "entitlement"),
+        ("judge:some-model", "Why?", "entitlement"),
+    ]
