@@ -25,6 +25,29 @@ from experiments.analysis.tables import (
 
 ALL_PROFILES = "(all)"
 QUALITY_SCORES = ("coherence", "realism")
+# Each table's columns, so an empty run still gives tables of the right shape.
+SUMMARY = ["n_diarists", "steered", "unsteered", "estimate", "low", "high", "sources"]
+COLUMNS = {
+    "steering": ["judge", "profile", "pattern", *SUMMARY],
+    "drift": ["judge", "profile", "pattern", "chatbot", "entry_index", *SUMMARY],
+    "drift_vs_baseline": [
+        "judge", "profile", "pattern", "chatbot", "baseline", "entry_index", *SUMMARY
+    ],
+    "quality": ["judge", "profile", "pattern", "score", *SUMMARY],
+    "pattern_by_entry": [
+        "judge", "profile", "pattern", "of", "chatbot", "entry_index", "n_diarists",
+        "estimate", "low", "high",
+    ],
+    "behaviors": [
+        "judge", "chatbot", "profile", "level", "item", "behavior", "n_replies", "n_diarists",
+        "share_estimate", "share_low", "share_high", "mean_p_estimate", "mean_p_low",
+        "mean_p_high", "sources",
+    ],
+    "agreement": [
+        "judge_a", "judge_b", "score", "n", "pearson", "pearson_low", "pearson_high", "spearman",
+        "sources",
+    ],
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -77,7 +100,7 @@ def steering_effect(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.Da
             rows.append(
                 {"judge": judge, "profile": profile, "pattern": pattern} | _summary(table, settings)
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS["steering"])
 
 
 def drift(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
@@ -93,7 +116,7 @@ def drift(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
                     | {"chatbot": chatbot, "entry_index": int(entry)}
                     | _summary(paired.per_diarist(group), settings)
                 )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS["drift"])
 
 
 def drift_vs_baseline(
@@ -118,7 +141,7 @@ def drift_vs_baseline(
                         | {"chatbot": chatbot, "baseline": baseline, "entry_index": int(entry)}
                         | _summary(table, settings)
                     )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS["drift_vs_baseline"])
 
 
 def quality(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
@@ -135,7 +158,7 @@ def quality(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
                     {"judge": judge, "profile": profile, "pattern": pattern, "score": score}
                     | _summary(table, settings)
                 )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS["quality"])
 
 
 def pattern_by_entry(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
@@ -159,7 +182,7 @@ def pattern_by_entry(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.D
                         | {"n_diarists": len(table)}
                         | interval_columns(table, "mean", settings)
                     )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS["pattern_by_entry"])
 
 
 def behaviors(
@@ -187,7 +210,7 @@ def behaviors(
                     | interval_columns(group, "p", settings, prefix="mean_p_")
                     | {"sources": tuple(sorted(set(group["reply_id"])))}
                 )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS["behaviors"])
 
 
 def judge_agreement(
@@ -231,4 +254,4 @@ def judge_agreement(
                 | {"pearson_high": interval.high, "spearman": float(rho)}
                 | {"sources": tuple(sorted(set(wide[unit])))}
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS["agreement"])

@@ -229,6 +229,12 @@ def evaluate(
     return tuple(results)
 
 
+RESULT_COLUMNS = [
+    "id", "contrast", "direction", "judge", "estimate", "low", "high", "n_diarists",
+    "judge_verdict", "overall", "sources",
+]  # fmt: skip
+
+
 def results_table(results: Sequence[HypothesisResult]) -> pd.DataFrame:
     """One row per hypothesis × judge, with the overall verdict repeated beside each."""
     rows = [
@@ -241,4 +247,4 @@ def results_table(results: Sequence[HypothesisResult]) -> pd.DataFrame:
         for r in results
         for v in r.verdicts
     ]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
