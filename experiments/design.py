@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from experiments.analysis.hypotheses import Hypothesis, parse_hypotheses
 from steering.datafile import field, file_sha256, load_toml, string_list, table
 from steering.errors import LabError
 
@@ -59,15 +60,6 @@ class JudgeSpec:
     def spec(self) -> str:
         """The judge name rubric.judges.make_judge understands."""
         return self.model if self.kind == "local" else f"litellm:{self.model}"
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    id: str
-    says: str
-    contrast: str
-    direction: str
-    judges: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -289,29 +281,14 @@ def _score_patterns(scores: dict[str, Any], where: str) -> tuple[str, ...]:
 
 
 def _hypotheses(raw: dict[str, Any], where: str, judge_ids: set[str]) -> tuple[Hypothesis, ...]:
-    out = []
-    for i, item in enumerate(raw.get("hypotheses", [])):
-        w = f"{where} [[hypotheses]][{i}]"
-        direction = field(item, "direction", str, w)
-        if direction not in ("greater", "less"):
-            raise LabError(
-                f"direction {direction!r}", where=f"{w}.direction", fix="use 'greater' or 'less'"
-            )
-        judges = tuple(string_list(item, "judges", w, min_items=1))
-        for j in judges:
+    """Parsed at load, so an unsupported contrast is refused before any data exist."""
+    hypotheses = parse_hypotheses(raw, where)
+    for i, h in enumerate(hypotheses):
+        for j in h.judges:
             if j not in judge_ids:
                 raise LabError(
                     f"unknown judge {j!r}",
-                    where=f"{w}.judges",
+                    where=f"{where} [[hypotheses]] #{i + 1}.judges",
                     fix=f"name one of {', '.join(sorted(judge_ids))}",
                 )
-        out.append(
-            Hypothesis(
-                id=field(item, "id", str, w),
-                says=field(item, "says", str, w),
-                contrast=field(item, "contrast", str, w),
-                direction=direction,
-                judges=judges,
-            )
-        )
-    return tuple(out)
+    return hypotheses

@@ -11,6 +11,16 @@ from experiments.profiles import check_profiles
 from tests.lab_fixtures import design_text, make_profile
 
 
+HYPOTHESIS = '''
+[[hypotheses]]
+id = "H1"
+says = "steering works"
+contrast = "CONTRAST"
+direction = "greater"
+judges = ["tiny-judge"]
+'''
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, tiny_model_folder):
     folder = tmp_path_factory.mktemp("lab")
@@ -67,6 +77,15 @@ def test_cell_ids_are_stable(tmp_path, lab, tiny_model_folder):
         (lambda t: t.replace("entries = 3", 'entries = "four"'), "field 'entries' must be int"),
         (lambda t: t.replace('kind = "fixed"', 'kind = "psychic"'), "unknown chatbot kind"),
         (lambda t: t.replace("[design]", "[design\n"), "not valid TOML"),
+        (
+            lambda t: t + HYPOTHESIS.replace("CONTRAST", "vibes(steered) - vibes(unsteered)"),
+            "contrast",
+        ),
+        (
+            lambda t: t + HYPOTHESIS.replace("tiny-judge", "ghost-judge").replace(
+                "CONTRAST", "first_entry_pattern(steered) - first_entry_pattern(unsteered)"),
+            "unknown judge 'ghost-judge'",
+        ),
         (
             lambda t: t.replace('baseline_chatbot = "thanks"', 'baseline_chatbot = "nope"'),
             "baseline chatbot 'nope'",
