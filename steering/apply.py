@@ -183,7 +183,7 @@ def _nnsight_generate(
                 # Code after an open tracer.all() loop never runs: read the result here.
                 with tracer.invoke():
                     result = tracer.result.save()
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 # --------------------------------------------------------------------- reference path

@@ -179,9 +179,9 @@ class PatternVector:
         if absent:
             raise LabError(f"metadata lacks {', '.join(absent)}", where=str(meta_path))
         try:
-            return cls(
-                **{n: meta[n] for n in names if n in meta}, **{n: tensors[n] for n in _TENSORS}
-            )
+            values: dict[str, Any] = {n: meta[n] for n in names if n in meta}
+            values.update({n: tensors[n] for n in _TENSORS})
+            return cls(**values)
         except ValueError as exc:
             raise LabError(f"inconsistent vector ({exc})", where=where) from exc
 
