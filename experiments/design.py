@@ -54,6 +54,7 @@ class JudgeSpec:
     model: str
     base_url: str | None = None
     api_key_env: str | None = None
+    tokenizer: str | None = None  # the judge's tokenizer, so a vLLM server can be read exactly
     concurrency: int = 4
 
     @property
