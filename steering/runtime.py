@@ -347,7 +347,9 @@ class LocalModel:
             raise ValueError("prompt_ids is empty")
         with torch.no_grad():
             prompt = torch.tensor([list(prompt_ids)], device=self.device)
-            out = self.model(prompt, use_cache=True)
+            # Only the last position's logits are needed: a full-vocabulary row per prompt token
+            # costs more than the rest of the pass on long judge prompts.
+            out = self.model(prompt, use_cache=True, logits_to_keep=1)
             first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu()
             cache = _cache_of(out)
             pending = []
