@@ -1,0 +1,146 @@
+"""A run killed with SIGKILL at arbitrary moments and resumed ends with exactly the store of an
+uninterrupted run: no duplicated rows, no missing rows, no different text."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.lab_fixtures import design_text, make_profile
+
+ROOT = Path(__file__).parent.parent
+
+CHATBOT = """
+[[chatbots]]
+id = "tiny-chat"
+kind = "local"
+model = "{model}"
+max_new_tokens = 6
+temperature = 0.7
+"""
+
+
+def run_cli(design: Path, out: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "experiments.cli",
+            "run",
+            str(design),
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        cwd=design.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def tables(folder: Path) -> dict[str, list[tuple]]:
+    db = sqlite3.connect(folder / "store.sqlite")
+    out = {
+        t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+        for t in ("entries", "replies", "judgments")
+    }
+    # Everything about a call but the time it was made.
+    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
+    db.close()
+    return out
+
+
+def progress(folder: Path) -> int:
+    path = folder / "store.sqlite"
+    if not path.exists():
+        return 0
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def design(tmp_path_factory, tiny_model_folder) -> Path:
+    folder = tmp_path_factory.mktemp("resume")
+    profile = make_profile(folder, tiny_model_folder)
+    text = design_text(
+        tiny_model_folder,
+        profile,
+        entries=2,
+        diarists='["amara"]',
+        chatbots=CHATBOT.format(model=tiny_model_folder),
+    ).replace('baseline_chatbot = "thanks"', 'baseline_chatbot = "tiny-chat"')
+    path = folder / "design.toml"
+    path.write_text(text)
+    return path
+
+
+def test_killed_runs_resume_to_the_same_store(design, tmp_path):
+    reference = tmp_path / "reference"
+    proc = run_cli(design, reference)
+    assert proc.wait(timeout=600) == 0, proc.stdout.read().decode()
+    expected = tables(reference)
+    assert expected["judgments"] and expected["entries"] and expected["replies"]
+
+    broken = tmp_path / "broken"
+    kills, seen = 0, []
+    delay = 4.0
+    for _ in range(30):
+        proc = run_cli(design, broken)
+        try:
+            proc.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+            seen.append(progress(broken))
+            delay += 1.5
+            continue
+        assert proc.returncode == 0, proc.stdout.read().decode()
+        break
+    else:
+        pytest.fail("the run never finished")
+    partial = [n for n in seen if 0 < n < len(expected["calls"])]
+    assert kills >= 2 and len(partial) >= 2, f"kills at {seen} did not land mid-run"
+    assert tables(broken) == expected
+
+    # Once complete, running again makes no model call at all.
+    proc = run_cli(design, broken)
+    out = proc.communicate(timeout=300)[0].decode()
+    assert proc.returncode == 0 and "model calls made 0" in out, out
+
+
+def test_changed_design_into_existing_folder_is_refused(design, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "design.sha256").write_text("0" * 64 + "  design.toml\n")
+    proc = run_cli(design, out)
+    text = proc.communicate(timeout=300)[0].decode()
+    assert proc.returncode == 2
+    assert "holds a different design" in text and "Traceback" not in text
+    assert sorted(p.name for p in out.iterdir()) == ["design.sha256"]
+
+
+def test_run_records_design_and_manifest(design, tmp_path):
+    out = tmp_path / "run"
+    proc = run_cli(design, out)
+    assert proc.wait(timeout=600) == 0
+    assert (out / "design.toml").read_bytes() == design.read_bytes()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["design"]["sha256"] == (out / "design.sha256").read_text().split()[0]
+    assert manifest["diarist_model"]["tokenizer_sha256"]
+    assert manifest["profiles"]["tiny-social_isolation"]["vector_sha256"]
+    assert "torch" in manifest["packages"]
