@@ -1,0 +1,92 @@
+"""From a run's store to the three analysis tables (experiments/analysis/tables.py): one row per
+entry × judge × score, per reply × judge × question, and per flag. The shared first entry is
+listed under every chatbot's cell (same entry_id), as the analysis contract expects."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from experiments.analysis.tables import ENTRY_COLUMNS, FLAG_COLUMNS, REPLY_COLUMNS, AnalysisTables
+from experiments.design import Design
+from experiments.store import Store
+from rubric.behavior import load_behavior_rubric
+
+
+def _value(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+def load_tables(store: Store, design: Design) -> AnalysisTables:
+    chatbots = [c.id for c in design.chatbots]
+    behavior = {q.id: q.behavior for q in load_behavior_rubric().questions}
+    entries = {
+        r[0]: r
+        for r in store.db.execute(
+            "SELECT entry_id, diarist, profile, pattern, chatbot, entry_index, text FROM entries"
+        )
+    }
+    replies = {
+        r[0]: r
+        for r in store.db.execute(
+            "SELECT reply_id, cell_id, diarist, profile, pattern, chatbot, entry_index, text "
+            "FROM replies"
+        )
+    }
+    entry_rows, reply_rows, flags = [], [], []
+    for target_kind, target, judge, item, value, coverage, readable, jid in store.db.execute(
+        "SELECT target_kind, target_id, judge, item, value, coverage, readable, judgment_id "
+        "FROM judgments ORDER BY judgment_id"
+    ):
+        if not readable:
+            flags.append(("unreadable", jid, f"coverage {coverage:.3f}"))
+        if target_kind == "entry" and not item.startswith("person:"):
+            eid, diarist, profile, pattern, chatbot, k, text = entries[target]
+            for bot in [chatbot] if chatbot else chatbots:
+                entry_rows.append(
+                    (
+                        f"{diarist}.{profile}.{bot}",
+                        diarist,
+                        profile,
+                        pattern,
+                        bot,
+                        k,
+                        judge,
+                        item,
+                        _value(value),
+                        coverage,
+                        bool(readable),
+                        eid,
+                        text,
+                    )
+                )
+        elif target_kind == "reply":
+            rid, cell, diarist, profile, pattern, bot, k, text = replies[target]
+            reply_rows.append(
+                (
+                    cell,
+                    diarist,
+                    profile,
+                    pattern,
+                    bot,
+                    k,
+                    judge,
+                    item,
+                    behavior.get(item, "unknown"),
+                    _value(value),
+                    coverage,
+                    bool(readable),
+                    rid,
+                    text,
+                )
+            )
+    for rid, flag in store.db.execute("SELECT reply_id, flag FROM replies WHERE flag IS NOT NULL"):
+        flags.append((flag, rid, "reply stored as returned"))
+    for eid, flag in store.db.execute("SELECT entry_id, flag FROM entries WHERE flag IS NOT NULL"):
+        flags.append((flag, eid, "entry stored as written"))
+    return AnalysisTables(
+        pd.DataFrame(entry_rows, columns=list(ENTRY_COLUMNS)),
+        pd.DataFrame(reply_rows, columns=list(REPLY_COLUMNS)),
+        pd.DataFrame(flags, columns=list(FLAG_COLUMNS)),
+    )
