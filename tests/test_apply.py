@@ -181,3 +181,28 @@ def smollm2_vector_info(tiny_model):
     from dataclasses import replace
 
     return replace(tiny_model.info(), spec="other-model", hidden_size=96, num_layers=4)
+
+
+def test_decoding_steps_are_steered_not_only_the_prompt_pass(tiny_model, prompts, vector):
+    def run(positions):
+        steers = [Steer(vector, (1,), 3.0, positions=positions)] * len(prompts)
+        return tokens(generate_steered(tiny_model, prompts, GREEDY, steers=steers))
+
+    prompt_only, both = run("prompt"), run("both")
+    # Same first-pass steering except the last prompt position; later tokens must differ too.
+    assert [t[1:] for t in prompt_only] != [t[1:] for t in both]
+
+
+@pytest.mark.slow
+def test_embedded_default_steered_equals_hooks(smollm2):
+    vector = random_vector(smollm2.info(), seed=4, residual_norm=200.0)
+    chats = [CHATS[0], CHATS[1]]
+    prompts = [smollm2.chat_ids(c) for c in chats]
+    settings = GenerationSettings(max_new_tokens=10, temperature=0.8)
+    steers = [Steer(vector, (20,), 1.0), None]
+    steered = generate_steered(smollm2, prompts, settings, seeds=[1, 2], steers=steers)
+    reference = generate_steered_hooks(smollm2, prompts, settings, seeds=[1, 2], steers=steers)
+    plain = smollm2.generate(prompts, settings, seeds=[1, 2])
+    assert tokens(steered) == tokens(reference)
+    assert steered[0].token_ids != plain[0].token_ids
+    assert steered[1].token_ids == plain[1].token_ids
