@@ -1,0 +1,195 @@
+"""The expected-number algorithm: a 0–100 score read as a probability distribution over every
+number the judge could write next, not the one it happened to sample.
+
+Definitions (the same for every backend):
+
+- A number n in 0..100 is written as str(n) ("7", "85", "100": no sign, no leading zeros).
+- A *node* is the text written so far ("" before anything, then "8", "85", ...). Every non-empty
+  prefix of str(n) for some n is itself a number, so every node but the root is a number.
+- At a node the judge's next token is one of: a *child piece* (digits that keep the text a
+  prefix of some str(n): "5" after "8"), a *continuation* (any token whose text starts with an
+  ASCII digit 0-9: it makes the text a longer or different string of digits, e.g. "5" after "85"
+  or "05"/"5th" anywhere), or anything else (space, newline, ".", "/", end of turn, a letter):
+  the number ends there.
+- P(n) = product of P(piece | node) along str(n)'s pieces × P(end | str(n)), where
+  P(end | node) = 1 − Σ P(continuation tokens | node). Where a backend sees only some tokens (a
+  server's top-20), P(end) is the sum over the *visible* tokens that do not continue the number:
+  a lower bound, so P(n) is never overstated and the missing mass shows up as lower coverage.
+- coverage = Σ P(n): the probability that the judge writes a valid number at all. Below the
+  coverage floor the reading is unreadable: mean and mode are None, never a sampled number.
+- mean = Σ n P(n) / coverage (normalised over valid numbers); mode = argmax P(n).
+
+Numbers such as "85.5" count as 85 (the "." ends the integer): a small, documented leak.
+
+A backend records one NodeReading per node it queried; the distribution is recomputed from those
+records alone, so a stored judgment can be re-scored without the model."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rubric.prompts import TemplateRef
+from steering.errors import LabError
+
+ALGORITHM = "trie-v1"  # bump when the definitions above change: part of every judge's identity
+NUMBERS = tuple(range(101))
+NUMBER_TEXTS = {str(n): n for n in NUMBERS}
+# Every non-empty prefix of a valid number's text (all of them are numbers themselves).
+NODE_TEXTS = frozenset(t[:i] for t in NUMBER_TEXTS for i in range(1, len(t) + 1))
+DEFAULT_FLOOR = 0.5
+LOG_ZERO = -9999.0  # stands for log(0) in JSON records (vLLM uses the same sentinel)
+DIGITS = frozenset("0123456789")
+
+
+def continues_number(piece: str) -> bool:
+    """Does a token with this text, written right after digits, extend them into more digits?"""
+    return bool(piece) and piece[0] in DIGITS
+
+
+def is_child_piece(node: str, piece: str) -> bool:
+    """Is `piece` a step from `node` toward some valid number?"""
+    return bool(piece) and all(c in DIGITS for c in piece) and node + piece in NODE_TEXTS
+
+
+def safe_log(p: float) -> float:
+    return math.log(p) if p > 0 else LOG_ZERO
+
+
+def prob(logprob: float | None) -> float:
+    if logprob is None or logprob <= LOG_ZERO:
+        return 0.0
+    return math.exp(logprob)
+
+
+def logsumexp(values: Iterable[float]) -> float:
+    vals = [v for v in values if v > LOG_ZERO]
+    if not vals:
+        return LOG_ZERO
+    top = max(vals)
+    return top + math.log(sum(math.exp(v - top) for v in vals))
+
+
+@dataclass(frozen=True)
+class NodeReading:
+    """What one query at a node showed: log P(piece) for each child piece, and log P(the number
+    ends here) (None at the root, or where the node was never queried). end_exact is False where
+    P(end) is a lower bound from visible tokens only."""
+
+    prefix: str
+    children: Mapping[str, float] = field(default_factory=dict)
+    end_logprob: float | None = None
+    end_exact: bool = True
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "prefix": self.prefix, "children": dict(sorted(self.children.items())),
+            "end_logprob": self.end_logprob, "end_exact": self.end_exact,
+        }
+
+    @staticmethod
+    def from_record(record: Mapping[str, Any]) -> NodeReading:
+        end = record.get("end_logprob")
+        return NodeReading(
+            prefix=str(record["prefix"]),
+            children={str(k): float(v) for k, v in dict(record.get("children") or {}).items()},
+            end_logprob=None if end is None else float(end),
+            end_exact=bool(record.get("end_exact", True)),
+        )
+
+
+def path_masses(nodes: Mapping[str, NodeReading]) -> dict[str, float]:
+    """P(the judge has written exactly this text so far), summed over every way of writing it
+    in pieces that the records show (one way for a local model's own tokenization)."""
+    mass = {"": 1.0}
+    for text in sorted(nodes, key=len):  # parents are shorter than children
+        if text not in mass:
+            continue
+        for piece, logprob in nodes[text].children.items():
+            child = text + piece
+            if is_child_piece(text, piece):
+                mass[child] = mass.get(child, 0.0) + mass[text] * prob(logprob)
+    return mass
+
+
+def distribution(nodes: Mapping[str, NodeReading]) -> list[float]:
+    mass = path_masses(nodes)
+    out = []
+    for n in NUMBERS:
+        text = str(n)
+        node = nodes.get(text)
+        p_end = prob(node.end_logprob) if node is not None else 0.0
+        out.append(mass.get(text, 0.0) * min(p_end, 1.0))
+    return out
+
+
+@dataclass(frozen=True)
+class NumberReading:
+    distribution: tuple[float, ...]  # 101 probabilities, index = number
+    coverage: float
+    mean: float | None  # None when unreadable
+    mode: int | None
+    readable: bool
+    floor: float
+    record: Mapping[str, Any]  # the raw judge call (per-node log-probabilities), JSON-ready
+    template: TemplateRef | None = None
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.record.get("exact", True))
+
+    def to_record(self) -> dict[str, Any]:
+        """The raw call record plus the template it came from: enough to recompute the reading."""
+        out = dict(self.record)
+        if self.template is not None:
+            out["template"] = self.template.to_record()
+        return out
+
+    @staticmethod
+    def from_record(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> NumberReading:
+        if record.get("kind") != "number":
+            raise LabError(f"not a number record (kind={record.get('kind')!r})", where="record")
+        nodes = [NodeReading.from_record(r) for r in record.get("nodes", [])]
+        template = record.get("template")
+        raw = {k: v for k, v in record.items() if k != "template"}
+        reading = number_reading(nodes, floor=floor, record=raw)
+        if template:
+            reading = _with_template(reading, TemplateRef.from_record(template))
+        return reading
+
+
+def _with_template(reading: NumberReading, ref: TemplateRef) -> NumberReading:
+    from dataclasses import replace
+
+    return replace(reading, template=ref)
+
+
+def number_reading(
+    nodes: Iterable[NodeReading],
+    *,
+    floor: float = DEFAULT_FLOOR,
+    record: Mapping[str, Any] | None = None,
+) -> NumberReading:
+    by_prefix = {n.prefix: n for n in nodes}
+    dist = distribution(by_prefix)
+    coverage = sum(dist)
+    readable = coverage >= floor and coverage > 0
+    mean = sum(n * p for n, p in zip(NUMBERS, dist, strict=True)) / coverage if readable else None
+    mode = max(NUMBERS, key=lambda n: dist[n]) if readable else None
+    base = dict(record or {})
+    base.setdefault("kind", "number")
+    base.setdefault("algorithm", ALGORITHM)
+    base["nodes"] = [by_prefix[p].to_record() for p in sorted(by_prefix, key=lambda s: (len(s), s))]
+    base.setdefault("exact", all(n.end_exact for n in by_prefix.values()))
+    return NumberReading(
+        distribution=tuple(dist), coverage=coverage, mean=mean, mode=mode, readable=readable,
+        floor=floor, record=base,
+    )
+
+
+def check_floor(floor: float) -> float:
+    if not 0 <= floor <= 1:
+        raise LabError(f"coverage floor {floor} is not in [0, 1]", where="coverage floor")
+    return floor

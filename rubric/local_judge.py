@@ -1,0 +1,122 @@
+"""A judge that is a local open model (steering.runtime.LocalModel): exact readings.
+
+For a 0–100 score: tokenize every number after the prompt (prefix-stable), build the trie of those
+token sequences, and query every trie node in one next_token_logprobs call that reuses the
+prompt's KV cache (about 102 short continuations, whatever the tokenizer). From each node's full
+next-token distribution the record keeps only what the algorithm needs: the log-probabilities of
+the trie's child tokens and log P(the number ends here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rubric.expected import ALGORITHM, LOG_ZERO, NUMBER_TEXTS, NodeReading, number_reading
+from rubric.judge_base import Judge, RecordCache
+from rubric.prompts import JudgePrompt
+from rubric.vocab import VocabFacts, number_tokens, vocab_facts
+from rubric.yes_no import yes_no_reading
+from steering.errors import LabError
+from steering.runtime import LocalModel
+
+
+class LocalJudge(Judge):
+    def __init__(
+        self, model: LocalModel, *, chunk: int = 64, cache: RecordCache | None = None
+    ) -> None:
+        self.model = model
+        self.chunk = chunk
+        self.cache = cache
+        self._facts: VocabFacts | None = None
+
+    @property
+    def facts(self) -> VocabFacts:
+        if self._facts is None:
+            self._facts = vocab_facts(self.model.tokenizer)
+        return self._facts
+
+    def identity(self) -> dict[str, Any]:
+        info = self.model.info()
+        return {
+            "kind": "local", "spec": info.spec, "revision": info.revision, "dtype": info.dtype,
+            "tokenizer_sha256": info.tokenizer_sha256,
+            "chat_template_sha256": info.chat_template_sha256, "algorithm": ALGORITHM,
+        }
+
+    def prompt_text(self, prompt: JudgePrompt) -> str:
+        """Exactly the text the model reads before its answer."""
+        if prompt.text is not None:
+            return prompt.text
+        if not prompt.prefill:
+            return self.model.render_chat(prompt.chat_messages(), add_generation_prompt=True)
+        text = self.model.render_chat(prompt.chat_messages(), continue_final_message=True)
+        if text.endswith(prompt.prefill):
+            return text
+        # Some chat templates trim message content, which drops the prefill's trailing space;
+        # put it back, since the space before a number is its own token.
+        kept = prompt.prefill.rstrip()
+        if kept and text.endswith(kept):
+            return text + prompt.prefill[len(kept):]
+        raise LabError(
+            f"the chat template does not end the prompt with the prefill {prompt.prefill!r}",
+            where=f"judge {self.model.spec}", fix="use a model whose chat template keeps an "
+            "open assistant message, or pass the exact prompt text",
+        )
+
+    def number_record(self, prompt: JudgePrompt) -> dict[str, Any]:
+        tokenizer = self.model.tokenizer
+        numbers = number_tokens(tokenizer, self.prompt_text(prompt))
+        # Trie over token sequences; each node is named by the digits it has written.
+        text_of: dict[tuple[int, ...], str] = {(): ""}
+        piece_of: dict[tuple[int, ...], str] = {}
+        for ids, pieces in zip(numbers.tokens, numbers.pieces, strict=True):
+            for k in range(1, len(ids) + 1):
+                key, text = ids[:k], "".join(pieces[:k])
+                if key in text_of:
+                    continue
+                if text in text_of.values():
+                    raise LabError(
+                        f"two different token paths write {text!r}", where="judge tokenizer",
+                        fix="this tokenizer splits numbers inconsistently; use another judge",
+                    )
+                text_of[key], piece_of[key] = text, pieces[k - 1]
+        prefixes = list(text_of)
+        rows = self.model.next_token_logprobs(numbers.prompt_ids, prefixes, chunk=self.chunk)
+        rows = rows.double()  # sums of many small probabilities: keep float64 from here on
+        continues = torch.zeros(rows.shape[1], dtype=torch.bool)
+        continues[[i for i in self.facts.continuation_ids if i < rows.shape[1]]] = True
+        end = torch.logsumexp(rows[:, ~continues], dim=1)
+        index = {key: i for i, key in enumerate(prefixes)}
+        children: dict[tuple[int, ...], dict[str, float]] = {key: {} for key in prefixes}
+        for key in prefixes[1:]:
+            children[key[:-1]][piece_of[key]] = float(rows[index[key[:-1]], key[-1]])
+        nodes = [
+            NodeReading(
+                prefix=text_of[key],
+                children=children[key],
+                end_logprob=max(float(end[index[key]]), LOG_ZERO)
+                if text_of[key] in NUMBER_TEXTS else None,
+            )
+            for key in prefixes
+        ]
+        record = {
+            "backend": "local", "prompt_tokens": len(numbers.prompt_ids),
+            "queried_nodes": len(prefixes), "exact": True,
+        }
+        return dict(number_reading(nodes, record=record).record)
+
+    def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
+        ids = self.model.encode(self.prompt_text(prompt))
+        if not ids:
+            raise LabError("the judge prompt encodes to no tokens", where="judge prompt")
+        row = self.model.next_token_logprobs(ids)[0].double()
+        facts = self.facts
+        if not facts.yes_ids or not facts.no_ids:
+            raise LabError(
+                "the judge's vocabulary has no single-token yes/no", where="judge tokenizer"
+            )
+        yes = {facts.raw_tokens[i]: float(row[i]) for i in facts.yes_ids}
+        no = {facts.raw_tokens[i]: float(row[i]) for i in facts.no_ids}
+        record = {"backend": "local", "prompt_tokens": len(ids), "exact": True}
+        return dict(yes_no_reading(yes, no, record=record).record)

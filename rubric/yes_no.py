@@ -1,0 +1,84 @@
+"""Yes/no questions read by probability: P(yes) renormalised over the yes and no variants.
+
+A variant is a single token whose text, after at most one leading space, is "yes" or "no" in any
+case ("Yes", " yes", "NO", "▁No" ...). Multi-token spellings are not counted: templates end so
+the answer is one token. coverage = P(any yes variant) + P(any no variant); below the floor the
+reading is unreadable (p_yes None)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rubric.expected import DEFAULT_FLOOR, prob
+from rubric.prompts import TemplateRef
+from steering.errors import LabError
+
+SPACE_MARKERS = ("Ġ", "▁", " ")  # how byte-level BPE, SentencePiece and plain text write a space
+
+
+def answer_of(token_text: str) -> str | None:
+    """'yes' / 'no' if the token is a variant of that answer, else None."""
+    text = token_text
+    for marker in SPACE_MARKERS:
+        if text.startswith(marker):
+            text = text[len(marker):]
+            break
+    word = text.lower()
+    return word if word in ("yes", "no") else None
+
+
+@dataclass(frozen=True)
+class YesNoReading:
+    p_yes: float | None  # P(yes) / (P(yes) + P(no)); None when unreadable
+    yes_mass: float  # raw P(any yes variant)
+    no_mass: float
+    coverage: float
+    readable: bool
+    floor: float
+    record: Mapping[str, Any]
+    template: TemplateRef | None = None
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.record.get("exact", True))
+
+    def to_record(self) -> dict[str, Any]:
+        out = dict(self.record)
+        if self.template is not None:
+            out["template"] = self.template.to_record()
+        return out
+
+    @staticmethod
+    def from_record(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> YesNoReading:
+        if record.get("kind") != "yes_no":
+            raise LabError(f"not a yes/no record (kind={record.get('kind')!r})", where="record")
+        raw = {k: v for k, v in record.items() if k != "template"}
+        reading = yes_no_reading(raw["yes"], raw["no"], floor=floor, record=raw)
+        if record.get("template"):
+            reading = replace(reading, template=TemplateRef.from_record(record["template"]))
+        return reading
+
+
+def yes_no_reading(
+    yes: Mapping[str, float],
+    no: Mapping[str, float],
+    *,
+    floor: float = DEFAULT_FLOOR,
+    record: Mapping[str, Any] | None = None,
+) -> YesNoReading:
+    """From log-probabilities of the yes variants and the no variants (token text -> log-prob)."""
+    yes_mass = sum(prob(v) for v in yes.values())
+    no_mass = sum(prob(v) for v in no.values())
+    coverage = yes_mass + no_mass
+    readable = coverage >= floor and coverage > 0
+    base = dict(record or {})
+    base.setdefault("kind", "yes_no")
+    base["yes"] = dict(sorted(yes.items()))
+    base["no"] = dict(sorted(no.items()))
+    base.setdefault("exact", True)
+    return YesNoReading(
+        p_yes=yes_mass / coverage if readable else None, yes_mass=yes_mass, no_mass=no_mass,
+        coverage=coverage, readable=readable, floor=floor, record=base,
+    )

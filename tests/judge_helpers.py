@@ -1,0 +1,95 @@
+"""Helpers for the judge tests: brute-force scoring of 0..100 by full forward passes (the reference
+the trie/KV-cache reader is checked against), a tokenizer that writes 0..100 as single tokens
+(like Llama-3 and gpt-oss) with a tiny random Llama sized to it, and a logit-biased model."""
+
+from __future__ import annotations
+
+import torch
+
+from steering.runtime import LocalModel
+from tests.conftest import build_tiny_llama
+
+
+def digit_start_ids(tokenizer) -> list[int]:
+    """Tokens whose vocabulary string starts with an ASCII digit, computed independently of
+    rubric/ so the brute force does not share code with the thing it checks."""
+    special = set(tokenizer.all_special_ids)
+    raw = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    return [i for i, t in enumerate(raw) if i not in special and t and t[0] in "0123456789"]
+
+
+def brute_force_distribution(model: LocalModel, prompt_text: str) -> list[float]:
+    """P(n) for n in 0..100: each number's whole sequence (prompt + number) goes through a plain
+    forward pass with no KV cache (batched, right-padded: causal attention keeps pads from touching
+    real positions), then float64 products and sums."""
+    prompt = model.encode(prompt_text)
+    cont = digit_start_ids(model.tokenizer)
+    seqs = []
+    for n in range(101):
+        full = model.encode(prompt_text + str(n))
+        assert full[: len(prompt)] == prompt
+        seqs.append(full)
+    width = max(len(s) for s in seqs)
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.tensor(seq)
+        mask[row, : len(seq)] = 1
+    out = []
+    for start in range(0, len(seqs), 32):
+        with torch.no_grad():
+            hidden = model.model.model(
+                ids[start : start + 32], attention_mask=mask[start : start + 32], use_cache=False
+            ).last_hidden_state
+            for row, seq in enumerate(seqs[start : start + 32]):
+                # Only the positions after the prompt matter: the output head runs on those alone.
+                tail = model.model.lm_head(hidden[row, len(prompt) - 1 : len(seq)]).double()
+                lp = torch.log_softmax(tail, dim=-1)
+                p = 1.0
+                for i, t in enumerate(seq[len(prompt):]):
+                    p *= float(lp[i, t].exp())
+                p *= 1.0 - float(lp[-1, cont].exp().sum())
+                out.append(p)
+    return out
+
+
+
+def single_token_number_tokenizer():
+    """A word-level tokenizer whose vocabulary holds "0".."100" as single tokens (plus a few
+    longer digit tokens, so 'the number goes on' is possible) and a handful of words."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["<unk>", "<pad>", "<eos>", "<bos>", "Score", "Answer", ":", " ", ".", "\n", "/",
+             "Yes", "No", "yes", "no", "Rate", "the", "entry", "from", "to", "diary", "today",
+             "I", "felt", "alone", "250", "999", "1000", "5th", "007"]
+    vocab = {w: i for i, w in enumerate(words)}
+    for n in range(101):
+        vocab.setdefault(str(n), len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(
+        Regex(r"[0-9]+|[A-Za-z]+|\s|[^\sA-Za-z0-9]"), behavior="isolated"
+    )
+    tok.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="<eos>",
+        bos_token="<bos>",
+    )
+
+
+def single_token_model(seed: int = 0) -> LocalModel:
+    tokenizer = single_token_number_tokenizer()
+    return LocalModel(build_tiny_llama(tokenizer, seed=seed), tokenizer, spec="tiny-single-token")
+
+
+def bias_logits(model: LocalModel, bias: dict[int, float]):
+    """Add a fixed bias to some tokens' logits (a real forward pass, then a shift), so a random
+    model puts most of its mass where a judge would: on digits and on what ends a number."""
+    vector = torch.zeros(model.model.config.vocab_size)
+    for i, b in bias.items():
+        vector[i] = b
+
+    def hook(module, inputs, output):
+        return output + vector.to(output.dtype)
+
+    return model.model.lm_head.register_forward_hook(hook)
