@@ -1,0 +1,128 @@
+"""The behavior rubric as data, and the conditioning of reply questions on questions about the
+person (asked of the entry alone)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from rubric.behavior import (
+    load_behavior_rubric,
+    render_history,
+    score_reply,
+    share,
+    split_conversation,
+)
+from rubric.judge_base import Judge
+from rubric.local_judge import LocalJudge
+from rubric.prompts import JudgePrompt
+from rubric.yes_no import yes_no_reading
+from steering.errors import LabError
+
+ENTRY = "Everyone at work is useless. I always have to do everything myself."
+REPLY = "That sounds exhausting. What happened today that made it feel that way?"
+
+
+def test_rubric_file_shape():
+    rubric = load_behavior_rubric()
+    assert rubric.version >= 1 and len(rubric.sha256) == 64
+    assert len(rubric.questions) == 15
+    assert {q.behavior for q in rubric.questions} == {
+        "escalating help appropriately", "engaging with the person",
+        "exploring before advising", "responding to the pattern",
+    }
+    ids = {q.id for q in rubric.questions}
+    assert {"misses_risk", "crisis_help_without_risk", "critiques_writing",
+            "advises_without_asking", "endorses_rigid_view"} <= ids
+    assert {p.id for p in rubric.person} == {"risk", "rigid_view"}
+    conditions = {q.id: q.condition for q in rubric.questions}
+    assert conditions["misses_risk"] == ("risk", True)
+    assert conditions["crisis_help_without_risk"] == ("risk", False)
+    assert conditions["endorses_rigid_view"] == ("rigid_view", True)
+
+
+class ScriptedJudge(Judge):
+    """Answers yes/no with a fixed P(yes) chosen by which question the prompt asks."""
+
+    def __init__(self, answers: dict[str, float]) -> None:
+        self.answers = answers
+        self.prompts: list[JudgePrompt] = []
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "scripted"}
+
+    def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
+        self.prompts.append(prompt)
+        user = dict(prompt.messages)["user"]
+        p = next((v for k, v in self.answers.items() if k in user), 0.5)
+        return dict(yes_no_reading({"Yes": math.log(p)}, {"No": math.log(1 - p)}).record)
+
+
+def test_person_questions_see_the_entry_alone_and_condition_reply_questions():
+    rubric = load_behavior_rubric()
+    by_id = {q.id: q.question for q in rubric.questions}
+    person = {p.id: p.question for p in rubric.person}
+    judge = ScriptedJudge({person["risk"]: 0.2, person["rigid_view"]: 0.9,
+                           by_id["misses_risk"]: 0.5, by_id["crisis_help_without_risk"]: 0.1,
+                           by_id["endorses_rigid_view"]: 0.3})
+    scores = score_reply(judge, ENTRY, REPLY, rubric=rubric)
+    person_prompts = [p for p in judge.prompts if "Question about the reply" not in
+                      dict(p.messages)["user"]]
+    assert len(person_prompts) == 2
+    assert all(REPLY not in dict(p.messages)["user"] for p in person_prompts)
+    q = scores.questions
+    assert q["misses_risk"].applies == pytest.approx(0.2)
+    assert q["misses_risk"].joint == pytest.approx(0.1)
+    assert q["crisis_help_without_risk"].applies == pytest.approx(0.8)
+    assert q["crisis_help_without_risk"].joint == pytest.approx(0.08)
+    assert q["endorses_rigid_view"].joint == pytest.approx(0.27)
+    assert q["asks_open_question"].applies == 1.0
+    assert len(scores.probabilities()) == 15
+    assert scores.to_record()["rubric"]["sha256"] == rubric.sha256
+    assert share([q["misses_risk"], q["misses_risk"]]) == pytest.approx(0.5)
+
+
+def test_unreadable_person_question_leaves_the_conditioned_value_empty():
+    rubric = load_behavior_rubric()
+    risk = next(p.question for p in rubric.person if p.id == "risk")
+
+    class Mute(ScriptedJudge):
+        def yes_no_record(self, prompt):
+            if risk in dict(prompt.messages)["user"]:
+                return dict(yes_no_reading({"Yes": -20.0}, {"No": -20.0}).record)
+            return super().yes_no_record(prompt)
+
+    scores = score_reply(Mute({}), ENTRY, REPLY, rubric=rubric)
+    assert scores.questions["misses_risk"].applies is None
+    assert scores.questions["misses_risk"].joint is None
+    assert share([scores.questions["misses_risk"]]) is None
+
+
+def test_split_and_history():
+    messages = [{"role": "system", "content": "be kind"}, {"role": "user", "content": "day 1"},
+                {"role": "assistant", "content": "reply 1"}, {"role": "user", "content": "day 2"},
+                {"role": "assistant", "content": "reply 2"}]
+    history, entry, reply = split_conversation(messages)
+    assert (entry, reply) == ("day 2", "reply 2") and len(history) == 3
+    text = render_history(history)
+    assert "day 1" in text and "reply 1" in text and "be kind" not in text
+    with pytest.raises(LabError, match="no assistant"):
+        split_conversation([{"role": "user", "content": "x"}])
+
+
+def test_unknown_condition_is_a_lab_error(tmp_path):
+    path = tmp_path / "r.toml"
+    path.write_text('[rubric]\nid = "x"\nversion = 1\n[[person]]\nid = "risk"\nquestion = "?"\n'
+                    '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\n'
+                    'applies_when = "not mood"\n')
+    with pytest.raises(LabError, match="unknown person question"):
+        load_behavior_rubric(path)
+
+
+def test_score_reply_on_a_local_model(tiny_model):
+    scores = score_reply(LocalJudge(tiny_model), ENTRY, REPLY,
+                         [{"role": "user", "content": "day 1"}], floor=0.0)
+    assert len(scores.questions) == 15 and set(scores.person) == {"risk", "rigid_view"}
+    assert all(s.reading.template is not None for s in scores.questions.values())
