@@ -130,7 +130,21 @@ class PatternVector:
         return sha
 
     @classmethod
-    def load(cls, path: str | Path, *, expect_sha256: str | None = None) -> PatternVector:
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        expect_sha256: str | None = None,
+        model: ModelInfo | None = None,
+    ) -> PatternVector:
+        """Read a vector, checking its hash (and, given `model`, that it belongs to it)."""
+        vector = cls._read(path, expect_sha256)
+        if model is not None:
+            vector.check_model(model, where=str(vector_paths(path)[0]))
+        return vector
+
+    @classmethod
+    def _read(cls, path: str | Path, expect_sha256: str | None) -> PatternVector:
         from safetensors import SafetensorError
         from safetensors.torch import load_file
 

@@ -70,6 +70,14 @@ def test_vector_for_another_model_is_refused(tiny_model, vector):
         assert "steer extract" in str(err.value)
 
 
+def test_loading_for_another_model_is_refused(tmp_path, tiny_model, vector):
+    vector.save(tmp_path / "v")
+    PatternVector.load(tmp_path / "v", model=tiny_model.info())
+    other = replace(tiny_model.info(), spec="other", num_layers=30)
+    with pytest.raises(LabError, match=r"v\.safetensors: vector was extracted from"):
+        PatternVector.load(tmp_path / "v", model=other)
+
+
 def test_layer_out_of_range_is_clear(vector):
     with pytest.raises(LabError, match=r"layer 5 does not exist.*layers 0\.\.1"):
         vector.raw(5)
