@@ -76,7 +76,8 @@ def logsumexp(values: Iterable[float]) -> float:
 class NodeReading:
     """What one query at a node showed: log P(piece) for each child piece, and log P(the number
     ends here) (None at the root, or where the node was never queried). end_exact is False where
-    P(end) is a lower bound from visible tokens only."""
+    the query saw only some tokens (a server's top-k): P(end) is then a lower bound from the
+    visible tokens and children may be missing."""
 
     prefix: str
     children: Mapping[str, float] = field(default_factory=dict)

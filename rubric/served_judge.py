@@ -217,19 +217,21 @@ class ServedJudge(Judge):
             for e in entries:
                 if is_child_piece(prefix, e.text):
                     children.setdefault(e.text, []).append(e.logprob)
-            end, exact = None, False
-            if prefix in NUMBER_TEXTS:
-                seen = {e.token_id: e.logprob for e in entries if e.token_id is not None}
-                if facts is not None and all(i in seen for i in facts.continuation_ids):
-                    cont = sum(prob(seen[i]) for i in facts.continuation_ids)
-                    end, exact = safe_log(max(0.0, 1.0 - cont)), True
-                else:
-                    end = logsumexp(e.logprob for e in entries if not continues_number(e.text))
+            # Complete: every token that could continue a number was returned (explicit ids),
+            # so the children are all there and P(end) is exact, not a lower bound.
+            seen = {e.token_id: e.logprob for e in entries if e.token_id is not None}
+            complete = facts is not None and all(i in seen for i in facts.continuation_ids)
+            end = None
+            if prefix in NUMBER_TEXTS and facts is not None and complete:
+                cont = sum(prob(seen[i]) for i in facts.continuation_ids)
+                end = safe_log(max(0.0, 1.0 - cont))
+            elif prefix in NUMBER_TEXTS:
+                end = logsumexp(e.logprob for e in entries if not continues_number(e.text))
             out[prefix] = NodeReading(
                 prefix=prefix,
                 children={k: logsumexp(v) for k, v in children.items()},
                 end_logprob=end,
-                end_exact=exact or prefix not in NUMBER_TEXTS,
+                end_exact=complete,
             )
         return out
 
