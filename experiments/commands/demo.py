@@ -1,43 +1,96 @@
-"""`diarylab demo`: the README's main job on the embedded default model."""
+"""`diarylab demo`: the README's main job. Makes the demo's steered profile if it is missing
+(vector extraction on the embedded default), runs the demo design (resuming if it ran before)
+and writes its report."""
 
 from __future__ import annotations
 
 import argparse
-import textwrap
+from pathlib import Path
 
-from diarists.cards import load_cards
-from diarists.templates import first_entry_messages, load_entry_template
-from steering.runtime import GenerationSettings, LocalModel
+DEMO_DESIGN = Path(__file__).parent.parent / "designs" / "demo.toml"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="write a few diary entries with the embedded default model")
-    p.add_argument("--model", default="smollm2", help="model to write with (default: smollm2)")
-    p.add_argument("--diarists", nargs="+", default=["amara", "tomasz"])
-    p.add_argument("--entries", type=int, default=2, help="entries per diarist")
-    p.add_argument("--max-new-tokens", type=int, default=160)
-    p.add_argument("--seed", type=int, default=20261130)
+    p = sub.add_parser("demo", help="run the demo diary experiment on the embedded default model")
+    p.add_argument("--design", type=Path, default=DEMO_DESIGN)
+    p.add_argument("--out", type=Path, help="run folder (default: results/<name>-<hash>)")
+    p.add_argument("--no-progress", action="store_true")
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    cards = load_cards(args.diarists)
-    template = load_entry_template()
-    print(f"loading {args.model} ...", flush=True)
-    model = LocalModel.load(args.model)
-    jobs = [(card, day) for card in cards for day in range(args.entries)]
-    prompts = [model.chat_ids(first_entry_messages(card, template, day)) for card, day in jobs]
-    settings = GenerationSettings(max_new_tokens=args.max_new_tokens, temperature=0.8, top_p=0.95)
-    seeds = [args.seed + i for i in range(len(jobs))]
-    print(f"writing {len(jobs)} entries in one batch ...", flush=True)
-    for (card, day), gen in zip(jobs, model.generate(prompts, settings, seeds=seeds), strict=True):
-        print(
-            f"\n── {card.name}, {template.days[day % len(template.days)]} "
-            f"({gen.new_tokens} tokens) ──"
+def ensure_profile(design_path: Path, raw: dict) -> None:
+    from diarists.patterns import load_pattern
+    from diarists.profiles import write_profile
+    from steering.datafile import field, table
+    from steering.extract import extract_vector
+    from steering.runtime import GenerationSettings, LocalModel
+    from steering.vectors import vector_paths
+
+    where = f"{design_path} [demo]"
+    demo = table(raw, "demo", str(design_path))
+    profile = design_path.parent / field(demo, "profile", str, where)
+    if profile.is_file():
+        return
+    vector = design_path.parent / field(demo, "vector", str, where)
+    pattern = load_pattern(field(demo, "pattern", str, where))
+    model_spec = raw["diarist_model"]["model"]
+    if not vector_paths(vector)[0].is_file():
+        print(f"extracting a {pattern.id} vector on {model_spec} (once) ...", flush=True)
+        model = LocalModel.load(model_spec)
+        result = extract_vector(
+            model,
+            pattern_id=pattern.id,
+            pattern_sha256=pattern.sha256,
+            positive_system=pattern.positive_system,
+            negative_system=pattern.negative_system,
+            prompts=pattern.extraction_prompts,
+            settings=GenerationSettings(field(demo, "max_new_tokens", int, where), 0.8, 0.95),
+            seed=int(raw["design"]["seed"]),
+            pairs=field(demo, "pairs", int, where),
         )
-        print(textwrap.fill(gen.text.strip(), width=96))
+        result.vector.save(vector)
+    sha = _saved_sha(vector)
+    write_profile(
+        profile,
+        profile_id=profile.stem,
+        pattern=pattern.id,
+        vector=vector,
+        vector_sha256=sha,
+        layers=tuple(field(demo, "layers", list, where)),
+        strength=field(demo, "strength", float, where),
+        scale=field(demo, "scale", str, where),
+        positions=field(demo, "positions", str, where),
+        calibration={"made_by": "diarylab demo (fixed setting, not calibrated)"},
+    )
+
+
+def _saved_sha(vector: Path) -> str:
+    from steering.datafile import file_sha256
+    from steering.vectors import vector_paths
+
+    return file_sha256(vector_paths(vector)[0])
+
+
+def run(args: argparse.Namespace) -> int:
+    from experiments.commands.report import make_report
+    from experiments.design import load_design
+    from steering.datafile import load_toml
+
+    ensure_profile(args.design, load_toml(args.design))
+    from experiments.runner import run_design
+
+    design = load_design(args.design)
+    summary = run_design(design, args.out, progress=not args.no_progress)
+    print(f"run folder: {summary.folder}")
     print(
-        "\nThe embedded default is a 135M-parameter model: its text shows the pipeline, "
-        "not findings."
+        f"cells {summary.cells} · entries {summary.entries} · replies {summary.replies} · "
+        f"judgments {summary.judgments} · model calls made {summary.calls_made}, "
+        f"read from the store {summary.calls_cached}"
+    )
+    report = make_report(summary.folder)
+    print(f"\nreport: {report}")
+    print(
+        "The embedded default is a 135M-parameter model and a useless judge: these numbers "
+        "show the pipeline working, not findings."
     )
     return 0
