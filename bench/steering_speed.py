@@ -2,8 +2,11 @@
 least 0.95 of unsteered). Runs alternate between the two so that load from other processes hits
 both alike; the median of each is reported.
 
-Run: .venv/bin/python bench/steering.py [--model smollm2] [--tokens 64] [--reps 3]
-     [--vector FILE --layer 20 --strength 0.5]   (default: a random vector, same cost)"""
+Run: .venv/bin/python bench/steering_speed.py [--model smollm2] [--tokens 64] [--reps 3]
+     [--vector FILE --layer 20 --strength 0.5]   (default: a random vector, same cost)
+
+(Not named bench/steering.py: a script's folder comes first on sys.path, so that name would
+shadow the steering package for every script in bench/.)"""
 
 from __future__ import annotations
 
