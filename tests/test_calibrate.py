@@ -245,7 +245,7 @@ def test_real_judge_scores_are_read_from_the_rubric(monkeypatch):
     import rubric.entry_scores
     import rubric.judges
     from diarists.patterns import load_pattern
-    from experiments.commands.steer import make_scorer
+    from experiments.steer_scoring import make_scorer
 
     seen = []
 
@@ -256,7 +256,7 @@ def test_real_judge_scores_are_read_from_the_rubric(monkeypatch):
             pattern={"entitlement": pattern}, coherence=SimpleNamespace(mean=80.0)
         )
 
-    monkeypatch.setattr(rubric.judges, "make_judge", lambda spec: f"judge:{spec}")
+    monkeypatch.setattr(rubric.judges, "make_judge", lambda spec, **kw: f"judge:{spec}")
     monkeypatch.setattr(rubric.entry_scores, "score_entry", fake_score_entry)
     scorer = make_scorer("some-model", load_pattern("entitlement"))
     good, unreadable, empty = scorer(["A day.", "Why?", "  "])

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict
-from itertools import zip_longest
 from pathlib import Path
 
-from diarists.patterns import Pattern, available_patterns, load_pattern
+from diarists.patterns import available_patterns, load_pattern
+from experiments.steer_scoring import add_judge_args, judge_options_of, make_scorer, side_by_side
 from steering.errors import LabError
-from steering.extract import Scorer, TextScore
 
-FAKE_JUDGE = "fake"
 DEFAULT_SEED = 20261130
 
 
@@ -33,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--judge", help="filter pairs with this judge (or 'fake'); default: no filter")
+    add_judge_args(p)
     p.add_argument(
         "--layers", type=_int_list, nargs="+", help="layers to report (all are extracted)"
     )
@@ -45,8 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--judge",
         required=True,
-        help="judge spec, or 'fake': a word-counting heuristic that is NOT a judge (demos only)",
+        help="judge spec (a local model, or litellm:MODEL), or 'fake': a word-counting "
+        "heuristic that is NOT a judge (demos only)",
     )
+    add_judge_args(p)
     p.add_argument("--floor", type=float, default=60.0, help="minimum mean coherence (0-100)")
     p.add_argument("--layers", type=_int_list, nargs="+", required=True)
     p.add_argument("--strengths", type=_float_list, nargs="+", required=True)
@@ -116,47 +116,6 @@ def _load_model(args: argparse.Namespace):  # -> LocalModel, imported late: torc
     return LocalModel.load(args.model, device=args.device, dtype=args.dtype)
 
 
-def make_scorer(spec: str, pattern: Pattern) -> Scorer:
-    """The scorer for a judge spec: 'fake' is the demo heuristic; anything else goes to the
-    rubric's judges, reading pattern and coherence scores for one entry at a time."""
-    if spec == FAKE_JUDGE:
-        from steering.calibrate import heuristic_scorer
-
-        print("judge 'fake': a word-counting heuristic, NOT a judge; numbers are not findings")
-        return heuristic_scorer(pattern.markers)
-    try:
-        from rubric.entry_scores import score_entry
-        from rubric.judges import make_judge
-    except ImportError as exc:
-        raise LabError(
-            f"judge {spec!r} needs rubric.judges and rubric.entry_scores, which this "
-            f"installation lacks ({exc})",
-            where="--judge",
-            fix="use --judge fake for a demo",
-        ) from exc
-    judge = make_judge(spec)
-    spec_of_pattern = [(pattern.id, pattern.name, pattern.definition)]
-
-    def score(texts: Sequence[str]) -> list[TextScore]:
-        out = []
-        for text in texts:
-            if not text.strip():  # the judge refuses empty entries; they carry no pattern
-                out.append(TextScore(pattern=0.0, coherence=0.0))
-                continue
-            scores = score_entry(judge, text, patterns=spec_of_pattern)
-            out.append(TextScore(_mean(scores.pattern[pattern.id]), _mean(scores.coherence)))
-        return out
-
-    return score
-
-
-def _mean(reading: object) -> float:
-    """A judge reading's expected number; NaN when unreadable (below the coverage floor), which
-    calibration leaves out of its means rather than replacing."""
-    value = getattr(reading, "mean", None)
-    return float("nan") if value is None else float(value)
-
-
 # ------------------------------------------------------------------------- extract
 def run_extract(args: argparse.Namespace) -> int:
     from steering.extract import extract_vector
@@ -166,7 +125,7 @@ def run_extract(args: argparse.Namespace) -> int:
     pattern = load_pattern(args.pattern)
     if args.out.is_dir():
         raise LabError("--out is a folder", where=str(args.out), fix="give a file name")
-    scorer = make_scorer(args.judge, pattern) if args.judge else None
+    scorer = make_scorer(args.judge, pattern, **judge_options_of(args)) if args.judge else None
     model = _load_model(args)
     for layer in _flat(args.layers):
         if not 0 <= layer < model.num_layers:
@@ -231,7 +190,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
             f"--prompts {count}: the pattern has {len(pattern.heldout_prompts)} held-out prompts",
             where="--prompts",
         )
-    scorer = make_scorer(args.judge, pattern)
+    scorer = make_scorer(args.judge, pattern, **judge_options_of(args))
     model = _load_model(args)
     prompts = [
         model.chat_ids(
@@ -353,14 +312,3 @@ def run_try(args: argparse.Namespace) -> int:
         )
     )
     return 0
-
-
-def side_by_side(left_title: str, left: str, right_title: str, right: str, width: int = 48) -> str:
-    def column(title: str, text: str) -> list[str]:
-        lines = [title, "─" * width]
-        for para in text.strip().splitlines() or [""]:
-            lines += textwrap.wrap(para, width) or [""]
-        return lines
-
-    rows = zip_longest(column(left_title, left), column(right_title, right), fillvalue="")
-    return "\n".join(f"{a:<{width}} │ {b}" for a, b in rows)
