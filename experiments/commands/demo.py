@@ -24,17 +24,16 @@ def ensure_profile(design_path: Path, raw: dict) -> None:
     from steering.datafile import field, table
     from steering.extract import extract_vector
     from steering.runtime import GenerationSettings, LocalModel
-    from steering.vectors import vector_paths
 
     where = f"{design_path} [demo]"
     demo = table(raw, "demo", str(design_path))
+    # The profile is rewritten every time (cheap, same bytes for the same vector and setting);
+    # the vector is extracted only when missing.
     profile = design_path.parent / field(demo, "profile", str, where)
-    if profile.is_file():
-        return
     vector = design_path.parent / field(demo, "vector", str, where)
     pattern = load_pattern(field(demo, "pattern", str, where))
     model_spec = raw["diarist_model"]["model"]
-    if not vector_paths(vector)[0].is_file():
+    if not _current(vector, pattern.sha256):
         print(f"extracting a {pattern.id} vector on {model_spec} (once) ...", flush=True)
         model = LocalModel.load(model_spec)
         result = extract_vector(
@@ -62,6 +61,18 @@ def ensure_profile(design_path: Path, raw: dict) -> None:
         positions=field(demo, "positions", str, where),
         calibration={"made_by": "diarylab demo (fixed setting, not calibrated)"},
     )
+
+
+def _current(vector: Path, pattern_sha256: str) -> bool:
+    """A vector exists and was made from the pattern file as it is now."""
+    import json
+
+    from steering.vectors import vector_paths
+
+    tensors, meta = vector_paths(vector)
+    if not (tensors.is_file() and meta.is_file()):
+        return False
+    return bool(json.loads(meta.read_text()).get("pattern_sha256") == pattern_sha256)
 
 
 def _saved_sha(vector: Path) -> str:
