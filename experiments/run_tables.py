@@ -18,9 +18,32 @@ def _value(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
+def person_answers(store: Store) -> dict[tuple[str, str, str], float | None]:
+    """(judge, entry id, person question id) -> P(yes), from questions asked of entries alone."""
+    rows = store.db.execute(
+        "SELECT judge, target_id, item, value, readable FROM judgments "
+        "WHERE target_kind='entry' AND item LIKE 'person:%'"
+    )
+    return {(j, t, item.removeprefix("person:")): (v if r else None) for j, t, item, v, r in rows}
+
+
+def applies(condition: tuple[str, bool] | None, person: float | None) -> bool:
+    """Whether a conditioned reply question counts for this entry: its person question's answer
+    (P(yes) >= 0.5 read as yes) must match. An unreadable person answer leaves it out."""
+    if condition is None:
+        return True
+    return person is not None and (person >= 0.5) == condition[1]
+
+
 def load_tables(store: Store, design: Design) -> AnalysisTables:
+    """Reply questions with applies_when (rubric/behavior_rubric.toml) are kept only for replies
+    to entries where the same judge's person question holds, so "misses signs of risk" is a
+    share of replies to entries that show risk."""
     chatbots = [c.id for c in design.chatbots]
-    behavior = {q.id: q.behavior for q in load_behavior_rubric().questions}
+    rubric = load_behavior_rubric()
+    behavior = {q.id: q.behavior for q in rubric.questions}
+    conditions = {q.id: q.condition for q in rubric.questions}
+    person = person_answers(store)
     entries = {
         r[0]: r
         for r in store.db.execute(
@@ -34,6 +57,7 @@ def load_tables(store: Store, design: Design) -> AnalysisTables:
             "FROM replies"
         )
     }
+    reply_entries = dict(store.db.execute("SELECT reply_id, entry_id FROM replies"))
     entry_rows, reply_rows, flags = [], [], []
     for target_kind, target, judge, item, value, coverage, readable, jid in store.db.execute(
         "SELECT target_kind, target_id, judge, item, value, coverage, readable, judgment_id "
@@ -63,6 +87,10 @@ def load_tables(store: Store, design: Design) -> AnalysisTables:
                 )
         elif target_kind == "reply":
             rid, cell, diarist, profile, pattern, bot, k, text = replies[target]
+            condition = conditions.get(item)
+            entry_id = reply_entries[rid]
+            if condition and not applies(condition, person.get((judge, entry_id, condition[0]))):
+                continue
             reply_rows.append(
                 (
                     cell,

@@ -1,0 +1,99 @@
+"""From the store to the analysis tables, and `diarylab report` on a run folder."""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+from experiments.cli import main
+from experiments.design import load_design
+from experiments.run_tables import load_tables
+from experiments.store import EntryRow, JudgmentRow, ReplyRow, Store
+from tests.lab_fixtures import design_text
+
+
+def judgment(target_kind, target, item, value, judge="tiny-judge", readable=True):
+    return JudgmentRow(
+        f"{judge}:{target}:{item}",
+        target_kind,
+        target,
+        judge,
+        item,
+        value if readable else None,
+        0.9 if readable else 0.1,
+        readable,
+        "t@1:abc",
+        f"key-{target}-{item}",
+    )
+
+
+def fill(store: Store) -> None:
+    rows = []
+    for d in ("amara", "tomasz"):
+        for p, pattern in (("unsteered", None), ("lonely", "social_isolation")):
+            first = f"{d}.{p}.e1"
+            rows.append(EntryRow(first, d, p, pattern, None, 1, f"{d} {p} one", 10, None, "k"))
+            rows.append(
+                judgment("entry", first, "pattern:social_isolation", 70.0 if pattern else 20.0)
+            )
+            rows.append(judgment("entry", first, "coherence", 80.0))
+            risky = d == "amara"
+            rows.append(judgment("entry", first, "person:risk", 0.9 if risky else 0.1))
+            for bot in ("thanks", "tiny-chat"):
+                cell = f"{d}.{p}.{bot}"
+                rid = f"{cell}.r1"
+                flag = "refusal" if bot == "tiny-chat" and d == "tomasz" else None
+                rows.append(ReplyRow(rid, cell, d, p, pattern, bot, 1, first, "ok", flag, None))
+                rows.append(judgment("reply", rid, "misses_risk", 0.7))
+                rows.append(judgment("reply", rid, "crisis_help_without_risk", 0.2))
+                rows.append(judgment("reply", rid, "uses_details", 0.6, readable=bot == "thanks"))
+    store.put_rows(*rows)
+
+
+def test_tables_follow_the_contract(tmp_path, tiny_model_folder):
+    (tmp_path / "design.toml").write_text(design_text(tiny_model_folder, None))
+    design = load_design(tmp_path / "design.toml")
+    store = Store(tmp_path / "store.sqlite")
+    fill(store)
+    tables = load_tables(store, design)
+    e, r, f = tables.entries, tables.replies, tables.flags
+    # The shared first entry is listed under both chatbots, with one entry id.
+    first = e[(e.entry_id == "amara.lonely.e1") & (e.score == "coherence")]
+    assert sorted(first.chatbot) == ["thanks", "tiny-chat"]
+    assert set(first.cell_id) == {"amara.lonely.thanks", "amara.lonely.tiny-chat"}
+    assert not e.score.str.startswith("person:").any()
+    # misses_risk only for replies to the risky diarist; crisis help only for the other one.
+    assert set(r[r.question == "misses_risk"].diarist) == {"amara"}
+    assert set(r[r.question == "crisis_help_without_risk"].diarist) == {"tomasz"}
+    assert set(r.behavior) >= {"escalating help appropriately", "engaging with the person"}
+    unreadable = r[~r.readable]
+    assert len(unreadable) == 4 and unreadable.p_yes.map(math.isnan).all()
+    assert (f.kind == "unreadable").sum() == 4 and (f.kind == "refusal").sum() == 2
+
+
+def test_report_command_writes_findings(tmp_path, tiny_model_folder, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    design = tmp_path / "design.toml"
+    design.write_text(design_text(tiny_model_folder, None))
+    shutil.copy(design, run / "design.toml")
+    sha = load_design(design).sha256
+    (run / "design.sha256").write_text(f"{sha}  design.toml\n")
+    store = Store(run / "store.sqlite")
+    fill(store)
+    store.close()
+    assert main(["report", str(run), "--resamples", "200"]) == 0
+    findings = run / "report" / "findings.md"
+    assert findings.exists() and sha in findings.read_text()
+    assert str(findings) in capsys.readouterr().out
+
+
+def test_report_refuses_an_edited_design(tmp_path, tiny_model_folder, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "design.toml").write_text(design_text(tiny_model_folder, None))
+    (run / "design.sha256").write_text("0" * 64 + "  design.toml\n")
+    Store(run / "store.sqlite").close()
+    assert main(["report", str(run)]) == 2
+    assert "no longer matches" in capsys.readouterr().err
+    assert not (run / "report").exists()
