@@ -90,7 +90,8 @@ class LocalJudge(Judge):
         index = {key: i for i, key in enumerate(prefixes)}
         children: dict[tuple[int, ...], dict[str, float]] = {key: {} for key in prefixes}
         for key in prefixes[1:]:
-            children[key[:-1]][piece_of[key]] = float(rows[index[key[:-1]], key[-1]])
+            logprob = float(rows[index[key[:-1]], key[-1]])
+            children[key[:-1]][piece_of[key]] = max(logprob, LOG_ZERO)  # no -inf in JSON
         nodes = [
             NodeReading(
                 prefix=text_of[key],
@@ -116,7 +117,7 @@ class LocalJudge(Judge):
             raise LabError(
                 "the judge's vocabulary has no single-token yes/no", where="judge tokenizer"
             )
-        yes = {facts.raw_tokens[i]: float(row[i]) for i in facts.yes_ids}
-        no = {facts.raw_tokens[i]: float(row[i]) for i in facts.no_ids}
+        yes = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in facts.yes_ids}
+        no = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in facts.no_ids}
         record = {"backend": "local", "prompt_tokens": len(ids), "exact": True}
         return dict(yes_no_reading(yes, no, record=record).record)
