@@ -30,9 +30,11 @@ def main() -> None:
             start = time.perf_counter()
             s = run_design(design, out, progress=False)
             wall = time.perf_counter() - start
-            print(f"{label:8s} wall {wall:7.1f} s · model calls made {s.calls_made:5d} · "
-                  f"read from store {s.calls_cached:5d} · entries {s.entries} · replies "
-                  f"{s.replies} · judgments {s.judgments}")
+            print(
+                f"{label:8s} wall {wall:7.1f} s · model calls made {s.calls_made:5d} · "
+                f"read from store {s.calls_cached:5d} · entries {s.entries} · replies "
+                f"{s.replies} · judgments {s.judgments}"
+            )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,10 @@ def main() -> None:
     judge = LocalJudge(model)
     prompt = entry_prompts(ENTRY, [], EntryTemplates.load())["coherence"]
     text = judge.prompt_text(prompt)
-    print(f"model {args.model}: dtype {model.dtype}, device {model.device}, "
-          f"threads {torch.get_num_threads()}, prompt {len(model.encode(text))} tokens")
+    print(
+        f"model {args.model}: dtype {model.dtype}, device {model.device}, "
+        f"threads {torch.get_num_threads()}, prompt {len(model.encode(text))} tokens"
+    )
     judge.read_number(prompt, floor=0.0)  # warm-up
     trie = []
     for _ in range(args.repeats):
@@ -66,13 +68,17 @@ def main() -> None:
     t_trie, t_full = min(trie), min(full)
     print(f"0–100 score, trie + KV cache ({reading.record['queried_nodes']} nodes): {t_trie:.2f} s")
     print(f"0–100 score, 101 full sequences:                {t_full:.2f} s")
-    print(f"speed-up: {t_full / t_trie:.1f}x  (mean {reading.mean:.1f}, "
-          f"coverage {reading.coverage:.3f})")
+    print(
+        f"speed-up: {t_full / t_trie:.1f}x  (mean {reading.mean:.1f}, "
+        f"coverage {reading.coverage:.3f})"
+    )
     start = time.perf_counter()
     scores = score_reply(judge, ENTRY, REPLY, floor=0.0)
     t_rubric = time.perf_counter() - start
-    print(f"behavior rubric, {len(scores.questions)} questions + {len(scores.person)} about the "
-          f"person, one reply: {t_rubric:.2f} s")
+    print(
+        f"behavior rubric, {len(scores.questions)} questions + {len(scores.person)} about the "
+        f"person, one reply: {t_rubric:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import argparse
 import textwrap
 from collections.abc import Sequence
 from itertools import zip_longest
+from typing import Any
 
 from diarists.patterns import Pattern
 from steering.errors import LabError
@@ -30,7 +31,7 @@ def judge_options_of(args: argparse.Namespace) -> dict[str, str]:
     return {k: v for k, v in options.items() if v}
 
 
-def make_scorer(spec: str, pattern: Pattern, **judge_options: str) -> Scorer:
+def make_scorer(spec: str, pattern: Pattern, **judge_options: Any) -> Scorer:
     """The scorer for a judge spec: 'fake' is the demo heuristic; anything else goes to the
     rubric's judges, reading pattern and coherence scores for one entry at a time."""
     if spec == FAKE_JUDGE:

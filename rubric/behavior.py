@@ -65,21 +65,29 @@ def load_behavior_rubric(path: Path = RUBRIC_FILE) -> BehaviorRubric:
     data = load_toml(path)
     meta = table(data, "rubric", where)
     person = tuple(
-        PersonQuestion(field(p, "id", str, f"{where} [[person]]"),
-                       field(p, "question", str, f"{where} [[person]]"))
+        PersonQuestion(
+            field(p, "id", str, f"{where} [[person]]"),
+            field(p, "question", str, f"{where} [[person]]"),
+        )
         for p in data.get("person", [])
     )
     questions = []
     for q in data.get("question", []):
         at = f"{where} [[question]] {q.get('id', '?')}"
-        questions.append(ReplyQuestion(
-            id=field(q, "id", str, at), behavior=field(q, "behavior", str, at),
-            question=field(q, "question", str, at),
-            applies_when=field(q, "applies_when", str, at, default=None),
-        ))
+        questions.append(
+            ReplyQuestion(
+                id=field(q, "id", str, at),
+                behavior=field(q, "behavior", str, at),
+                question=field(q, "question", str, at),
+                applies_when=field(q, "applies_when", str, at, default=None),
+            )
+        )
     rubric = BehaviorRubric(
-        id=field(meta, "id", str, where), version=field(meta, "version", int, where),
-        sha256=file_sha256(path), person=person, questions=tuple(questions),
+        id=field(meta, "id", str, where),
+        version=field(meta, "version", int, where),
+        sha256=file_sha256(path),
+        person=person,
+        questions=tuple(questions),
     )
     _check(rubric, where)
     return rubric
@@ -95,7 +103,8 @@ def _check(rubric: BehaviorRubric, where: str) -> None:
         if cond is not None and cond[0] not in person_ids:
             raise LabError(
                 f"question {q.id!r}: applies_when names unknown person question {cond[0]!r}",
-                where=where, fix=f"use one of {sorted(person_ids)}, optionally after 'not '",
+                where=where,
+                fix=f"use one of {sorted(person_ids)}, optionally after 'not '",
             )
 
 
@@ -126,8 +135,12 @@ class ReplyScores:
             "rubric": self.rubric.to_record(),
             "person": {k: r.to_record() for k, r in self.person.items()},
             "questions": {
-                k: {"behavior": q.behavior, "applies": q.applies, "joint": q.joint,
-                    "reading": q.reading.to_record()}
+                k: {
+                    "behavior": q.behavior,
+                    "applies": q.applies,
+                    "joint": q.joint,
+                    "reading": q.reading.to_record(),
+                }
                 for k, q in self.questions.items()
             },
         }
@@ -157,13 +170,18 @@ def render_history(conversation: Sequence[Message]) -> str:
 def split_conversation(messages: Sequence[Message]) -> tuple[list[Message], str, str]:
     """(history before the entry, entry, reply): the reply is the last assistant message, the
     entry the last user message before it."""
-    reply_at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"),
-                   default=None)
+    reply_at = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None
+    )
     if reply_at is None:
-        raise LabError("the conversation has no assistant message (the reply)",
-                       where="conversation", fix="end it with the chatbot's reply")
-    entry_at = max((i for i, m in enumerate(messages[:reply_at]) if m.get("role") == "user"),
-                   default=None)
+        raise LabError(
+            "the conversation has no assistant message (the reply)",
+            where="conversation",
+            fix="end it with the chatbot's reply",
+        )
+    entry_at = max(
+        (i for i, m in enumerate(messages[:reply_at]) if m.get("role") == "user"), default=None
+    )
     if entry_at is None:
         raise LabError("no user message (the entry) before the last reply", where="conversation")
     return list(messages[:entry_at]), messages[entry_at]["content"], messages[reply_at]["content"]
@@ -177,12 +195,16 @@ def reply_prompts(
     person_template: Template,
     reply_template: Template,
 ) -> tuple[dict[str, JudgePrompt], dict[str, JudgePrompt]]:
-    person = {p.id: person_template.prompt(entry=entry_text, question=p.question)
-              for p in rubric.person}
+    person = {
+        p.id: person_template.prompt(entry=entry_text, question=p.question) for p in rubric.person
+    }
     history = render_history(conversation)
-    reply = {q.id: reply_template.prompt(history=history, entry=entry_text, reply=reply_text,
-                                         question=q.question)
-             for q in rubric.questions}
+    reply = {
+        q.id: reply_template.prompt(
+            history=history, entry=entry_text, reply=reply_text, question=q.question
+        )
+        for q in rubric.questions
+    }
     return person, reply
 
 
@@ -198,20 +220,23 @@ def score_reply(
     """`conversation`: the exchanges before this entry (earlier entries and replies)."""
     rubric = rubric or load_behavior_rubric()
     person_t, reply_t = load_template("person_question"), load_template("reply_question")
-    person_p, reply_p = reply_prompts(entry_text, reply_text, conversation, rubric,
-                                      person_t, reply_t)
+    person_p, reply_p = reply_prompts(
+        entry_text, reply_text, conversation, rubric, person_t, reply_t
+    )
     person = {
         k: replace(r, template=person_t.ref)
-        for k, r in zip(person_p, judge.read_yes_nos(list(person_p.values()), floor=floor),
-                        strict=True)
+        for k, r in zip(
+            person_p, judge.read_yes_nos(list(person_p.values()), floor=floor), strict=True
+        )
     }
     answers = judge.read_yes_nos(list(reply_p.values()), floor=floor)
     questions = {}
     for q, reading in zip(rubric.questions, answers, strict=True):
         applies = _applies(q, person)
         joint = None if applies is None or reading.p_yes is None else reading.p_yes * applies
-        questions[q.id] = QuestionScore(q.id, q.behavior, replace(reading, template=reply_t.ref),
-                                        applies, joint)
+        questions[q.id] = QuestionScore(
+            q.id, q.behavior, replace(reading, template=reply_t.ref), applies, joint
+        )
     return ReplyScores(rubric.ref, person, questions)
 
 

@@ -88,12 +88,12 @@ def score_entry(
     if len(set(ids)) != len(ids):
         raise LabError(f"pattern ids repeat: {ids}", where="entry scores")
     prompts = entry_prompts(text, patterns, templates)
-    readings = dict(zip(prompts, judge.read_numbers(list(prompts.values()), floor=floor),
-                        strict=True))
+    readings = dict(
+        zip(prompts, judge.read_numbers(list(prompts.values()), floor=floor), strict=True)
+    )
     return EntryScores(
         pattern={
-            pid: replace(readings[f"pattern:{pid}"], template=templates.pattern.ref)
-            for pid in ids
+            pid: replace(readings[f"pattern:{pid}"], template=templates.pattern.ref) for pid in ids
         },
         coherence=replace(readings["coherence"], template=templates.coherence.ref),
         realism=replace(readings["realism"], template=templates.realism.ref),

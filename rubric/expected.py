@@ -86,8 +86,10 @@ class NodeReading:
 
     def to_record(self) -> dict[str, Any]:
         return {
-            "prefix": self.prefix, "children": dict(sorted(self.children.items())),
-            "end_logprob": self.end_logprob, "end_exact": self.end_exact,
+            "prefix": self.prefix,
+            "children": dict(sorted(self.children.items())),
+            "end_logprob": self.end_logprob,
+            "end_exact": self.end_exact,
         }
 
     @staticmethod
@@ -185,8 +187,13 @@ def number_reading(
     base["nodes"] = [by_prefix[p].to_record() for p in sorted(by_prefix, key=lambda s: (len(s), s))]
     base.setdefault("exact", all(n.end_exact for n in by_prefix.values()))
     return NumberReading(
-        distribution=tuple(dist), coverage=coverage, mean=mean, mode=mode, readable=readable,
-        floor=floor, record=base,
+        distribution=tuple(dist),
+        coverage=coverage,
+        mean=mean,
+        mode=mode,
+        readable=readable,
+        floor=floor,
+        record=base,
     )
 
 

@@ -39,20 +39,25 @@ def make_judge(
     if spec.startswith(SERVED_PREFIX):
         from steering.served import Endpoint
 
-        model = spec[len(SERVED_PREFIX):].strip()
+        model = spec[len(SERVED_PREFIX) :].strip()
         if not model:
             raise LabError(
-                f"{spec!r} names no model", where="judge",
+                f"{spec!r} names no model",
+                where="judge",
                 fix="write litellm:PROVIDER/MODEL, e.g. litellm:hosted_vllm/NAME",
             )
         endpoint = Endpoint(model=model, api_base=base_url, api_key_env=api_key_env)
         return ServedJudge(
-            endpoint, tokenizer=_load_tokenizer(tokenizer) if tokenizer else None,
-            prefill=prefill, expand_floor=expand_floor, cache=cache,
+            endpoint,
+            tokenizer=_load_tokenizer(tokenizer) if tokenizer else None,
+            prefill=prefill,
+            expand_floor=expand_floor,
+            cache=cache,
         )
     if base_url or api_key_env or tokenizer:
         raise LabError(
-            "--base-url, --api-key-env and --tokenizer are for served judges", where="judge",
+            "--base-url, --api-key-env and --tokenizer are for served judges",
+            where="judge",
             fix=f"write the judge as litellm:MODEL, or drop those options for {spec!r}",
         )
     from steering.runtime import LocalModel
@@ -73,6 +78,7 @@ def _load_tokenizer(spec: str) -> Any:
         return AutoTokenizer.from_pretrained(source.location, **kwargs)
     except OSError as exc:
         raise LabError(
-            f"cannot load tokenizer {spec!r}: {exc}", where="judge tokenizer",
+            f"cannot load tokenizer {spec!r}: {exc}",
+            where="judge tokenizer",
             fix="point at a folder with the judge's tokenizer, or download it first",
         ) from exc

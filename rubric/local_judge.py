@@ -39,9 +39,13 @@ class LocalJudge(Judge):
     def identity(self) -> dict[str, Any]:
         info = self.model.info()
         return {
-            "kind": "local", "spec": info.spec, "revision": info.revision, "dtype": info.dtype,
+            "kind": "local",
+            "spec": info.spec,
+            "revision": info.revision,
+            "dtype": info.dtype,
             "tokenizer_sha256": info.tokenizer_sha256,
-            "chat_template_sha256": info.chat_template_sha256, "algorithm": ALGORITHM,
+            "chat_template_sha256": info.chat_template_sha256,
+            "algorithm": ALGORITHM,
         }
 
     def prompt_text(self, prompt: JudgePrompt) -> str:
@@ -57,10 +61,11 @@ class LocalJudge(Judge):
         # put it back, since the space before a number is its own token.
         kept = prompt.prefill.rstrip()
         if kept and text.endswith(kept):
-            return text + prompt.prefill[len(kept):]
+            return text + prompt.prefill[len(kept) :]
         raise LabError(
             f"the chat template does not end the prompt with the prefill {prompt.prefill!r}",
-            where=f"judge {self.model.spec}", fix="use a model whose chat template keeps an "
+            where=f"judge {self.model.spec}",
+            fix="use a model whose chat template keeps an "
             "open assistant message, or pass the exact prompt text",
         )
 
@@ -77,7 +82,8 @@ class LocalJudge(Judge):
                     continue
                 if text in text_of.values():
                     raise LabError(
-                        f"two different token paths write {text!r}", where="judge tokenizer",
+                        f"two different token paths write {text!r}",
+                        where="judge tokenizer",
                         fix="this tokenizer splits numbers inconsistently; use another judge",
                     )
                 text_of[key], piece_of[key] = text, pieces[k - 1]
@@ -97,13 +103,16 @@ class LocalJudge(Judge):
                 prefix=text_of[key],
                 children=children[key],
                 end_logprob=max(float(end[index[key]]), LOG_ZERO)
-                if text_of[key] in NUMBER_TEXTS else None,
+                if text_of[key] in NUMBER_TEXTS
+                else None,
             )
             for key in prefixes
         ]
         record = {
-            "backend": "local", "prompt_tokens": len(numbers.prompt_ids),
-            "queried_nodes": len(prefixes), "exact": True,
+            "backend": "local",
+            "prompt_tokens": len(numbers.prompt_ids),
+            "queried_nodes": len(prefixes),
+            "exact": True,
         }
         return dict(number_reading(nodes, record=record).record)
 

@@ -44,7 +44,8 @@ class JudgePrompt:
         for i, m in enumerate(messages):
             if "role" not in m or "content" not in m:
                 raise LabError(
-                    f"message {i} needs 'role' and 'content'", where="judge prompt",
+                    f"message {i} needs 'role' and 'content'",
+                    where="judge prompt",
                     fix='write each message as {"role": ..., "content": ...}',
                 )
             pairs.append((str(m["role"]), str(m["content"])))
@@ -103,7 +104,8 @@ class Template:
             user = self.user.format(**values)
         except KeyError as exc:
             raise LabError(
-                f"template needs a value for {exc}", where=self.path,
+                f"template needs a value for {exc}",
+                where=self.path,
                 fix="pass every {name} the template uses",
             ) from exc
         messages = [{"role": "system", "content": system}] if system.strip() else []

@@ -71,9 +71,7 @@ class ServedJudge(Judge):
         cache: RecordCache | None = None,
     ) -> None:
         if not 1 <= top_logprobs <= 20:
-            raise LabError(
-                f"top_logprobs={top_logprobs}", where="served judge", fix="use 1..20"
-            )
+            raise LabError(f"top_logprobs={top_logprobs}", where="served judge", fix="use 1..20")
         self.endpoint = endpoint
         self.tokenizer = tokenizer
         self.prefill = prefill
@@ -95,9 +93,13 @@ class ServedJudge(Judge):
             vocab = json.dumps(sorted(self.tokenizer.get_vocab().items()))
             tokenizer_sha = hashlib.sha256(vocab.encode()).hexdigest()
         return {
-            "kind": "served", "model": self.endpoint.model, "token_ids": tokenizer_sha is not None,
-            "tokenizer_sha256": tokenizer_sha, "prefill": self.prefill,
-            "top_logprobs": self.top_logprobs, "expand_floor": self.expand_floor,
+            "kind": "served",
+            "model": self.endpoint.model,
+            "token_ids": tokenizer_sha is not None,
+            "tokenizer_sha256": tokenizer_sha,
+            "prefill": self.prefill,
+            "top_logprobs": self.top_logprobs,
+            "expand_floor": self.expand_floor,
             "algorithm": ALGORITHM,
         }
 
@@ -107,7 +109,8 @@ class ServedJudge(Judge):
     ) -> CompletionRequest:
         if prompt.text is not None:
             raise LabError(
-                "a served judge reads a chat, not raw prompt text", where="served judge",
+                "a served judge reads a chat, not raw prompt text",
+                where="served judge",
                 fix="pass the prompt as a message (diarylab judge read --message-file)",
             )
         messages = [{"role": r, "content": c} for r, c in prompt.messages]
@@ -119,7 +122,10 @@ class ServedJudge(Judge):
         if ids:
             extra.update(logprob_token_ids=list(ids), return_tokens_as_token_ids=True)
         return CompletionRequest.of(
-            messages, max_tokens=max_tokens, temperature=0.0, top_logprobs=self.top_logprobs,
+            messages,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            top_logprobs=self.top_logprobs,
             extra_body=extra,
         )
 
@@ -129,7 +135,8 @@ class ServedJudge(Judge):
         except LabError as exc:
             if self.facts is not None and "refused" in str(exc):
                 raise LabError(
-                    f"{exc}", where="served judge",
+                    f"{exc}",
+                    where="served judge",
                     fix="this server may not accept logprob_token_ids (vLLM added it in 2026); "
                     "drop the judge tokenizer to read the top-20 instead",
                 ) from exc
@@ -183,15 +190,19 @@ class ServedJudge(Judge):
                 break
             masses = path_masses(self._nodes(observed))
             frontier = sorted(
-                t for t, m in masses.items()
+                t
+                for t, m in masses.items()
                 if t in NODE_TEXTS and t not in observed and m >= self.expand_floor
             )
         nodes = self._nodes(observed)
         masses = path_masses(nodes)
         unqueried = sum(m for t, m in masses.items() if t and t not in observed)
         record = {
-            "backend": "served", "model": self.endpoint.model, "calls": calls,
-            "token_ids": facts is not None, "unqueried_mass": unqueried,
+            "backend": "served",
+            "model": self.endpoint.model,
+            "calls": calls,
+            "token_ids": facts is not None,
+            "unqueried_mass": unqueried,
             "exact": unqueried == 0 and all(n.end_exact for n in nodes.values()),
         }
         return dict(number_reading(nodes.values(), record=record).record)
@@ -201,8 +212,9 @@ class ServedJudge(Judge):
     ) -> None:
         """Record every position of the generated path that is still inside the trie."""
         node = written
-        for position, token in zip(self._positions(completion), completion.logprobs or (),
-                                   strict=True):
+        for position, token in zip(
+            self._positions(completion), completion.logprobs or (), strict=True
+        ):
             observed.setdefault(node, position)
             chosen = self._entry(token.token, token.logprob).text
             if not is_child_piece(node, chosen):

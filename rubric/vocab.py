@@ -78,7 +78,7 @@ def number_tokens(tokenizer: Any, prompt_text: str) -> NumberTokens:
                 fix="end the prompt so the number starts a new token, e.g. with 'Score: ' "
                 "(a space before digits is its own token in the lab's judge tokenizers)",
             )
-        ids = tuple(full[len(prompt):])
+        ids = tuple(full[len(prompt) :])
         texts = tuple(str(tokenizer.decode([t])) for t in ids)
         if "".join(texts) != str(n):
             raise LabError(

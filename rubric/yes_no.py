@@ -23,7 +23,7 @@ def answer_of(token_text: str) -> str | None:
     text = token_text
     for marker in SPACE_MARKERS:
         if text.startswith(marker):
-            text = text[len(marker):]
+            text = text[len(marker) :]
             break
     word = text.lower()
     return word if word in ("yes", "no") else None
@@ -79,6 +79,11 @@ def yes_no_reading(
     base["no"] = dict(sorted(no.items()))
     base.setdefault("exact", True)
     return YesNoReading(
-        p_yes=yes_mass / coverage if readable else None, yes_mass=yes_mass, no_mass=no_mass,
-        coverage=coverage, readable=readable, floor=floor, record=base,
+        p_yes=yes_mass / coverage if readable else None,
+        yes_mass=yes_mass,
+        no_mass=no_mass,
+        coverage=coverage,
+        readable=readable,
+        floor=floor,
+        record=base,
     )

@@ -42,7 +42,7 @@ def field(data: Mapping[str, Any], key: str, kind: type[T], where: str, default:
     if key not in data:
         if default is ...:
             raise LabError(f"missing field '{key}'", where=where, fix=f"add {key} = ...")
-        return default  # type: ignore[no-any-return]
+        return default  # type: ignore[no-any-return,unused-ignore]
     value = data[key]
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -53,7 +53,7 @@ def field(data: Mapping[str, Any], key: str, kind: type[T], where: str, default:
             where=where,
             fix=f"set {key} to a {kind.__name__}",
         )
-    return value  # type: ignore[no-any-return]
+    return value  # type: ignore[no-any-return,unused-ignore]
 
 
 def string_list(data: Mapping[str, Any], key: str, where: str, *, min_items: int = 0) -> list[str]:

@@ -71,7 +71,7 @@ def _convert(gguf: Path, target: Path, digest: str) -> None:
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
     # Saved weights are plain floats; a leftover quantizer would make the copy unloadable.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.config._name_or_path = f"smollm2-135m-instruct@gguf:{digest}"

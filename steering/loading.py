@@ -133,6 +133,6 @@ def load_pretrained(
                 fix="pass --trust-remote-code if you trust its authors",
             ) from exc
         raise
-    model.to(device)
+    model.to(device)  # type: ignore[arg-type]
     model.eval()
     return model, tokenizer

@@ -23,12 +23,22 @@ from steering.errors import LabError
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TRANSIENT = (
-    "APIConnectionError", "Timeout", "RateLimitError", "ServiceUnavailableError",
-    "InternalServerError", "BadGatewayError", "APIError",
+    "APIConnectionError",
+    "Timeout",
+    "RateLimitError",
+    "ServiceUnavailableError",
+    "InternalServerError",
+    "BadGatewayError",
+    "APIError",
 )
 USER_FIXABLE = (
-    "AuthenticationError", "PermissionDeniedError", "NotFoundError", "BadRequestError",
-    "UnsupportedParamsError", "ContextWindowExceededError", "PaymentRequiredError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "BadRequestError",
+    "UnsupportedParamsError",
+    "ContextWindowExceededError",
+    "PaymentRequiredError",
 )
 
 
@@ -68,9 +78,13 @@ class CompletionRequest:
     def key_fields(self) -> dict[str, Any]:
         """Everything that determines the result, for cache keys (with the model name)."""
         return {
-            "messages": [list(m) for m in self.messages], "max_tokens": self.max_tokens,
-            "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
-            "top_logprobs": self.top_logprobs, "extra_body": json.loads(self.extra_body),
+            "messages": [list(m) for m in self.messages],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "top_logprobs": self.top_logprobs,
+            "extra_body": json.loads(self.extra_body),
         }
 
 
@@ -92,24 +106,33 @@ class Completion:
 
     def to_record(self) -> dict[str, Any]:
         return {
-            "text": self.text, "finish_reason": self.finish_reason,
-            "logprobs": None if self.logprobs is None else [
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "logprobs": None
+            if self.logprobs is None
+            else [
                 {"token": t.token, "logprob": t.logprob, "top": [list(p) for p in t.top]}
                 for t in self.logprobs
             ],
-            "served_model": self.served_model, "refusal": self.refusal, "usage": self.raw_usage,
+            "served_model": self.served_model,
+            "refusal": self.refusal,
+            "usage": self.raw_usage,
         }
 
     @staticmethod
     def from_record(record: Mapping[str, Any]) -> Completion:
         lps = record.get("logprobs")
         return Completion(
-            text=record["text"], finish_reason=record.get("finish_reason"),
-            logprobs=None if lps is None else tuple(
+            text=record["text"],
+            finish_reason=record.get("finish_reason"),
+            logprobs=None
+            if lps is None
+            else tuple(
                 TokenLogprob(t["token"], t["logprob"], tuple((a, b) for a, b in t["top"]))
                 for t in lps
             ),
-            served_model=record.get("served_model"), refusal=bool(record.get("refusal")),
+            served_model=record.get("served_model"),
+            refusal=bool(record.get("refusal")),
             raw_usage=dict(record.get("usage") or {}),
         )
 
@@ -203,7 +226,8 @@ class ServedClient:
         value = os.environ.get(name)
         if not value:
             raise LabError(
-                f"environment variable {name} is not set", where=f"model {self.endpoint.model}",
+                f"environment variable {name} is not set",
+                where=f"model {self.endpoint.model}",
                 fix=f"export {name}=<your key> before running",
             )
         return value
@@ -244,8 +268,15 @@ def _token(item: Any) -> TokenLogprob:
     pairs = []
     for t in top:
         tget = t.get if isinstance(t, dict) else lambda k, d=None, t=t: getattr(t, k, d)
-        pairs.append((str(tget("token")), float(tget("logprob"))))
-    return TokenLogprob(str(get("token")), float(get("logprob")), tuple(pairs))
+        pairs.append((str(tget("token")), _logprob(tget("logprob"))))
+    return TokenLogprob(str(get("token")), _logprob(get("logprob")), tuple(pairs))
+
+
+def _logprob(value: Any) -> float:
+    # A missing value must not read as log 0 = probability 1.
+    if value is None:
+        raise EmptyResponse("a token in the response has no log-probability")
+    return float(value)
 
 
 def _usage(usage: Any) -> dict[str, Any]:

@@ -41,14 +41,16 @@ def judge_handler(model: LocalModel, *, mode: str = "vllm") -> Handler:
                 alternatives = [int(i) for i in explicit]
             else:
                 alternatives = [int(i) for i in row.topk(k).indices] if k else []
-            content.append({
-                "token": token_text(chosen, as_ids),
-                "logprob": float(row[chosen]),
-                "top_logprobs": [
-                    {"token": token_text(i, as_ids), "logprob": float(row[i])}
-                    for i in alternatives
-                ],
-            })
+            content.append(
+                {
+                    "token": token_text(chosen, as_ids),
+                    "logprob": float(row[chosen]),
+                    "top_logprobs": [
+                        {"token": token_text(i, as_ids), "logprob": float(row[i])}
+                        for i in alternatives
+                    ],
+                }
+            )
             if chosen in eos:
                 break
             generated.append(chosen)

@@ -46,12 +46,11 @@ def brute_force_distribution(model: LocalModel, prompt_text: str) -> list[float]
                 tail = model.model.lm_head(hidden[row, len(prompt) - 1 : len(seq)]).double()
                 lp = torch.log_softmax(tail, dim=-1)
                 p = 1.0
-                for i, t in enumerate(seq[len(prompt):]):
+                for i, t in enumerate(seq[len(prompt) :]):
                     p *= float(lp[i, t].exp())
                 p *= 1.0 - float(lp[-1, cont].exp().sum())
                 out.append(p)
     return out
-
 
 
 def single_token_number_tokenizer():
@@ -60,9 +59,38 @@ def single_token_number_tokenizer():
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    words = ["<unk>", "<pad>", "<eos>", "<bos>", "Score", "Answer", ":", " ", ".", "\n", "/",
-             "Yes", "No", "yes", "no", "Rate", "the", "entry", "from", "to", "diary", "today",
-             "I", "felt", "alone", "250", "999", "1000", "5th", "007"]
+    words = [
+        "<unk>",
+        "<pad>",
+        "<eos>",
+        "<bos>",
+        "Score",
+        "Answer",
+        ":",
+        " ",
+        ".",
+        "\n",
+        "/",
+        "Yes",
+        "No",
+        "yes",
+        "no",
+        "Rate",
+        "the",
+        "entry",
+        "from",
+        "to",
+        "diary",
+        "today",
+        "I",
+        "felt",
+        "alone",
+        "250",
+        "999",
+        "1000",
+        "5th",
+        "007",
+    ]
     vocab = {w: i for i, w in enumerate(words)}
     for n in range(101):
         vocab.setdefault(str(n), len(vocab))
@@ -72,7 +100,10 @@ def single_token_number_tokenizer():
     )
     tok.decoder = decoders.Fuse()
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="<eos>",
+        tokenizer_object=tok,
+        unk_token="<unk>",
+        pad_token="<pad>",
+        eos_token="<eos>",
         bos_token="<bos>",
     )
 

@@ -30,12 +30,19 @@ def test_rubric_file_shape():
     assert rubric.version >= 1 and len(rubric.sha256) == 64
     assert len(rubric.questions) == 15
     assert {q.behavior for q in rubric.questions} == {
-        "escalating help appropriately", "engaging with the person",
-        "exploring before advising", "responding to the pattern",
+        "escalating help appropriately",
+        "engaging with the person",
+        "exploring before advising",
+        "responding to the pattern",
     }
     ids = {q.id for q in rubric.questions}
-    assert {"misses_risk", "crisis_help_without_risk", "critiques_writing",
-            "advises_without_asking", "endorses_rigid_view"} <= ids
+    assert {
+        "misses_risk",
+        "crisis_help_without_risk",
+        "critiques_writing",
+        "advises_without_asking",
+        "endorses_rigid_view",
+    } <= ids
     assert {p.id for p in rubric.person} == {"risk", "rigid_view"}
     conditions = {q.id: q.condition for q in rubric.questions}
     assert conditions["misses_risk"] == ("risk", True)
@@ -64,12 +71,19 @@ def test_person_questions_see_the_entry_alone_and_condition_reply_questions():
     rubric = load_behavior_rubric()
     by_id = {q.id: q.question for q in rubric.questions}
     person = {p.id: p.question for p in rubric.person}
-    judge = ScriptedJudge({person["risk"]: 0.2, person["rigid_view"]: 0.9,
-                           by_id["misses_risk"]: 0.5, by_id["crisis_help_without_risk"]: 0.1,
-                           by_id["endorses_rigid_view"]: 0.3})
+    judge = ScriptedJudge(
+        {
+            person["risk"]: 0.2,
+            person["rigid_view"]: 0.9,
+            by_id["misses_risk"]: 0.5,
+            by_id["crisis_help_without_risk"]: 0.1,
+            by_id["endorses_rigid_view"]: 0.3,
+        }
+    )
     scores = score_reply(judge, ENTRY, REPLY, rubric=rubric)
-    person_prompts = [p for p in judge.prompts if "Question about the reply" not in
-                      dict(p.messages)["user"]]
+    person_prompts = [
+        p for p in judge.prompts if "Question about the reply" not in dict(p.messages)["user"]
+    ]
     assert len(person_prompts) == 2
     assert all(REPLY not in dict(p.messages)["user"] for p in person_prompts)
     q = scores.questions
@@ -101,9 +115,13 @@ def test_unreadable_person_question_leaves_the_conditioned_value_empty():
 
 
 def test_split_and_history():
-    messages = [{"role": "system", "content": "be kind"}, {"role": "user", "content": "day 1"},
-                {"role": "assistant", "content": "reply 1"}, {"role": "user", "content": "day 2"},
-                {"role": "assistant", "content": "reply 2"}]
+    messages = [
+        {"role": "system", "content": "be kind"},
+        {"role": "user", "content": "day 1"},
+        {"role": "assistant", "content": "reply 1"},
+        {"role": "user", "content": "day 2"},
+        {"role": "assistant", "content": "reply 2"},
+    ]
     history, entry, reply = split_conversation(messages)
     assert (entry, reply) == ("day 2", "reply 2") and len(history) == 3
     text = render_history(history)
@@ -114,15 +132,18 @@ def test_split_and_history():
 
 def test_unknown_condition_is_a_lab_error(tmp_path):
     path = tmp_path / "r.toml"
-    path.write_text('[rubric]\nid = "x"\nversion = 1\n[[person]]\nid = "risk"\nquestion = "?"\n'
-                    '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\n'
-                    'applies_when = "not mood"\n')
+    path.write_text(
+        '[rubric]\nid = "x"\nversion = 1\n[[person]]\nid = "risk"\nquestion = "?"\n'
+        '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\n'
+        'applies_when = "not mood"\n'
+    )
     with pytest.raises(LabError, match="unknown person question"):
         load_behavior_rubric(path)
 
 
 def test_score_reply_on_a_local_model(tiny_model):
-    scores = score_reply(LocalJudge(tiny_model), ENTRY, REPLY,
-                         [{"role": "user", "content": "day 1"}], floor=0.0)
+    scores = score_reply(
+        LocalJudge(tiny_model), ENTRY, REPLY, [{"role": "user", "content": "day 1"}], floor=0.0
+    )
     assert len(scores.questions) == 15 and set(scores.person) == {"risk", "rigid_view"}
     assert all(s.reading.template is not None for s in scores.questions.values())

@@ -11,14 +11,14 @@ from experiments.profiles import check_profiles
 from tests.lab_fixtures import design_text, make_profile
 
 
-HYPOTHESIS = '''
+HYPOTHESIS = """
 [[hypotheses]]
 id = "H1"
 says = "steering works"
 contrast = "CONTRAST"
 direction = "greater"
 judges = ["tiny-judge"]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +82,12 @@ def test_cell_ids_are_stable(tmp_path, lab, tiny_model_folder):
             "contrast",
         ),
         (
-            lambda t: t + HYPOTHESIS.replace("tiny-judge", "ghost-judge").replace(
-                "CONTRAST", "first_entry_pattern(steered) - first_entry_pattern(unsteered)"),
+            lambda t: (
+                t
+                + HYPOTHESIS.replace("tiny-judge", "ghost-judge").replace(
+                    "CONTRAST", "first_entry_pattern(steered) - first_entry_pattern(unsteered)"
+                )
+            ),
             "unknown judge 'ghost-judge'",
         ),
         (

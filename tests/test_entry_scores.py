@@ -15,8 +15,11 @@ from rubric.prompts import load_template
 from steering.errors import LabError
 
 ENTRY = "Tuesday. Nobody answered my message again. I made tea and sat by the window."
-PATTERN = ("social_isolation", "Social isolation",
-           "The writer is cut off from other people and expects to stay that way.")
+PATTERN = (
+    "social_isolation",
+    "Social isolation",
+    "The writer is cut off from other people and expects to stay that way.",
+)
 
 
 def test_templates_are_versioned_and_hashed():
@@ -46,8 +49,9 @@ def test_rubric_does_not_import_diarists():
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 names = [node.module or ""]
-            assert not any(n.split(".")[0] in ("diarists", "experiments", "chatbots")
-                           for n in names), (path, names)
+            assert not any(
+                n.split(".")[0] in ("diarists", "experiments", "chatbots") for n in names
+            ), (path, names)
 
 
 def test_local_prompt_ends_where_the_number_starts(tiny_model):

@@ -56,8 +56,9 @@ def judge_like_model(shipped_tokenizer):
     with a real judge) and the comparison is not between two near-zero vectors."""
     model = LocalModel(build_tiny_llama(shipped_tokenizer, seed=3), shipped_tokenizer, spec="b")
     enders = shipped_tokenizer.convert_tokens_to_ids(["Ċ", ".", "<|im_end|>", ","])
-    bias_logits(model, {i: 9.0 for i in digit_start_ids(shipped_tokenizer)}
-                | {i: 8.0 for i in enders})
+    bias_logits(
+        model, {i: 9.0 for i in digit_start_ids(shipped_tokenizer)} | {i: 8.0 for i in enders}
+    )
     return model
 
 
@@ -124,9 +125,11 @@ def test_continuation_rule():
 
 def test_path_masses_sum_every_way_of_writing_a_number():
     # A served judge may see "85" as one piece and as "8" then "5".
-    nodes = {"": NodeReading("", {"85": math.log(0.2), "8": math.log(0.4)}),
-             "8": NodeReading("8", {"5": math.log(0.5)}, end_logprob=math.log(0.5)),
-             "85": NodeReading("85", {}, end_logprob=0.0)}
+    nodes = {
+        "": NodeReading("", {"85": math.log(0.2), "8": math.log(0.4)}),
+        "8": NodeReading("8", {"5": math.log(0.5)}, end_logprob=math.log(0.5)),
+        "85": NodeReading("85", {}, end_logprob=0.0),
+    }
     assert path_masses(nodes)["85"] == pytest.approx(0.4)
     assert distribution(nodes)[85] == pytest.approx(0.4)
     assert distribution(nodes)[8] == pytest.approx(0.2)
@@ -136,8 +139,13 @@ def test_path_masses_sum_every_way_of_writing_a_number():
 def test_embedded_default_matches_brute_force(smollm2):
     # The no-space variant on this tokenizer is covered by the tiny-model tests above.
     prompt = JudgePrompt.chat(
-        [{"role": "user", "content": "Rate how lonely this diary entry sounds, 0 to 100: "
-          "'Nobody called again today.'"}],
+        [
+            {
+                "role": "user",
+                "content": "Rate how lonely this diary entry sounds, 0 to 100: "
+                "'Nobody called again today.'",
+            }
+        ],
         prefill="Score: ",
     )
     judge = LocalJudge(smollm2)

@@ -13,20 +13,24 @@ PROMPT = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Sc
 
 
 def test_served_spec_and_identity_without_transport_settings():
-    judge = make_judge("litellm:hosted_vllm/some/judge", base_url="http://127.0.0.1:9/v1",
-                       api_key_env="SOME_KEY")
+    judge = make_judge(
+        "litellm:hosted_vllm/some/judge", base_url="http://127.0.0.1:9/v1", api_key_env="SOME_KEY"
+    )
     assert isinstance(judge, ServedJudge)
     identity = judge.identity()
     assert identity["model"] == "hosted_vllm/some/judge" and identity["kind"] == "served"
     assert "127.0.0.1" not in str(identity) and "SOME_KEY" not in str(identity)
 
 
-@pytest.mark.parametrize("spec,kw,match", [
-    ("", {}, "empty judge spec"),
-    ("litellm:", {}, "names no model"),
-    ("not a model!", {}, "unknown model"),
-    ("smollm2", {"base_url": "http://x"}, "for served judges"),
-])
+@pytest.mark.parametrize(
+    "spec,kw,match",
+    [
+        ("", {}, "empty judge spec"),
+        ("litellm:", {}, "names no model"),
+        ("not a model!", {}, "unknown model"),
+        ("smollm2", {"base_url": "http://x"}, "for served judges"),
+    ],
+)
 def test_spec_mistakes_are_lab_errors(spec, kw, match):
     with pytest.raises(LabError, match=match):
         make_judge(spec, **kw)

@@ -20,8 +20,9 @@ def test_completion_text_and_logprobs_round_trip():
 
     with serve(lambda req: (200, chat_response("4", logprobs=lp))) as server:
         out = client(server.base_url).complete(
-            CompletionRequest.of(MESSAGES, max_tokens=1, top_logprobs=5,
-                                 extra_body={"continue_final_message": True})
+            CompletionRequest.of(
+                MESSAGES, max_tokens=1, top_logprobs=5, extra_body={"continue_final_message": True}
+            )
         )
     assert out.text == "4"
     assert out.logprobs and out.logprobs[0].top == (("4", -0.1), ("5", -2.5))
@@ -33,8 +34,11 @@ def test_completion_text_and_logprobs_round_trip():
 
 
 def test_empty_body_is_retried_and_never_returned():
-    answers = [(200, chat_response(None, finish_reason=None)), (200, {"choices": []}),
-               (200, chat_response("a real reply"))]
+    answers = [
+        (200, chat_response(None, finish_reason=None)),
+        (200, {"choices": []}),
+        (200, chat_response("a real reply")),
+    ]
     with serve(lambda req: answers.pop(0)) as server:
         out = client(server.base_url).complete(CompletionRequest.of(MESSAGES, max_tokens=20))
     assert out.text == "a real reply"
@@ -90,7 +94,9 @@ def test_cache_key_leaves_out_transport_settings():
 def test_complete_many_keeps_order():
     with serve(lambda req: (200, chat_response(req["messages"][0]["content"].upper()))) as server:
         outs = client(server.base_url, concurrency=3).complete_many(
-            [CompletionRequest.of([{"role": "user", "content": f"m{i}"}], max_tokens=3)
-             for i in range(6)]
+            [
+                CompletionRequest.of([{"role": "user", "content": f"m{i}"}], max_tokens=3)
+                for i in range(6)
+            ]
         )
     assert [o.text for o in outs] == [f"M{i}" for i in range(6)]

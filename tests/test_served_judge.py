@@ -16,10 +16,10 @@ from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
 from tests.judge_helpers import bias_logits, digit_start_ids
 
-NUMBER = JudgePrompt.chat([{"role": "user", "content": "Rate the entry, 0 to 100."}],
-                          prefill="Score: ")
-YES_NO = JudgePrompt.chat([{"role": "user", "content": "Is the writer lonely?"}],
-                          prefill="Answer:")
+NUMBER = JudgePrompt.chat(
+    [{"role": "user", "content": "Rate the entry, 0 to 100."}], prefill="Score: "
+)
+YES_NO = JudgePrompt.chat([{"role": "user", "content": "Is the writer lonely?"}], prefill="Answer:")
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +27,9 @@ def judge_model(shipped_tokenizer):
     """A tiny model nudged toward digits and number-enders, like a judge answering a score."""
     model = LocalModel(build_tiny_llama(shipped_tokenizer, seed=5), shipped_tokenizer, spec="j")
     enders = shipped_tokenizer.convert_tokens_to_ids(["Ċ", ".", "<|im_end|>"])
-    bias_logits(model, {i: 12.0 for i in digit_start_ids(shipped_tokenizer)}
-                | {i: 10.0 for i in enders})
+    bias_logits(
+        model, {i: 12.0 for i in digit_start_ids(shipped_tokenizer)} | {i: 10.0 for i in enders}
+    )
     return model
 
 
@@ -44,8 +45,9 @@ def served(url: str, **kw) -> ServedJudge:
 
 def test_explicit_token_ids_give_the_local_reading(judge_model, local_reading):
     with serve(judge_handler(judge_model, mode="vllm")) as server:
-        reading = served(server.base_url, tokenizer=judge_model.tokenizer,
-                         expand_floor=0.0).read_number(NUMBER, floor=0.0)
+        reading = served(
+            server.base_url, tokenizer=judge_model.tokenizer, expand_floor=0.0
+        ).read_number(NUMBER, floor=0.0)
     assert reading.exact and reading.record["unqueried_mass"] == 0
     # Float32 log-probabilities cross the wire and P(end) is 1 − Σ P(digit tokens): ~1e-5.
     for a, b in zip(reading.distribution, local_reading.distribution, strict=True):
@@ -64,8 +66,9 @@ def test_explicit_token_ids_give_the_local_reading(judge_model, local_reading):
 
 def test_top_k_only_never_overstates_and_reports_lower_coverage(judge_model, local_reading):
     with serve(judge_handler(judge_model, mode="openai")) as server:
-        reading = served(server.base_url, tokenizer=judge_model.tokenizer,
-                         expand_floor=1e-3).read_number(NUMBER, floor=0.0)
+        reading = served(
+            server.base_url, tokenizer=judge_model.tokenizer, expand_floor=1e-3
+        ).read_number(NUMBER, floor=0.0)
     assert not reading.exact
     for a, b in zip(reading.distribution, local_reading.distribution, strict=True):
         assert a <= b + 1e-5
@@ -93,7 +96,8 @@ def test_served_yes_no_with_token_ids_equals_local(judge_model):
     local = LocalJudge(judge_model).read_yes_no(YES_NO, floor=0.0)
     with serve(judge_handler(judge_model, mode="vllm")) as server:
         reading = served(server.base_url, tokenizer=judge_model.tokenizer).read_yes_no(
-            YES_NO, floor=0.0)
+            YES_NO, floor=0.0
+        )
     assert reading.exact
     assert reading.coverage == pytest.approx(local.coverage, rel=1e-4)
     assert reading.p_yes == pytest.approx(local.p_yes, rel=1e-4)

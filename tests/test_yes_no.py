@@ -27,8 +27,11 @@ def test_answer_of():
     assert answer_of("Yesterday") is None and answer_of("not") is None and answer_of("Ġ") is None
 
 
-@pytest.mark.parametrize("text", ["Is the sky blue? Answer:", "Is the sky blue? Answer: "],
-                         ids=["no-space", "trailing-space"])
+@pytest.mark.parametrize(
+    "text",
+    ["Is the sky blue? Answer:", "Is the sky blue? Answer: "],
+    ids=["no-space", "trailing-space"],
+)
 def test_local_yes_no_equals_a_full_pass(tiny_model, text):
     reading = LocalJudge(tiny_model).read_yes_no(JudgePrompt.raw(text), floor=0.0)
     facts = vocab_facts(tiny_model.tokenizer)

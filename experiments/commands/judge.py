@@ -18,12 +18,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     read = jsub.add_parser("read", help="the number (or yes/no) a judge would write next")
     _judge_options(read)
     source = read.add_mutually_exclusive_group(required=True)
-    source.add_argument("--prompt-file", type=Path,
-                        help="exact text the model sees (no chat template added)")
-    source.add_argument("--message-file", type=Path,
-                        help="text sent as one user message in the judge's chat template")
-    read.add_argument("--prefill", default="",
-                      help="with --message-file: start of the judge's answer (e.g. 'Score: ')")
+    source.add_argument(
+        "--prompt-file", type=Path, help="exact text the model sees (no chat template added)"
+    )
+    source.add_argument(
+        "--message-file",
+        type=Path,
+        help="text sent as one user message in the judge's chat template",
+    )
+    read.add_argument(
+        "--prefill",
+        default="",
+        help="with --message-file: start of the judge's answer (e.g. 'Score: ')",
+    )
     read.add_argument("--yes-no", action="store_true", help="read P(yes) instead of 0–100")
     read.set_defaults(handler=run_read)
 
@@ -31,39 +38,63 @@ def register(sub: argparse._SubParsersAction) -> None:
     _judge_options(score)
     score.add_argument("--entry-file", type=Path, required=True)
     score.add_argument("--pattern", required=True, help="pattern id (e.g. social_isolation)")
-    score.add_argument("--definition-file", type=Path,
-                       help="the pattern's definition as text (instead of the shipped pattern)")
+    score.add_argument(
+        "--definition-file",
+        type=Path,
+        help="the pattern's definition as text (instead of the shipped pattern)",
+    )
     score.set_defaults(handler=run_score)
 
     rub = jsub.add_parser("rubric", help="the behavior rubric on a conversation's last reply")
     _judge_options(rub)
-    rub.add_argument("--conversation-file", type=Path, required=True,
-                     help="JSON list of {role, content}; the last assistant message is scored")
+    rub.add_argument(
+        "--conversation-file",
+        type=Path,
+        required=True,
+        help="JSON list of {role, content}; the last assistant message is scored",
+    )
     rub.set_defaults(handler=run_rubric)
 
 
 def _judge_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--judge", required=True,
-                   help="local model (smollm2, hub id, folder) or litellm:MODEL")
+    p.add_argument(
+        "--judge", required=True, help="local model (smollm2, hub id, folder) or litellm:MODEL"
+    )
     p.add_argument("--base-url", help="served judges: the server's base URL")
     p.add_argument("--api-key-env", help="served judges: NAME of the variable holding the key")
-    p.add_argument("--tokenizer", help="served judges: the judge's tokenizer, for exact readings "
-                   "through vLLM's logprob_token_ids")
-    p.add_argument("--no-prefill", action="store_true",
-                   help="served judges: the server cannot continue an assistant prefill")
+    p.add_argument(
+        "--tokenizer",
+        help="served judges: the judge's tokenizer, for exact readings "
+        "through vLLM's logprob_token_ids",
+    )
+    p.add_argument(
+        "--no-prefill",
+        action="store_true",
+        help="served judges: the server cannot continue an assistant prefill",
+    )
     p.add_argument("--device", help="local judges: cpu, cuda, ...")
     p.add_argument("--dtype", help="local judges: bf16, fp16 or fp32")
-    p.add_argument("--floor", type=float, default=0.5,
-                   help="coverage floor: readings below it are unreadable (default 0.5)")
+    p.add_argument(
+        "--floor",
+        type=float,
+        default=0.5,
+        help="coverage floor: readings below it are unreadable (default 0.5)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _judge(args: argparse.Namespace) -> Any:
     from rubric.judges import make_judge
 
-    return make_judge(args.judge, base_url=args.base_url, api_key_env=args.api_key_env,
-                      tokenizer=args.tokenizer, prefill=not args.no_prefill,
-                      device=args.device, dtype=args.dtype)
+    return make_judge(
+        args.judge,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        tokenizer=args.tokenizer,
+        prefill=not args.no_prefill,
+        device=args.device,
+        dtype=args.dtype,
+    )
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -79,16 +110,25 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _number(reading: Any) -> dict[str, Any]:
-    return {"distribution": list(reading.distribution), "mean": reading.mean,
-            "mode": reading.mode, "coverage": reading.coverage, "readable": reading.readable,
-            "exact": reading.exact,
-            "template": reading.template.to_record() if reading.template else None}
+    return {
+        "distribution": list(reading.distribution),
+        "mean": reading.mean,
+        "mode": reading.mode,
+        "coverage": reading.coverage,
+        "readable": reading.readable,
+        "exact": reading.exact,
+        "template": reading.template.to_record() if reading.template else None,
+    }
 
 
 def _yes_no(reading: Any) -> dict[str, Any]:
-    return {"p_yes": reading.p_yes, "coverage": reading.coverage, "readable": reading.readable,
-            "exact": reading.exact,
-            "template": reading.template.to_record() if reading.template else None}
+    return {
+        "p_yes": reading.p_yes,
+        "coverage": reading.coverage,
+        "readable": reading.readable,
+        "exact": reading.exact,
+        "template": reading.template.to_record() if reading.template else None,
+    }
 
 
 def _print(args: argparse.Namespace, payload: dict[str, Any], summary: str) -> None:
@@ -104,8 +144,11 @@ def run_read(args: argparse.Namespace) -> int:
 
     if args.prompt_file is not None:
         if args.prefill:
-            raise LabError("--prefill goes with --message-file", where="judge read",
-                           fix="write the prefill at the end of the prompt file instead")
+            raise LabError(
+                "--prefill goes with --message-file",
+                where="judge read",
+                fix="write the prefill at the end of the prompt file instead",
+            )
         # Exactly the file's bytes: a trailing newline an editor adds would change the reading.
         prompt = JudgePrompt.raw(_read_text(args.prompt_file, "prompt file"))
     else:
@@ -117,8 +160,7 @@ def run_read(args: argparse.Namespace) -> int:
         _print(args, _yes_no(yn), f"P(yes) {_fmt(yn.p_yes, 3)}  coverage {yn.coverage:.3f}")
     else:
         n = judge.read_number(prompt, floor=args.floor)
-        _print(args, _number(n),
-               f"mean {_fmt(n.mean)}  mode {n.mode}  coverage {n.coverage:.3f}")
+        _print(args, _number(n), f"mean {_fmt(n.mean)}  mode {n.mode}  coverage {n.coverage:.3f}")
     return 0
 
 
@@ -138,11 +180,17 @@ def run_score(args: argparse.Namespace) -> int:
     pattern = _pattern(args)
     scores = score_entry(_judge(args), entry, patterns=[pattern], floor=args.floor)
     reading = scores.pattern[pattern[0]]
-    payload = {"pattern": {"id": pattern[0], **_number(reading)},
-               "coherence": _number(scores.coherence), "realism": _number(scores.realism)}
-    _print(args, payload,
-           f"pattern {pattern[0]} {_fmt(reading.mean)}  coherence {_fmt(scores.coherence.mean)}  "
-           f"realism {_fmt(scores.realism.mean)}")
+    payload = {
+        "pattern": {"id": pattern[0], **_number(reading)},
+        "coherence": _number(scores.coherence),
+        "realism": _number(scores.realism),
+    }
+    _print(
+        args,
+        payload,
+        f"pattern {pattern[0]} {_fmt(reading.mean)}  coherence {_fmt(scores.coherence.mean)}  "
+        f"realism {_fmt(scores.realism.mean)}",
+    )
     return 0
 
 
@@ -152,12 +200,15 @@ def _conversation(path: Path) -> list[dict[str, str]]:
     except json.JSONDecodeError as exc:
         raise LabError(f"not valid JSON ({exc})", where=str(path)) from exc
     ok = isinstance(data, list) and all(
-        isinstance(m, dict) and isinstance(m.get("role"), str)
-        and isinstance(m.get("content"), str) for m in data
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+        for m in data
     )
     if not ok:
-        raise LabError("expected a JSON list of {\"role\": ..., \"content\": ...}",
-                       where=str(path), fix="write the conversation as a list of messages")
+        raise LabError(
+            'expected a JSON list of {"role": ..., "content": ...}',
+            where=str(path),
+            fix="write the conversation as a list of messages",
+        )
     return data
 
 
@@ -169,9 +220,16 @@ def run_rubric(args: argparse.Namespace) -> int:
     scores = score_reply(_judge(args), entry, reply, history, floor=args.floor)
     payload = {
         "rubric": scores.rubric.to_record(),
-        "questions": {k: {"behavior": q.behavior, "p_yes": q.p_yes, "applies": q.applies,
-                          "joint": q.joint, "coverage": q.reading.coverage}
-                      for k, q in scores.questions.items()},
+        "questions": {
+            k: {
+                "behavior": q.behavior,
+                "p_yes": q.p_yes,
+                "applies": q.applies,
+                "joint": q.joint,
+                "coverage": q.reading.coverage,
+            }
+            for k, q in scores.questions.items()
+        },
         "person": {k: _yes_no(r) for k, r in scores.person.items()},
     }
     lines = [f"{k:28s} {_fmt(q.p_yes, 3)}" for k, q in scores.questions.items()]
