@@ -10,7 +10,6 @@ from experiments.design import load_design
 from experiments.profiles import check_profiles
 from tests.lab_fixtures import design_text, make_profile
 
-
 HYPOTHESIS = """
 [[hypotheses]]
 id = "H1"
