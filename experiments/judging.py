@@ -180,6 +180,26 @@ def judge_all(
             _call(store, judge, spec, pending, design.coverage_floor, tick)
 
 
+def _groups(pending: list[tuple[Task, str]]) -> list[list[tuple[Task, str]]]:
+    """Consecutive yes/no questions about the same entry or reply: their prompts share all but
+    the question, so a local judge reads them in one pass over the shared part."""
+    groups: list[list[tuple[Task, str]]] = []
+    for item in pending:
+        task = item[0]
+        last = groups[-1][0][0] if groups else None
+        if (
+            last is not None
+            and task.question == "yes_no"
+            and last.question == "yes_no"
+            and (last.target_kind, last.target_id, last.item.startswith("person:"))
+            == (task.target_kind, task.target_id, task.item.startswith("person:"))
+        ):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
 def _call(
     store: Store,
     judge: Judge,
@@ -207,8 +227,28 @@ def _call(
         tick(1)
 
     if spec.kind == "local":
-        for item in pending:
-            store_one(item, one(item))
+        for group in _groups(pending):
+            task = group[0][0]
+            batched = getattr(judge, "yes_no_records", None)
+            if task.question == "yes_no" and len(group) > 1 and batched is not None:
+                records = batched([t.prompt for t, _ in group])
+                store.put_calls(
+                    [
+                        (
+                            key,
+                            "judge",
+                            spec.id,
+                            {"question": t.question, "prompt": t.prompt.key_fields()},
+                            rec,
+                            _row(t, spec.id, key, rec, floor),
+                        )
+                        for (t, key), rec in zip(group, records, strict=True)
+                    ]
+                )
+                tick(len(group))
+            else:
+                for item in group:
+                    store_one(item, one(item))
         return
     # Served judges answer in parallel; results come back in order and are stored by this
     # thread, the store's only writer.

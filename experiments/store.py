@@ -158,6 +158,27 @@ class Store:
                 self._insert(db, row)
         self.made += 1
 
+    def put_calls(
+        self, calls: list[tuple[str, str, str, Mapping[str, Any], Mapping[str, Any], JudgmentRow]]
+    ) -> None:
+        """Several calls made together (one batched pass), stored all-or-nothing, so a resumed
+        run redoes the same batch rather than part of it."""
+        with self.transaction() as db:
+            for key, kind, model, request, result, row in calls:
+                db.execute(
+                    "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        kind,
+                        model,
+                        json.dumps(request, sort_keys=True, default=str),
+                        json.dumps(result, sort_keys=True),
+                        time.time(),
+                    ),
+                )
+                self._insert(db, row)
+        self.made += len(calls)
+
     def put_rows(self, *rows: EntryRow | ReplyRow | JudgmentRow) -> None:
         with self.transaction() as db:
             for row in rows:

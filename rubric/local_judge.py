@@ -8,6 +8,7 @@ the trie's child tokens and log P(the number ends here)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -117,10 +118,29 @@ class LocalJudge(Judge):
         return dict(number_reading(nodes, record=record).record)
 
     def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
-        ids = self.model.encode(self.prompt_text(prompt))
-        if not ids:
+        return self.yes_no_records([prompt])[0]
+
+    def yes_no_records(self, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
+        """Several yes/no calls whose prompts share a beginning (the rubric's questions about
+        one reply differ only near the end): the shared tokens run once, their KV cache serves
+        every question, so 15 questions cost about one prompt pass plus 15 short tails."""
+        all_ids = [self.model.encode(self.prompt_text(p)) for p in prompts]
+        if not all(all_ids):
             raise LabError("the judge prompt encodes to no tokens", where="judge prompt")
-        row = self.model.next_token_logprobs(ids)[0].double()
+        shared = _common_prefix(all_ids) if len(all_ids) > 1 else 0
+        if shared == 0:  # nothing in common: one pass each
+            rows = [self.model.next_token_logprobs(ids)[0] for ids in all_ids]
+        else:
+            rows = list(
+                self.model.next_token_logprobs(
+                    all_ids[0][:shared], [ids[shared:] for ids in all_ids], chunk=self.chunk
+                )
+            )
+        return [
+            self._yes_no(row.double(), len(ids)) for row, ids in zip(rows, all_ids, strict=True)
+        ]
+
+    def _yes_no(self, row: torch.Tensor, prompt_tokens: int) -> dict[str, Any]:
         facts = self.facts
         if not facts.yes_ids or not facts.no_ids:
             raise LabError(
@@ -128,5 +148,15 @@ class LocalJudge(Judge):
             )
         yes = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in facts.yes_ids}
         no = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in facts.no_ids}
-        record = {"backend": "local", "prompt_tokens": len(ids), "exact": True}
+        record = {"backend": "local", "prompt_tokens": prompt_tokens, "exact": True}
         return dict(yes_no_reading(yes, no, record=record).record)
+
+
+def _common_prefix(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the tokens all sequences start with, leaving each at least one token of its
+    own (the query position must be a continuation of the cached prompt)."""
+    limit = min(len(s) for s in seqs) - 1 if len(seqs) > 1 else len(seqs[0]) - 1
+    n = 0
+    while n < limit and all(s[n] == seqs[0][n] for s in seqs):
+        n += 1
+    return n
