@@ -240,7 +240,7 @@ def _call(
                             spec.id,
                             {"question": t.question, "prompt": t.prompt.key_fields()},
                             rec,
-                            _row(t, spec.id, key, rec, floor),
+                            (_row(t, spec.id, key, rec, floor),),
                         )
                         for (t, key), rec in zip(group, records, strict=True)
                     ]

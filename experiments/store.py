@@ -142,29 +142,25 @@ class Store:
         *rows: EntryRow | ReplyRow | JudgmentRow,
     ) -> None:
         """Store a call's result, with the rows made from it, in one transaction."""
-        with self.transaction() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    kind,
-                    model,
-                    json.dumps(request, sort_keys=True, default=str),
-                    json.dumps(result, sort_keys=True),
-                    time.time(),
-                ),
-            )
-            for row in rows:
-                self._insert(db, row)
-        self.made += 1
+        self.put_calls([(key, kind, model, request, result, rows)])
 
     def put_calls(
-        self, calls: list[tuple[str, str, str, Mapping[str, Any], Mapping[str, Any], JudgmentRow]]
+        self,
+        calls: list[
+            tuple[
+                str,
+                str,
+                str,
+                Mapping[str, Any],
+                Mapping[str, Any],
+                tuple[EntryRow | ReplyRow | JudgmentRow, ...],
+            ]
+        ],
     ) -> None:
-        """Several calls made together (one batched pass), stored all-or-nothing, so a resumed
-        run redoes the same batch rather than part of it."""
+        """Calls with their rows, all-or-nothing: calls made together in one batched pass are
+        stored together, so a resumed run redoes the same batch rather than part of it."""
         with self.transaction() as db:
-            for key, kind, model, request, result, row in calls:
+            for key, kind, model, request, result, rows in calls:
                 db.execute(
                     "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
                     (
@@ -176,7 +172,8 @@ class Store:
                         time.time(),
                     ),
                 )
-                self._insert(db, row)
+                for row in rows:
+                    self._insert(db, row)
         self.made += len(calls)
 
     def put_rows(self, *rows: EntryRow | ReplyRow | JudgmentRow) -> None:
