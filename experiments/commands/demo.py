@@ -21,9 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def ensure_profile(design_path: Path, raw: dict) -> None:
     from diarists.patterns import load_pattern
     from diarists.profiles import write_profile
+    from experiments.commands.steer import extract_pattern
     from steering.datafile import field, table
-    from steering.extract import extract_vector
-    from steering.runtime import GenerationSettings, LocalModel
+    from steering.runtime import LocalModel
 
     where = f"{design_path} [demo]"
     demo = table(raw, "demo", str(design_path))
@@ -36,14 +36,11 @@ def ensure_profile(design_path: Path, raw: dict) -> None:
     if not _current(vector, pattern.sha256):
         print(f"extracting a {pattern.id} vector on {model_spec} (once) ...", flush=True)
         model = LocalModel.load(model_spec)
-        result = extract_vector(
+        result = extract_pattern(
             model,
-            pattern_id=pattern.id,
-            pattern_sha256=pattern.sha256,
-            positive_system=pattern.positive_system,
-            negative_system=pattern.negative_system,
-            prompts=pattern.extraction_prompts,
-            settings=GenerationSettings(field(demo, "max_new_tokens", int, where), 0.8, 0.95),
+            pattern,
+            max_new_tokens=field(demo, "max_new_tokens", int, where),
+            temperature=0.8,
             seed=int(raw["design"]["seed"]),
             pairs=field(demo, "pairs", int, where),
         )

@@ -8,10 +8,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from diarists.patterns import available_patterns, load_pattern
 from experiments.steer_scoring import add_judge_args, judge_options_of, make_scorer, side_by_side
 from steering.errors import LabError
+
+if TYPE_CHECKING:
+    from diarists.patterns import Pattern
+    from steering.extract import Extraction, Scorer
 
 DEFAULT_SEED = 20261130
 
@@ -117,9 +122,38 @@ def _load_model(args: argparse.Namespace):  # -> LocalModel, imported late: torc
 
 
 # ------------------------------------------------------------------------- extract
-def run_extract(args: argparse.Namespace) -> int:
+def extract_pattern(
+    model: Any,
+    pattern: Pattern,
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    seed: int,
+    pairs: int,
+    batch_size: int = 8,
+    scorer: Scorer | None = None,
+) -> Extraction:
+    """A pattern's vector on a model, from the pattern file's contrast set (shared by
+    `steer extract` and `diarylab demo`)."""
     from steering.extract import extract_vector
     from steering.runtime import GenerationSettings
+
+    return extract_vector(
+        model,
+        pattern_id=pattern.id,
+        pattern_sha256=pattern.sha256,
+        positive_system=pattern.positive_system,
+        negative_system=pattern.negative_system,
+        prompts=pattern.extraction_prompts,
+        settings=GenerationSettings(max_new_tokens, temperature, 0.95),
+        seed=seed,
+        pairs=pairs,
+        batch_size=batch_size,
+        scorer=scorer,
+    )
+
+
+def run_extract(args: argparse.Namespace) -> int:
     from steering.vectors import vector_paths
 
     pattern = load_pattern(args.pattern)
@@ -133,17 +167,11 @@ def run_extract(args: argparse.Namespace) -> int:
                 f"layer {layer} does not exist (model has 0..{model.num_layers - 1})",
                 where="--layers",
             )
-    settings = GenerationSettings(
-        max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=0.95
-    )
-    result = extract_vector(
+    result = extract_pattern(
         model,
-        pattern_id=pattern.id,
-        pattern_sha256=pattern.sha256,
-        positive_system=pattern.positive_system,
-        negative_system=pattern.negative_system,
-        prompts=pattern.extraction_prompts,
-        settings=settings,
+        pattern,
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
         seed=args.seed,
         pairs=args.pairs,
         batch_size=args.batch_size,
