@@ -79,7 +79,23 @@ class Judge:
     ) -> list[NumberReading]:
         return [self.read_number(p, floor=floor) for p in prompts]
 
+    def yes_no_records(self, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
+        """Several yes/no calls; a judge that can share work between them overrides this."""
+        return [self.yes_no_record(p) for p in prompts]
+
     def read_yes_nos(
         self, prompts: Sequence[JudgePrompt], *, floor: float = DEFAULT_FLOOR
     ) -> list[YesNoReading]:
-        return [self.read_yes_no(p, floor=floor) for p in prompts]
+        floor = check_floor(floor)
+        keys = [self.request_key(p, "yes_no") for p in prompts] if self.cache is not None else []
+        found: list[Mapping[str, Any] | None] = (
+            [self.cache.get(k) for k in keys] if self.cache is not None else [None] * len(prompts)
+        )
+        missing = [i for i, f in enumerate(found) if f is None]
+        for i, record in zip(
+            missing, self.yes_no_records([prompts[i] for i in missing]), strict=True
+        ):
+            found[i] = record
+            if self.cache is not None:
+                self.cache.put(keys[i], record)
+        return [YesNoReading.from_record(r, floor=floor) for r in found if r is not None]
