@@ -153,6 +153,13 @@ def _slug(value: str, where: str) -> str:
 
 
 def _model_settings(data: dict[str, Any], where: str) -> ModelSettings:
+    extra = set(data) - set(ModelSettings.__dataclass_fields__)
+    if extra:
+        raise LabError(
+            f"unknown field(s) {', '.join(sorted(extra))}",
+            where=where,
+            fix=f"use only {', '.join(ModelSettings.__dataclass_fields__)}",
+        )
     return ModelSettings(
         model=field(data, "model", str, where),
         max_new_tokens=field(data, "max_new_tokens", int, where, 300),
@@ -193,59 +200,65 @@ def _unique_ids(items: list[dict[str, Any]], where: str) -> None:
         seen.add(ident)
 
 
-def _chatbots(raw: dict[str, Any], where: str) -> tuple[ChatbotSpec, ...]:
-    items = raw.get("chatbots")
+_TYPES = {"str": str, "int": int, "float": float}
+
+
+def _specs(
+    raw: dict[str, Any], name: str, kinds: tuple[str, ...], cls: type[Any], where: str
+) -> list[tuple[dict[str, Any], str]]:
+    """The [[name]] tables, each checked: unique id, known kind, no unknown field, every field
+    of the type its spec declares. Returns (typed values, where) pairs."""
+    items = raw.get(name)
     if not isinstance(items, list) or not items:
-        raise LabError("no [[chatbots]]", where=where, fix="add at least one [[chatbots]] table")
-    _unique_ids(items, f"{where} [[chatbots]]")
+        raise LabError(f"no [[{name}]]", where=where, fix=f"add at least one [[{name}]] table")
+    _unique_ids(items, f"{where} [[{name}]]")
     out = []
     for i, item in enumerate(items):
-        w = f"{where} [[chatbots]][{i}] ({item['id']})"
+        w = f"{where} [[{name}]][{i}] ({item['id']})"
         kind = field(item, "kind", str, w)
-        if kind not in CHATBOT_KINDS:
+        if kind not in kinds:
             raise LabError(
-                f"unknown chatbot kind {kind!r}",
+                f"unknown {name[:-1]} kind {kind!r}",
                 where=f"{w}.kind",
-                fix=f"use one of {', '.join(CHATBOT_KINDS)}",
+                fix=f"use one of {', '.join(kinds)}",
             )
-        extra = set(item) - set(ChatbotSpec.__dataclass_fields__)
+        extra = set(item) - set(cls.__dataclass_fields__)
         if extra:
-            raise LabError(f"unknown field(s) {', '.join(sorted(extra))}", where=w)
-        if kind == "fixed":
-            text = field(item, "text", str, w, "Thank you for sharing.")
-            out.append(ChatbotSpec(id=item["id"], kind=kind, text=text))
-            continue
-        field(item, "model", str, w)
-        spec = ChatbotSpec(**item)
-        for name in ("max_new_tokens", "concurrency", "max_retries"):
-            if getattr(spec, name) < 1 if name != "max_retries" else getattr(spec, name) < 0:
-                raise LabError(f"{name} must be positive", where=f"{w}.{name}")
-        out.append(spec)
+            raise LabError(
+                f"unknown field(s) {', '.join(sorted(extra))}",
+                where=w,
+                fix=f"use only {', '.join(cls.__dataclass_fields__)}",
+            )
+        values: dict[str, Any] = {}
+        for key, spec in cls.__dataclass_fields__.items():
+            if key in item:
+                kind_name = str(spec.type).split(" | ")[0]
+                values[key] = field(item, key, _TYPES[kind_name], w)
+        for key in ("max_new_tokens", "concurrency"):
+            if key in values and values[key] < 1:
+                raise LabError(f"{key} must be ≥ 1", where=f"{w}.{key}")
+        out.append((values, w))
+    return out
+
+
+def _chatbots(raw: dict[str, Any], where: str) -> tuple[ChatbotSpec, ...]:
+    out = []
+    for values, w in _specs(raw, "chatbots", CHATBOT_KINDS, ChatbotSpec, where):
+        if values["kind"] == "fixed":
+            values.setdefault("text", "Thank you for sharing.")
+        else:
+            field(values, "model", str, w)
+        out.append(ChatbotSpec(**values))
     return tuple(out)
 
 
 def _judges(raw: dict[str, Any], where: str) -> tuple[JudgeSpec, ...]:
-    items = raw.get("judges")
-    if not isinstance(items, list) or not items:
-        raise LabError("no [[judges]]", where=where, fix="add at least one [[judges]] table")
-    _unique_ids(items, f"{where} [[judges]]")
     out = []
-    for i, item in enumerate(items):
-        w = f"{where} [[judges]][{i}] ({item['id']})"
-        kind = field(item, "kind", str, w)
-        if kind not in JUDGE_KINDS:
-            raise LabError(
-                f"unknown judge kind {kind!r}",
-                where=f"{w}.kind",
-                fix=f"use one of {', '.join(JUDGE_KINDS)}",
-            )
-        if kind == "openai-compatible":
-            field(item, "base_url", str, w)
-        extra = set(item) - set(JudgeSpec.__dataclass_fields__)
-        if extra:
-            raise LabError(f"unknown field(s) {', '.join(sorted(extra))}", where=w)
-        field(item, "model", str, w)
-        out.append(JudgeSpec(**item))
+    for values, w in _specs(raw, "judges", JUDGE_KINDS, JudgeSpec, where):
+        field(values, "model", str, w)
+        if values["kind"] == "openai-compatible":
+            field(values, "base_url", str, w)
+        out.append(JudgeSpec(**values))
     return tuple(out)
 
 

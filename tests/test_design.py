@@ -75,6 +75,14 @@ def test_cell_ids_are_stable(tmp_path, lab, tiny_model_folder):
         (lambda t: t.replace("entries = 3", "entries = 0"), "entries must be a positive integer"),
         (lambda t: t.replace("entries = 3", 'entries = "four"'), "field 'entries' must be int"),
         (lambda t: t.replace('kind = "fixed"', 'kind = "psychic"'), "unknown chatbot kind"),
+        (
+            lambda t: t.replace("max_new_tokens = 6", 'max_new_tokens = "six"'),
+            "field 'max_new_tokens' must be int",
+        ),
+        (
+            lambda t: t.replace('kind = "fixed"', 'kind = "fixed"\ncolour = "blue"'),
+            "unknown field(s) colour",
+        ),
         (lambda t: t.replace("[design]", "[design\n"), "not valid TOML"),
         (
             lambda t: t + HYPOTHESIS.replace("CONTRAST", "vibes(steered) - vibes(unsteered)"),
