@@ -18,7 +18,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="diarylab", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="diarylab",
+        description="A lab for simulated diarists: steered diarists, chatbots, judges read by "
+        "probability, preregistered designs and bootstrapped reports.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     import experiments.commands as commands
 
