@@ -170,24 +170,30 @@ def _model_settings(data: dict[str, Any], where: str) -> ModelSettings:
     )
 
 
-def _diarists(cast: dict[str, Any], where: str) -> tuple[str, ...]:
-    from diarists.cards import available_cards
-
-    value = cast.get("diarists")
-    known = available_cards()
+def _choose(
+    data: dict[str, Any], key: str, known: list[str], noun: str, where: str, default: Any = None
+) -> tuple[str, ...]:
+    """A list of known ids, or "all" for every known one; unknown or repeated ids refused."""
+    value = data.get(key, default)
     if value == "all":
         return tuple(known)
-    ids = string_list(cast, "diarists", where, min_items=1)
+    ids = string_list({key: value} if value is not None else {}, key, where, min_items=1)
     for i in ids:
         if i not in known:
             raise LabError(
-                f"unknown diarist {i!r}",
-                where=f"{where}.diarists",
+                f"unknown {noun} {i!r}",
+                where=f"{where}.{key}",
                 fix=f'choose from {", ".join(known)} or write "all"',
             )
     if len(set(ids)) != len(ids):
-        raise LabError("a diarist is listed twice", where=f"{where}.diarists")
+        raise LabError(f"a {noun} is listed twice", where=f"{where}.{key}")
     return tuple(ids)
+
+
+def _diarists(cast: dict[str, Any], where: str) -> tuple[str, ...]:
+    from diarists.cards import available_cards
+
+    return _choose(cast, "diarists", available_cards(), "diarist", where)
 
 
 def _unique_ids(items: list[dict[str, Any]], where: str) -> None:
@@ -279,19 +285,7 @@ def _entry_scores(scores: dict[str, Any], where: str) -> tuple[str, ...]:
 def _score_patterns(scores: dict[str, Any], where: str) -> tuple[str, ...]:
     from diarists.patterns import available_patterns
 
-    known = available_patterns()
-    value = scores.get("patterns", "all")
-    if value == "all":
-        return tuple(known)
-    names = string_list(scores, "patterns", where, min_items=1)
-    for n in names:
-        if n not in known:
-            raise LabError(
-                f"unknown pattern {n!r}",
-                where=f"{where}.patterns",
-                fix=f'choose from {", ".join(known)} or write "all"',
-            )
-    return tuple(names)
+    return _choose(scores, "patterns", available_patterns(), "pattern", where, default="all")
 
 
 def _hypotheses(raw: dict[str, Any], where: str, judge_ids: set[str]) -> tuple[Hypothesis, ...]:
