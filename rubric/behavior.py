@@ -153,18 +153,18 @@ def share(scores: Iterable[QuestionScore]) -> float | None:
     return sum(j for j, _ in pairs) / weight if weight > 0 else None
 
 
-def render_history(conversation: Sequence[Message]) -> str:
-    """Earlier entries and replies, as context above the latest exchange (system messages are
-    the chatbot's set-up, not part of what the person and the chatbot said)."""
-    parts = []
-    for m in conversation:
-        if m.get("role") == "user":
-            parts.append(f"<earlier_entry>\n{m['content']}\n</earlier_entry>")
-        elif m.get("role") == "assistant":
-            parts.append(f"<earlier_reply>\n{m['content']}\n</earlier_reply>")
+def render_history(conversation: Sequence[Message], template: Template | None = None) -> str:
+    """Earlier entries and replies, as context above the latest exchange, worded by the reply
+    template's history_* texts (system messages are the chatbot's set-up, not part of what the
+    person and the chatbot said)."""
+    template = template or load_template("reply_question")
+    shapes = {"user": template.part("history_entry"), "assistant": template.part("history_reply")}
+    parts = [
+        shapes[m["role"]].format(text=m["content"]) for m in conversation if m.get("role") in shapes
+    ]
     if not parts:
         return ""
-    return "Earlier in this conversation:\n\n" + "\n\n".join(parts) + "\n\n"
+    return template.part("history_intro").format(exchanges="\n\n".join(parts))
 
 
 def split_conversation(messages: Sequence[Message]) -> tuple[list[Message], str, str]:
@@ -198,7 +198,7 @@ def reply_prompts(
     person = {
         p.id: person_template.prompt(entry=entry_text, question=p.question) for p in rubric.person
     }
-    history = render_history(conversation)
+    history = render_history(conversation, reply_template)
     reply = {
         q.id: reply_template.prompt(
             history=history, entry=entry_text, reply=reply_text, question=q.question

@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,16 @@ class Template:
     prefill: str
     sha256: str
     path: str
+    parts: Mapping[str, str] = dataclass_field(default_factory=dict)  # extra named texts
+
+    def part(self, name: str) -> str:
+        if name not in self.parts:
+            raise LabError(
+                f"missing field '{name}'",
+                where=f"{self.path} [template]",
+                fix=f'add {name} = "..."',
+            )
+        return self.parts[name]
 
     @property
     def ref(self) -> TemplateRef:
@@ -128,6 +139,11 @@ def load_template(name_or_path: str | Path) -> Template:
         prefill=field(t, "prefill", str, where),
         sha256=file_sha256(path),
         path=where,
+        parts={
+            k: v
+            for k, v in t.items()
+            if isinstance(v, str) and k not in ("id", "system", "user", "prefill")
+        },
     )
 
 
