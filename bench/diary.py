@@ -13,7 +13,7 @@ from pathlib import Path
 from experiments.commands.demo import DEMO_DESIGN, ensure_profile
 from experiments.design import load_design
 from experiments.runner import run_design
-from steering.datafile import load_toml
+from foundation.datafiles import load_toml
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from steering.runtime import GenerationSettings, LocalModel
+from model_access.local import GenerationSettings, LocalModel
 
 PROMPT = [{"role": "user", "content": "Write a diary entry about a long day at work."}]
 

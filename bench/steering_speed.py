@@ -16,8 +16,8 @@ import time
 
 import torch
 
+from model_access.local import GenerationSettings, LocalModel
 from steering.apply import Steer, generate_steered
-from steering.runtime import GenerationSettings, LocalModel
 from steering.vectors import PatternVector, random_vector
 
 PROMPT = [

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from chatbots.base import ChatbotReply, Message, with_system
-from steering.runtime import GenerationSettings, LocalModel
+from model_access.local import GenerationSettings, LocalModel
 
 
 class LocalChatbot:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from steering.datafile import load_toml, string_list, table
+from foundation.datafiles import load_toml, string_list, table
 
 REFUSALS_FILE = Path(__file__).parent / "refusals.toml"
 

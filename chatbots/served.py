@@ -1,5 +1,5 @@
 """An API model or an OpenAI-compatible server (vLLM) as a chatbot, through the lab's litellm
-client (steering.served), which owns the concurrency limit, timeouts and retries."""
+client (model_access.served), which owns the concurrency limit, timeouts and retries."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chatbots.base import ChatbotReply, Message, with_system
-from steering.served import CompletionRequest, ServedClient
+from model_access.served import CompletionRequest, ServedClient
 
 
 class ServedChatbot:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from steering.datafile import field, file_sha256, load_toml, string_list, table
-from steering.errors import LabError
+from foundation.datafiles import field, file_sha256, load_toml, string_list, table
+from foundation.errors import LabError
 
 PATTERNS_DIR = Path(__file__).parent / "patterns"
 MIN_PROMPTS = 20  # per set: fewer makes the mean difference (and the calibration) too noisy

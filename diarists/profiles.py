@@ -24,10 +24,10 @@ from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Any, get_args
 
+from foundation.datafiles import field, file_sha256, load_toml, table
+from foundation.errors import LabError
+from model_access.local import ModelInfo
 from steering.apply import Positions, Scale, Steer
-from steering.datafile import field, file_sha256, load_toml, table
-from steering.errors import LabError
-from steering.runtime import ModelInfo
 from steering.vectors import PatternVector, vector_paths
 
 PROFILES_DIR = Path(__file__).parent / "profiles"

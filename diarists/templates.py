@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from diarists.cards import RoleCard
-from steering.datafile import field, file_sha256, load_toml, string_list, table
+from foundation.datafiles import field, file_sha256, load_toml, string_list, table
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 

@@ -11,7 +11,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-from steering.errors import LabError
+from foundation.errors import LabError
 
 # litellm otherwise tries to download its model price list at import time (no network here).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

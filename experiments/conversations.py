@@ -16,8 +16,8 @@ from diarists.templates import EntryTemplate
 from diarists.writing import chatbot_view, entry_messages
 from experiments.cells import Cell, derived_seed
 from experiments.store import EntryRow, ReplyRow, Store, call_key
+from model_access.local import GenerationSettings, LocalModel
 from steering.apply import Steer, generate_steered
-from steering.runtime import GenerationSettings, LocalModel
 
 Tick = Callable[[int], None]
 

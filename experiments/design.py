@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from experiments.analysis.hypotheses import Hypothesis, parse_hypotheses
-from steering.datafile import field, file_sha256, load_toml, string_list, table
-from steering.errors import LabError
+from foundation.datafiles import field, file_sha256, load_toml, string_list, table
+from foundation.errors import LabError
 
 KINDS = ("diary",)
 CHATBOT_KINDS = ("fixed", "local", "litellm")

@@ -9,8 +9,8 @@ from pathlib import Path
 from diarists.profiles import UNSTEERED_ID, Profile, load_profile
 from experiments.conversations import DiaristProfile
 from experiments.design import Design
-from steering.errors import LabError
-from steering.runtime import LocalModel
+from foundation.errors import LabError
+from model_access.local import LocalModel
 
 
 def _load(design: Design, entry: str) -> Profile:

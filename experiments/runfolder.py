@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.design import Design
-from steering.errors import LabError
+from foundation.errors import LabError
 
 RESULTS = Path("results")
 PACKAGES = (

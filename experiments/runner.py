@@ -22,8 +22,8 @@ from experiments.profiles import resolve_profiles
 from experiments.progress import Progress
 from experiments.runfolder import default_folder, lock_design, write_manifest
 from experiments.store import Store
-from steering.runtime import GenerationSettings, LocalModel
-from steering.served import Endpoint, ServedClient
+from model_access.local import GenerationSettings, LocalModel
+from model_access.served import Endpoint, ServedClient
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from itertools import zip_longest
 from typing import Any
 
 from diarists.patterns import Pattern
-from steering.errors import LabError
+from foundation.errors import LabError
 from steering.extract import Scorer, TextScore
 
 FAKE_JUDGE = "fake"

@@ -14,12 +14,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from foundation.datafiles import field, file_sha256, load_toml, table
+from foundation.errors import LabError
 from rubric.expected import DEFAULT_FLOOR
 from rubric.judge_base import Judge
 from rubric.prompts import JudgePrompt, Template, TemplateRef, load_template
 from rubric.yes_no import YesNoReading
-from steering.datafile import field, file_sha256, load_toml, table
-from steering.errors import LabError
 
 RUBRIC_FILE = Path(__file__).parent / "behavior_rubric.toml"
 Message = Mapping[str, str]

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from foundation.errors import LabError
 from rubric.prompts import TemplateRef
-from steering.errors import LabError
 
 ALGORITHM = "trie-v1"  # bump when the definitions above change: part of every judge's identity
 NUMBERS = tuple(range(101))

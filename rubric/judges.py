@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from foundation.errors import LabError
 from rubric.judge_base import Judge, MemoryCache, RecordCache
 from rubric.local_judge import LocalJudge
 from rubric.served_judge import ServedJudge
-from steering.errors import LabError
 
 SERVED_PREFIX = "litellm:"
 
@@ -37,7 +37,7 @@ def make_judge(
     if not spec or not spec.strip():
         raise LabError("empty judge spec", where="judge", fix="name a model or litellm:MODEL")
     if spec.startswith(SERVED_PREFIX):
-        from steering.served import Endpoint
+        from model_access.served import Endpoint
 
         model = spec[len(SERVED_PREFIX) :].strip()
         if not model:
@@ -60,7 +60,7 @@ def make_judge(
             where="judge",
             fix=f"write the judge as litellm:MODEL, or drop those options for {spec!r}",
         )
-    from steering.runtime import LocalModel
+    from model_access.local import LocalModel
 
     return LocalJudge(
         LocalModel.load(spec, device=device, dtype=dtype, revision=revision), cache=cache
@@ -70,7 +70,7 @@ def make_judge(
 def _load_tokenizer(spec: str) -> Any:
     from transformers import AutoTokenizer
 
-    from steering.loading import resolve
+    from model_access.loading import resolve
 
     source = resolve(spec)
     kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}

@@ -1,4 +1,4 @@
-"""A judge that is a local open model (steering.runtime.LocalModel): exact readings.
+"""A judge that is a local open model (model_access.local.LocalModel): exact readings.
 
 For a 0–100 score: tokenize every number after the prompt (prefix-stable), build the trie of those
 token sequences, and query every trie node in one next_token_logprobs call that reuses the
@@ -13,13 +13,13 @@ from typing import Any
 
 import torch
 
+from foundation.errors import LabError
+from model_access.local import LocalModel
 from rubric.expected import ALGORITHM, LOG_ZERO, NUMBER_TEXTS, NodeReading, number_reading
 from rubric.judge_base import Judge, RecordCache
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, number_tokens, vocab_facts
 from rubric.yes_no import yes_no_reading
-from steering.errors import LabError
-from steering.runtime import LocalModel
 
 
 class LocalJudge(Judge):

@@ -15,8 +15,8 @@ from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
-from steering.datafile import field, file_sha256, load_toml, table
-from steering.errors import LabError
+from foundation.datafiles import field, file_sha256, load_toml, table
+from foundation.errors import LabError
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 

@@ -1,4 +1,4 @@
-"""A judge behind a served endpoint (vLLM or any OpenAI-compatible server) through steering.served.
+"""A judge behind a served endpoint (vLLM or any OpenAI-compatible server), via model_access.served.
 
 Each request asks for log-probabilities at temperature 0, never streamed. The prompt is a chat
 whose last message is the assistant prefill ("Score: "), sent with vLLM's
@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from foundation.errors import LabError
+from model_access.served import Completion, CompletionRequest, Endpoint, ServedClient
 from rubric.expected import (
     ALGORITHM,
     LOG_ZERO,
@@ -44,8 +46,6 @@ from rubric.judge_base import Judge, RecordCache
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, vocab_facts
 from rubric.yes_no import answer_of, yes_no_reading
-from steering.errors import LabError
-from steering.served import Completion, CompletionRequest, Endpoint, ServedClient
 
 TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 MAX_DIGITS = 3

@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from foundation.errors import LabError
 from rubric.expected import NUMBERS, continues_number
 from rubric.yes_no import answer_of
-from steering.errors import LabError
 
 # SentencePiece byte-fallback tokens for the digits ("<0x30>".."<0x39>") write digits too.
 _BYTE_DIGIT = re.compile(r"^<0x3[0-9]>$")

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from foundation.errors import LabError
 from rubric.expected import DEFAULT_FLOOR, prob
 from rubric.prompts import TemplateRef
-from steering.errors import LabError
 
 SPACE_MARKERS = ("Ġ", "▁", " ")  # how byte-level BPE, SentencePiece and plain text write a space
 

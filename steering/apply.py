@@ -20,8 +20,8 @@ from typing import Any, Literal, get_args
 
 import torch
 
-from steering.errors import LabError
-from steering.runtime import Generation, GenerationSettings, LocalModel
+from foundation.errors import LabError
+from model_access.local import Generation, GenerationSettings, LocalModel
 from steering.vectors import PatternVector
 
 Scale = Literal["relative", "raw"]

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from foundation.errors import LabError
+from model_access.local import GenerationSettings, LocalModel
 from steering.apply import Positions, Scale, Steer, generate_steered
-from steering.errors import LabError
 from steering.extract import Scorer, TextScore
-from steering.runtime import GenerationSettings, LocalModel
 from steering.vectors import PatternVector
 
 

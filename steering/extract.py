@@ -19,8 +19,8 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from steering.errors import LabError
-from steering.runtime import Generation, GenerationSettings, LocalModel
+from foundation.errors import LabError
+from model_access.local import Generation, GenerationSettings, LocalModel
 from steering.vectors import PatternVector
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from steering.datafile import file_sha256
-from steering.errors import LabError
-from steering.runtime import ModelInfo
+from foundation.datafiles import file_sha256
+from foundation.errors import LabError
+from model_access.local import ModelInfo
 
 FORMAT = "diarylab-pattern-vector"
 FORMAT_VERSION = 1

@@ -41,7 +41,7 @@ def build_tiny_llama(tokenizer, *, seed: int = 0, layers: int = 2, hidden: int =
 
 @pytest.fixture(scope="session")
 def smollm2_folder() -> Path:
-    from steering.embedded import embedded_model_folder
+    from model_access.embedded import embedded_model_folder
 
     return embedded_model_folder()
 
@@ -55,7 +55,7 @@ def shipped_tokenizer(smollm2_folder):
 
 @pytest.fixture(scope="session")
 def tiny_model(shipped_tokenizer):
-    from steering.runtime import LocalModel
+    from model_access.local import LocalModel
 
     return LocalModel(build_tiny_llama(shipped_tokenizer), shipped_tokenizer, spec=TINY_SPEC)
 
@@ -70,6 +70,6 @@ def tiny_model_folder(tmp_path_factory, tiny_model) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2():
-    from steering.runtime import LocalModel
+    from model_access.local import LocalModel
 
     return LocalModel.load("smollm2", device="cpu")

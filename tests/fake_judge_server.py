@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from steering.runtime import LocalModel
+from model_access.local import LocalModel
 from tests.fake_openai import Handler, chat_response
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from diarists.profiles import write_profile
-from steering.runtime import LocalModel
+from model_access.local import LocalModel
 from steering.vectors import random_vector
 
 

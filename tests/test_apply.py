@@ -4,10 +4,10 @@ import pytest
 import torch
 from transformers import LogitsProcessorList
 
+from foundation.errors import LabError
+from model_access.local import GenerationSettings
 from steering import apply
 from steering.apply import Steer, generate_steered, generate_steered_hooks
-from steering.errors import LabError
-from steering.runtime import GenerationSettings
 from steering.vectors import random_vector
 
 CHATS = [

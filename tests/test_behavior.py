@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from foundation.errors import LabError
 from rubric.behavior import (
     load_behavior_rubric,
     render_history,
@@ -19,7 +20,6 @@ from rubric.judge_base import Judge
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
 from rubric.yes_no import yes_no_reading
-from steering.errors import LabError
 
 ENTRY = "Everyone at work is useless. I always have to do everything myself."
 REPLY = "That sounds exhausting. What happened today that made it feel that way?"

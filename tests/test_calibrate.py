@@ -5,9 +5,9 @@ import pytest
 
 from diarists.profiles import load_profile
 from experiments.cli import main
+from foundation.errors import LabError
+from model_access.local import GenerationSettings
 from steering.calibrate import Sample, choose, heuristic_scorer, summarise, sweep, write_outputs
-from steering.errors import LabError
-from steering.runtime import GenerationSettings
 from steering.vectors import random_vector
 
 

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from experiments.cli import main
+from model_access.local import LocalModel
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
-from steering.runtime import LocalModel
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
 

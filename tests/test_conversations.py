@@ -13,9 +13,9 @@ from diarists.templates import load_entry_template
 from experiments.cells import Cell
 from experiments.conversations import DiaristProfile, Writer, run_conversations
 from experiments.store import Store
+from model_access.local import GenerationSettings
+from model_access.served import Endpoint, ServedClient
 from steering.apply import Steer
-from steering.runtime import GenerationSettings
-from steering.served import Endpoint, ServedClient
 from steering.vectors import random_vector
 from tests.fake_openai import chat_response, serve
 
@@ -182,7 +182,7 @@ def test_transport_failure_is_retried_and_never_stored(tmp_path, tiny_model):
 
 
 def test_total_transport_failure_stops_with_nothing_stored_for_it(tmp_path, tiny_model):
-    from steering.served import TransportFailure
+    from model_access.served import TransportFailure
 
     with serve(lambda req: (503, {"error": "down"})) as s, pytest.raises(TransportFailure):
         run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import rubric
+from foundation.errors import LabError
 from rubric.entry_scores import EntryScores, EntryTemplates, entry_prompts, score_entry
 from rubric.local_judge import LocalJudge
 from rubric.prompts import load_template
-from steering.errors import LabError
 
 ENTRY = "Tuesday. Nobody answered my message again. I made tea and sat by the window."
 PATTERN = (

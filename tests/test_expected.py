@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from foundation.errors import LabError
+from model_access.local import LocalModel
 from rubric.expected import (
     NodeReading,
     NumberReading,
@@ -18,8 +20,6 @@ from rubric.expected import (
 )
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
-from steering.errors import LabError
-from steering.runtime import LocalModel
 from tests.conftest import build_tiny_llama
 from tests.judge_helpers import (
     bias_logits,

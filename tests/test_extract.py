@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from steering.errors import LabError
+from foundation.errors import LabError
+from model_access.local import GenerationSettings
 from steering.extract import PairFilter, TextScore, extract_vector
-from steering.runtime import GenerationSettings
 
 POSITIVE = "You keep a diary. You are alone and nobody calls you."
 NEGATIVE = "You keep a diary. You have many friends who call you every day."

@@ -15,7 +15,7 @@ from experiments.analysis.hypotheses import (
     parse_hypotheses,
     results_table,
 )
-from steering.errors import LabError
+from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings(resamples=500, seed=3)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from foundation.errors import LabError
 from rubric.judges import LocalJudge, MemoryCache, ServedJudge, make_judge
 from rubric.prompts import JudgePrompt
-from steering.errors import LabError
 from tests.judge_helpers import single_token_model
 
 PROMPT = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score: ")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from diarists.patterns import MIN_PROMPTS, PATTERNS_DIR, available_patterns, load_pattern
-from steering.errors import LabError
+from foundation.errors import LabError
 
 SHIPPED = ["entitlement", "social_isolation", "unrelenting_standards"]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from diarists.profiles import UNSTEERED, load_profile, write_profile
+from foundation.errors import LabError
 from steering.apply import Steer
-from steering.errors import LabError
 from steering.vectors import random_vector
 
 

@@ -10,7 +10,7 @@ import pytest
 from matplotlib.image import imread
 
 from experiments.analysis.report import write_report
-from steering.errors import LabError
+from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
 
 SHA = "5" * 64

@@ -2,8 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from steering.errors import LabError
-from steering.served import Completion, CompletionRequest, Endpoint, ServedClient, TransportFailure
+from foundation.errors import LabError
+from model_access.served import (
+    Completion,
+    CompletionRequest,
+    Endpoint,
+    ServedClient,
+    TransportFailure,
+)
 from tests.fake_openai import chat_response, serve
 
 MESSAGES = [{"role": "user", "content": "Dear diary"}]

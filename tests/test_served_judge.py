@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from foundation.errors import LabError
+from model_access.local import LocalModel
+from model_access.served import Endpoint, ServedClient
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
 from rubric.served_judge import ServedJudge
-from steering.errors import LabError
-from steering.runtime import LocalModel
-from steering.served import Endpoint, ServedClient
 from tests.conftest import build_tiny_llama
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

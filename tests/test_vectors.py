@@ -6,8 +6,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from steering.datafile import file_sha256
-from steering.errors import LabError
+from foundation.datafiles import file_sha256
+from foundation.errors import LabError
 from steering.vectors import PatternVector, random_vector, vector_paths
 
 

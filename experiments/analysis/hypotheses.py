@@ -18,8 +18,8 @@ import pandas as pd
 from experiments.analysis import paired
 from experiments.analysis.bootstrap import Interval, cluster_bootstrap, mean_of
 from experiments.analysis.comparisons import BootstrapSettings
-from steering.datafile import field, string_list
-from steering.errors import LabError
+from foundation.datafiles import field, string_list
+from foundation.errors import LabError
 
 SUPPORTED_CONTRASTS = (
     "first_entry_pattern(steered) - first_entry_pattern(unsteered)",

@@ -22,8 +22,8 @@ def ensure_profile(design_path: Path, raw: dict) -> None:
     from diarists.patterns import load_pattern
     from diarists.profiles import write_profile
     from experiments.commands.steer import extract_pattern
-    from steering.datafile import field, table
-    from steering.runtime import LocalModel
+    from foundation.datafiles import field, table
+    from model_access.local import LocalModel
 
     where = f"{design_path} [demo]"
     demo = table(raw, "demo", str(design_path))
@@ -73,7 +73,7 @@ def _current(vector: Path, pattern_sha256: str) -> bool:
 
 
 def _saved_sha(vector: Path) -> str:
-    from steering.datafile import file_sha256
+    from foundation.datafiles import file_sha256
     from steering.vectors import vector_paths
 
     return file_sha256(vector_paths(vector)[0])
@@ -82,7 +82,7 @@ def _saved_sha(vector: Path) -> str:
 def run(args: argparse.Namespace) -> int:
     from experiments.commands.report import make_report
     from experiments.design import load_design
-    from steering.datafile import load_toml
+    from foundation.datafiles import load_toml
 
     ensure_profile(args.design, load_toml(args.design))
     from experiments.runner import run_design

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from steering.errors import LabError
+from foundation.errors import LabError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

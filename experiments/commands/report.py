@@ -25,7 +25,7 @@ def make_report(folder: Path, *, resamples: int | None = None) -> Path:
     from experiments.run_tables import load_tables
     from experiments.runfolder import read_locked_sha, read_manifest
     from experiments.store import Store
-    from steering.errors import LabError
+    from foundation.errors import LabError
 
     sha = read_locked_sha(folder)
     design = load_design(folder / "design.toml")

@@ -8,7 +8,7 @@ from pathlib import Path
 from experiments.design import load_design
 from experiments.runfolder import read_locked_sha, read_manifest
 from experiments.store import Store
-from steering.errors import LabError
+from foundation.errors import LabError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from diarists.patterns import available_patterns, load_pattern
 from experiments.steer_scoring import add_judge_args, judge_options_of, make_scorer, side_by_side
-from steering.errors import LabError
+from foundation.errors import LabError
 
 if TYPE_CHECKING:
     from diarists.patterns import Pattern
@@ -115,7 +115,7 @@ def _flat(groups: Sequence[Sequence[float]] | None) -> list:
 
 
 def _load_model(args: argparse.Namespace):  # -> LocalModel, imported late: torch is slow
-    from steering.runtime import LocalModel
+    from model_access.local import LocalModel
 
     print(f"loading {args.model} ...", flush=True)
     return LocalModel.load(args.model, device=args.device, dtype=args.dtype)
@@ -135,8 +135,8 @@ def extract_pattern(
 ) -> Extraction:
     """A pattern's vector on a model, from the pattern file's contrast set (shared by
     `steer extract` and `diarylab demo`)."""
+    from model_access.local import GenerationSettings
     from steering.extract import extract_vector
-    from steering.runtime import GenerationSettings
 
     return extract_vector(
         model,
@@ -197,8 +197,8 @@ def run_extract(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- calibrate
 def run_calibrate(args: argparse.Namespace) -> int:
     from diarists.profiles import write_profile
+    from model_access.local import GenerationSettings
     from steering.calibrate import sweep, write_outputs
-    from steering.runtime import GenerationSettings
     from steering.vectors import PatternVector, vector_paths
 
     pattern = load_pattern(args.pattern)
@@ -289,7 +289,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def vector_sha(tensors: Path) -> str:
-    from steering.datafile import file_sha256
+    from foundation.datafiles import file_sha256
 
     return file_sha256(tensors)
 
@@ -306,8 +306,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_try(args: argparse.Namespace) -> int:
+    from model_access.local import GenerationSettings
     from steering.apply import Steer, generate_steered
-    from steering.runtime import GenerationSettings
     from steering.vectors import PatternVector
 
     vector = PatternVector.load(args.vector)

@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
-from steering.errors import LabError
-from steering.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
-from steering.sampling import RowSeededSampler
+from foundation.errors import LabError
+from model_access.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
+from model_access.sampling import RowSeededSampler
 
 Message = Mapping[str, str]
 
@@ -241,7 +241,7 @@ class LocalModel:
         self, settings: GenerationSettings, seeds: Sequence[int] | None, batch: int
     ) -> dict[str, Any]:
         """Arguments for model.generate: greedy decoding, with sampling done by a per-row
-        seeded processor when temperature > 0 (see steering.sampling)."""
+        seeded processor when temperature > 0 (see model_access.sampling)."""
         from transformers import GenerationConfig, LogitsProcessorList
 
         config = GenerationConfig(

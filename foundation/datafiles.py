@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from steering.errors import LabError
+from foundation.errors import LabError
 
 T = TypeVar("T")
 

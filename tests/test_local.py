@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from steering.errors import LabError
-from steering.runtime import GenerationSettings, LocalModel
+from foundation.errors import LabError
+from model_access.local import GenerationSettings, LocalModel
 
 CHATS = [
     [{"role": "user", "content": "Write today's diary entry."}],
@@ -134,7 +134,7 @@ def test_offline_hub_id_not_cached_is_a_clear_error(monkeypatch, tmp_path):
 def test_missing_embedded_package_is_a_clear_error(monkeypatch):
     import importlib.util
 
-    from steering import embedded
+    from model_access import embedded
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
