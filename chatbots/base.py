@@ -1,6 +1,7 @@
 """What every chatbot is: given conversations so far (entries as user turns, replies as
 assistant turns), return one reply each. Caching is the caller's job, so a chatbot also says
-what identifies it and what determines a reply (its cache key fields)."""
+what identifies it and what determines a reply: the store's cached-call door keys the reply
+by both."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ class ChatbotReply:
 class Chatbot(Protocol):
     id: str
     calls_model: bool  # False for the fixed reply: nothing to cache
+
+    @property
+    def batch_size(self) -> int:
+        """How many conversations reply_many gets at once; results are stored per batch."""
 
     def identity(self) -> dict[str, Any]:
         """The model behind the replies (never transport settings or keys)."""

@@ -12,6 +12,7 @@ DEFAULT_TEXT = "Thank you for sharing."
 
 class FixedReply:
     calls_model = False
+    batch_size = 1_000_000  # no model: every conversation at once
 
     def __init__(self, id: str = "thanks", text: str = DEFAULT_TEXT) -> None:
         self.id = id

@@ -7,7 +7,8 @@ from dataclasses import asdict
 from typing import Any
 
 from chatbots.base import ChatbotReply, Message, with_system
-from model_access.local import GenerationSettings, LocalModel
+from model_access.local import LocalModel
+from model_access.settings import GenerationSettings, LocalSettings
 
 
 class LocalChatbot:
@@ -17,16 +18,20 @@ class LocalChatbot:
         self,
         id: str,
         model: LocalModel,
-        settings: GenerationSettings,
+        generation: GenerationSettings,
+        local: LocalSettings,
         *,
         system: str | None = None,
-        batch_size: int = 8,
     ) -> None:
         self.id = id
         self.model = model
-        self.settings = settings
+        self.generation = generation
+        self.local = local
         self.system = system
-        self.batch_size = batch_size
+
+    @property
+    def batch_size(self) -> int:
+        return self.local.batch_size
 
     def identity(self) -> dict[str, Any]:
         info = asdict(self.model.info())
@@ -36,7 +41,7 @@ class LocalChatbot:
     def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:
         return {
             "messages": with_system(self.system, conversation),
-            "settings": asdict(self.settings),
+            "generation": self.generation.key(),
             "seed": seed,
         }
 
@@ -48,7 +53,7 @@ class LocalChatbot:
         for start in range(0, len(prompts), self.batch_size):
             gens = self.model.generate(
                 prompts[start : start + self.batch_size],
-                self.settings,
+                self.generation,
                 seeds=list(seeds[start : start + self.batch_size]),
             )
             out += [

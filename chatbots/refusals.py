@@ -4,16 +4,31 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from foundation.datafiles import load_toml, string_list, table
+from pydantic import Field
+
+from foundation.datafiles import DataModel, NonEmpty, load_data
 
 REFUSALS_FILE = Path(__file__).parent / "refusals.toml"
 
 
+class Refusals(DataModel):
+    version: int
+    openings: Annotated[tuple[NonEmpty, ...], Field(strict=False)]
+
+
+class RefusalsFile(DataModel):
+    refusals: Refusals
+
+
+def load_refusals(path: Path = REFUSALS_FILE) -> Refusals:
+    return load_data(path, RefusalsFile)[0].refusals
+
+
 @lru_cache(maxsize=1)
 def refusal_openings() -> tuple[str, ...]:
-    data = table(load_toml(REFUSALS_FILE), "refusals", str(REFUSALS_FILE))
-    return tuple(s.lower() for s in string_list(data, "openings", str(REFUSALS_FILE)))
+    return tuple(s.lower() for s in load_refusals().openings)
 
 
 def classify(text: str, *, api_refusal: bool = False) -> str | None:

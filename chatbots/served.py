@@ -1,5 +1,5 @@
-"""An API model or an OpenAI-compatible server (vLLM) as a chatbot, through the lab's litellm
-client (model_access.served), which owns the concurrency limit, timeouts and retries."""
+"""An API model or an OpenAI-compatible server (vLLM) as a chatbot, through the lab's one door to
+served models (model_access.served), which owns the concurrency limit, timeouts and retries."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from chatbots.base import ChatbotReply, Message, with_system
 from model_access.served import CompletionRequest, ServedClient
+from model_access.settings import GenerationSettings
 
 
 class ServedChatbot:
@@ -17,29 +18,26 @@ class ServedChatbot:
         self,
         id: str,
         client: ServedClient,
+        generation: GenerationSettings,
         *,
-        max_tokens: int,
-        temperature: float,
-        top_p: float | None = None,
         system: str | None = None,
     ) -> None:
         self.id = id
         self.client = client
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.top_p = top_p
+        self.generation = generation
         self.system = system
 
+    @property
+    def batch_size(self) -> int:
+        # Requests are stored as they come back, a batch at a time; a batch fills every slot.
+        return self.client.settings.concurrency
+
     def identity(self) -> dict[str, Any]:
-        return {"kind": "served", "model": self.client.endpoint.model}
+        return {"kind": "served", "model": self.client.model}
 
     def _request(self, conversation: Sequence[Message], seed: int) -> CompletionRequest:
         return CompletionRequest.of(
-            with_system(self.system, conversation),
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            seed=seed,
+            with_system(self.system, conversation), generation=self.generation, seed=seed
         )
 
     def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:

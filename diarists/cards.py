@@ -1,18 +1,22 @@
-"""Role cards: the fictional people who keep diaries. Data lives in diarists/cards/*.toml."""
+"""Role cards: the fictional people who keep diaries. Data lives in diarists/cards/*.toml, one
+`[card]` table per file, read through the RoleCard schema."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from foundation.datafiles import field, file_sha256, load_toml, string_list, table
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+
+from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
 from foundation.errors import LabError
 
 CARDS_DIR = Path(__file__).parent / "cards"
 
 
-@dataclass(frozen=True)
-class RoleCard:
+class RoleCard(DataModel):
+    """One `[card]` table; `sha256` is the hash of the file it was read from."""
+
     id: str
     version: int
     name: str
@@ -21,10 +25,19 @@ class RoleCard:
     home: str
     work: str
     situation: str
-    people: tuple[str, ...]
+    people: Annotated[tuple[NonEmpty, ...], Field(strict=False, min_length=1)]
     cares_about: str
     voice: str
-    sha256: str
+    _sha256: str = PrivateAttr(default="")
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_the_file_name(cls, value: str, info: ValidationInfo) -> str:
+        return same_as_file_name("card", value, info)
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256
 
     def fields(self) -> dict[str, str]:
         """Values a prompt template can name."""
@@ -41,26 +54,26 @@ class RoleCard:
         }
 
 
-def load_card(path: Path) -> RoleCard:
-    where = str(path)
-    card = table(load_toml(path), "card", where)
-    text = {
-        k: field(card, k, str, where)
-        for k in ("id", "name", "pronouns", "home", "work", "situation", "cares_about", "voice")
-    }
-    if text["id"] != path.stem:
-        raise LabError(
-            f"card id {text['id']!r} differs from the file name",
-            where=where,
-            fix=f"rename the file to {text['id']}.toml or set id = {path.stem!r}",
+class CardFile(DataModel):
+    card: RoleCard
+
+
+def same_as_file_name(kind: str, value: str, info: ValidationInfo) -> str:
+    """A data file's id must be its file name (without .toml), when read from a file."""
+    path = (info.context or {}).get("path")
+    if path is not None and value != Path(path).stem:
+        stem = Path(path).stem
+        raise ValueError(
+            f"{kind} id {value!r} differs from the file name — fix: rename the file to "
+            f"{value}.toml or set id = {stem!r}"
         )
-    return RoleCard(
-        version=field(card, "version", int, where),
-        age=field(card, "age", int, where),
-        people=tuple(string_list(card, "people", where, min_items=1)),
-        sha256=file_sha256(path),
-        **text,
-    )
+    return value
+
+
+def load_card(path: Path) -> RoleCard:
+    card = load_data(path, CardFile, context={"path": path})[0].card
+    card._sha256 = file_sha256(path)
+    return card
 
 
 def available_cards(folder: Path = CARDS_DIR) -> list[str]:

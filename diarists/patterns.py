@@ -1,33 +1,140 @@
 """Patterns: a named psychological pattern with the definition a judge reads, the contrast set a
 steering vector is extracted from, and held-out prompts for calibration. Data lives in
-diarists/patterns/<id>.toml."""
+diarists/patterns/<id>.toml, read through the Pattern schema (one model per table)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from foundation.datafiles import field, file_sha256, load_toml, string_list, table
+from pydantic import (
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from diarists.cards import same_as_file_name
+from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
 from foundation.errors import LabError
 
 PATTERNS_DIR = Path(__file__).parent / "patterns"
 MIN_PROMPTS = 20  # per set: fewer makes the mean difference (and the calibration) too noisy
 
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Prompts = Annotated[tuple[NonEmpty, ...], Field(strict=False, min_length=MIN_PROMPTS)]
+Marker = Annotated[str, StringConstraints(pattern=r"\S", to_lower=True)]
 
-@dataclass(frozen=True)
-class Pattern:
+
+class PatternHead(DataModel):
     id: str
     version: int
-    name: str
-    definition: str
-    positive_system: str  # a diarist who has the pattern
-    negative_system: str  # a healthy diarist, otherwise alike
-    eval_system: str  # a plain diarist, for held-out calibration entries
-    extraction_prompts: tuple[str, ...]
-    heldout_prompts: tuple[str, ...]
-    markers: tuple[str, ...]  # for the demo heuristic scorer only; not a judge
-    sha256: str
-    path: Path
+    name: Text
+    definition: Text
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_the_file_name(cls, value: str, info: ValidationInfo) -> str:
+        return same_as_file_name("pattern", value, info)
+
+
+class Contrast(DataModel):
+    positive_system: Text  # a diarist who has the pattern
+    negative_system: Text  # a healthy diarist, otherwise alike
+
+    @model_validator(mode="after")
+    def _differ(self) -> Contrast:
+        if self.positive_system == self.negative_system:
+            raise ValueError(
+                "positive_system and negative_system are the same text — fix: the contrast "
+                "needs a diarist with the pattern and one without"
+            )
+        return self
+
+
+class Evaluation(DataModel):
+    system: Text  # a plain diarist, for held-out calibration entries
+
+
+class PromptSets(DataModel):
+    extraction: Prompts
+    heldout: Prompts
+
+    @model_validator(mode="after")
+    def _heldout_is_new(self) -> PromptSets:
+        shared = sorted(set(self.extraction) & set(self.heldout))
+        if shared:
+            raise ValueError(
+                f"{len(shared)} prompt(s) are in both extraction and heldout, e.g. {shared[0]!r}"
+                " — fix: held-out prompts must be new to the vector: remove them from one list"
+            )
+        return self
+
+
+class Heuristic(DataModel):
+    markers: Annotated[tuple[Marker, ...], Field(strict=False)] = ()  # lower-cased
+
+
+class Pattern(DataModel):
+    """A whole pattern file; `sha256` and `path` are those of the file it was read from."""
+
+    pattern: PatternHead
+    contrast: Contrast
+    evaluation: Evaluation
+    prompts: PromptSets
+    heuristic: Heuristic = Heuristic()  # for the demo heuristic scorer only; not a judge
+    _sha256: str = PrivateAttr(default="")
+    _path: Path = PrivateAttr(default=Path())
+
+    @property
+    def id(self) -> str:
+        return self.pattern.id
+
+    @property
+    def version(self) -> int:
+        return self.pattern.version
+
+    @property
+    def name(self) -> str:
+        return self.pattern.name
+
+    @property
+    def definition(self) -> str:
+        return self.pattern.definition
+
+    @property
+    def positive_system(self) -> str:
+        return self.contrast.positive_system
+
+    @property
+    def negative_system(self) -> str:
+        return self.contrast.negative_system
+
+    @property
+    def eval_system(self) -> str:
+        return self.evaluation.system
+
+    @property
+    def extraction_prompts(self) -> tuple[str, ...]:
+        return self.prompts.extraction
+
+    @property
+    def heldout_prompts(self) -> tuple[str, ...]:
+        return self.prompts.heldout
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        return self.heuristic.markers
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256
+
+    @property
+    def path(self) -> Path:
+        return self._path
 
 
 def available_patterns(folder: Path = PATTERNS_DIR) -> list[str]:
@@ -46,56 +153,6 @@ def load_pattern(id_or_path: str | Path, folder: Path = PATTERNS_DIR) -> Pattern
                 fix=f"choose from {', '.join(known)} or give a path to a pattern .toml file",
             )
         path = folder / f"{id_or_path}.toml"
-    where = str(path)
-    data = load_toml(path)
-    head = table(data, "pattern", where)
-    contrast = table(data, "contrast", where)
-    evaluation = table(data, "evaluation", where)
-    prompts = table(data, "prompts", where)
-    pattern_id = field(head, "id", str, f"{where} [pattern]")
-    if pattern_id != path.stem:
-        raise LabError(
-            f"pattern id {pattern_id!r} differs from the file name",
-            where=f"{where} [pattern] id",
-            fix=f"rename the file to {pattern_id}.toml or set id = {path.stem!r}",
-        )
-    extraction = string_list(prompts, "extraction", f"{where} [prompts]", min_items=MIN_PROMPTS)
-    heldout = string_list(prompts, "heldout", f"{where} [prompts]", min_items=MIN_PROMPTS)
-    shared = sorted(set(extraction) & set(heldout))
-    if shared:
-        raise LabError(
-            f"{len(shared)} prompt(s) are in both extraction and heldout, e.g. {shared[0]!r}",
-            where=f"{where} [prompts]",
-            fix="held-out prompts must be new to the vector: remove them from one list",
-        )
-    heuristic = data.get("heuristic", {})
-    markers = string_list(heuristic, "markers", f"{where} [heuristic]") if heuristic else []
-    positive = _text(contrast, "positive_system", f"{where} [contrast]")
-    negative = _text(contrast, "negative_system", f"{where} [contrast]")
-    if positive == negative:
-        raise LabError(
-            "positive_system and negative_system are the same text",
-            where=f"{where} [contrast]",
-            fix="the contrast needs a diarist with the pattern and one without",
-        )
-    return Pattern(
-        id=pattern_id,
-        version=field(head, "version", int, f"{where} [pattern]"),
-        name=_text(head, "name", f"{where} [pattern]"),
-        definition=_text(head, "definition", f"{where} [pattern]"),
-        positive_system=positive,
-        negative_system=negative,
-        eval_system=_text(evaluation, "system", f"{where} [evaluation]"),
-        extraction_prompts=tuple(extraction),
-        heldout_prompts=tuple(heldout),
-        markers=tuple(m.lower() for m in markers),
-        sha256=file_sha256(path),
-        path=path,
-    )
-
-
-def _text(data: dict[str, object], key: str, where: str) -> str:
-    value = field(data, key, str, where).strip()
-    if not value:
-        raise LabError(f"field '{key}' is empty", where=where, fix=f"write the {key} text")
-    return value
+    pattern = load_data(path, Pattern, context={"path": path})[0]
+    pattern._sha256, pattern._path = file_sha256(path), path
+    return pattern

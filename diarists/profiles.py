@@ -1,6 +1,7 @@
-"""Profiles: how a diarist writes. `unsteered` is built in; a steered profile is a TOML file
-(usually written by `diarylab steer calibrate`) naming a pattern, a vector file by path and
-sha256, and the layers, strength, scale and positions to steer with.
+"""Profiles: how a diarist writes. One type, `Profile`, loaded and checked once: `unsteered` is
+built in; a steered profile comes from a profile file (written by `diarylab steer calibrate`, or
+by a run from a design's inline profile rule) naming a pattern, a vector file by path and
+sha256, and the steer settings:
 
     [profile]
     id = "social_isolation"
@@ -12,132 +13,127 @@ sha256, and the layers, strength, scale and positions to steer with.
     strength = 0.45
     scale = "relative"          # relative | raw
     positions = "response"      # prompt | response | both
-"""
+
+    [calibration]               # optional: how the setting was chosen (free-form record)
+
+Loading a file loads its vector (checking the hash, the pattern and the layers) and builds the
+Steer; whether the vector belongs to the model that writes is checked when the model is known."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from dataclasses import field as dc_field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Annotated, Any
 
-from foundation.datafiles import field, file_sha256, load_toml, table
+from pydantic import Field
+
+from foundation.datafiles import DataModel, Slug, file_sha256, load_data
 from foundation.errors import LabError
 from model_access.local import ModelInfo
-from steering.apply import Positions, Scale, Steer
+from steering.apply import Steer
+from steering.settings import SteerSettings
 from steering.vectors import PatternVector, vector_paths
 
-PROFILES_DIR = Path(__file__).parent / "profiles"
 UNSTEERED_ID = "unsteered"
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
-@dataclass(frozen=True)
+class ProfileTable(SteerSettings):
+    id: Slug
+    version: int = Field(1, ge=1)
+    pattern: Slug
+    vector: str = Field(min_length=1, description="vector file, relative to this file's folder")
+    vector_sha256: Sha256
+
+
+class ProfileFile(DataModel):
+    profile: ProfileTable
+    calibration: dict[str, str | int | float | bool] = {}
+
+
+@dataclass(frozen=True, eq=False)
 class Profile:
     id: str
     pattern: str | None = None
-    vector_path: Path | None = None
-    vector_sha256: str | None = None
-    layers: tuple[int, ...] = ()
-    strength: float = 0.0
-    scale: Scale = "relative"
-    positions: Positions = "response"
-    version: int = 1
-    sha256: str | None = None  # of the profile file; None for the built-in one
-    path: Path | None = None
-    extra: Mapping[str, Any] = dc_field(default_factory=dict, compare=False, hash=False)
+    steer: Steer | None = None
+    path: Path | None = None  # the profile file; None for the built-in unsteered profile
+    sha256: str | None = None  # of the profile file
+    calibration: Mapping[str, Any] | None = None
 
     @property
     def steered(self) -> bool:
-        return self.vector_path is not None
+        return self.steer is not None
 
-    def load_vector(self) -> PatternVector | None:
-        if self.vector_path is None:
-            return None
-        where = f"{self.path} [profile] vector" if self.path else f"profile {self.id}"
-        if not vector_paths(self.vector_path)[0].is_file():
-            raise LabError(
-                f"vector file {self.vector_path} not found",
-                where=where,
-                fix="run `diarylab steer extract` (vectors live under results/, not in git) "
-                "or fix the path",
-            )
-        vector = PatternVector.load(self.vector_path, expect_sha256=self.vector_sha256)
-        if vector.pattern_id != self.pattern:
-            raise LabError(
-                f"vector is for pattern {vector.pattern_id!r}, the profile says {self.pattern!r}",
-                where=where,
-            )
-        return vector
+    def spec(self) -> dict[str, Any] | None:
+        """What identifies this profile's steering in cache keys and manifests."""
+        return self.steer.spec() if self.steer else None
 
-    def steer(self, info: ModelInfo | None = None) -> Steer | None:
-        """The Steer this profile writes with (None when unsteered); with `info`, also check
-        that the vector belongs to that model."""
-        vector = self.load_vector()
-        if vector is None:
-            return None
-        if info is not None:
-            vector.check_model(info, where=str(self.path or self.id))
-        return Steer(vector, self.layers, self.strength, self.scale, self.positions)
+    def check_model(self, info: ModelInfo) -> None:
+        """Refuse a vector extracted on another model than the one that will write."""
+        if self.steer is not None:
+            self.steer.vector.check_model(info, where=str(self.path or self.id))
+
+    def check_model_spec(self, model_spec: str, where: str) -> None:
+        """The same check by name, before the model is loaded."""
+        if self.steer is not None and self.steer.vector.model_spec != model_spec:
+            raise LabError(
+                f"profile {self.id!r} steers with a vector made on "
+                f"{self.steer.vector.model_spec!r}, but the diarists are written by "
+                f"{model_spec!r}",
+                where=where,
+                fix="extract a vector on the diarist model (diarylab steer extract, or an inline "
+                "[[profiles]] rule in the design) or change [diarist_model].model",
+            )
 
 
 UNSTEERED = Profile(id=UNSTEERED_ID)
 
 
-def available_profiles(folder: Path = PROFILES_DIR) -> list[str]:
-    return [UNSTEERED_ID, *sorted(p.stem for p in folder.glob("*.toml"))]
-
-
-def load_profile(path_or_id: str | Path, folder: Path = PROFILES_DIR) -> Profile:
-    """The built-in `unsteered`, a profile in diarists/profiles/ by id, or a file by path."""
-    if str(path_or_id) == UNSTEERED_ID:
+def load_profile(path: str | Path) -> Profile:
+    """The built-in `unsteered`, or a profile file with its vector loaded and checked."""
+    if str(path) == UNSTEERED_ID:
         return UNSTEERED
-    path = Path(path_or_id)
+    path = Path(path)
     if path.suffix != ".toml":
-        if not (folder / f"{path_or_id}.toml").is_file():
-            raise LabError(
-                f"unknown profile {str(path_or_id)!r}",
-                where="profile",
-                fix=f"choose from {', '.join(available_profiles(folder))} or give a path to a "
-                "profile .toml (written by `diarylab steer calibrate`)",
-            )
-        path = folder / f"{path_or_id}.toml"
-    where = f"{path} [profile]"
-    data = load_toml(path)
-    head = table(data, "profile", str(path))
-    scale = field(head, "scale", str, where, "relative")
-    positions = field(head, "positions", str, where, "response")
-    if scale not in get_args(Scale):
-        raise LabError(f"unknown scale {scale!r}", where=where, fix="use 'relative' or 'raw'")
-    if positions not in get_args(Positions):
         raise LabError(
-            f"unknown positions {positions!r}", where=where, fix="use prompt, response or both"
+            f"unknown profile {str(path)!r}",
+            where="profile",
+            fix='write "unsteered", a profile file path (.toml), or the id of an inline '
+            "[[profiles]] rule of the design",
         )
-    layers = field(head, "layers", list, where)
-    if not layers or not all(isinstance(x, int) and not isinstance(x, bool) for x in layers):
-        raise LabError("layers must be a non-empty list of integers", where=where)
-    strength = field(head, "strength", float, where)
-    if not math.isfinite(strength):
-        raise LabError(f"strength {strength} is not finite", where=where)
-    sha = field(head, "vector_sha256", str, where)
-    if len(sha) != 64:
-        raise LabError("vector_sha256 must be 64 hex digits", where=where)
-    vector = Path(field(head, "vector", str, where))
+    data, _ = load_data(path, ProfileFile)
+    head = data.profile
+    where = f"{path} [profile].vector"
+    vector_path = Path(head.vector)
+    if not vector_path.is_absolute():
+        vector_path = path.parent / vector_path
+    if not vector_paths(vector_path)[0].is_file():
+        raise LabError(
+            f"vector file {vector_path} not found",
+            where=where,
+            fix="run `diarylab steer extract` (vectors live under results/, not in git) "
+            "or fix the path",
+        )
+    vector = PatternVector.load(vector_path, expect_sha256=head.vector_sha256)
+    if vector.pattern_id != head.pattern:
+        raise LabError(
+            f"vector is for pattern {vector.pattern_id!r}, the profile says {head.pattern!r}",
+            where=where,
+            fix="point at the pattern's own vector or correct pattern",
+        )
+    for layer in head.layers:
+        vector.check_layer(layer, where=f"{path} [profile].layers")
     return Profile(
-        id=field(head, "id", str, where),
-        version=field(head, "version", int, where, 1),
-        pattern=field(head, "pattern", str, where),
-        vector_path=vector if vector.is_absolute() else (path.parent / vector),
-        vector_sha256=sha,
-        layers=tuple(layers),
-        strength=strength,
-        scale=scale,  # type: ignore[arg-type]
-        positions=positions,  # type: ignore[arg-type]
-        sha256=file_sha256(path),
+        id=head.id,
+        pattern=head.pattern,
+        steer=Steer.of(vector, head),
         path=path,
-        extra={k: v for k, v in data.items() if k != "profile"},
+        sha256=file_sha256(path),
+        calibration=dict(data.calibration),
     )
 
 
@@ -148,31 +144,26 @@ def write_profile(
     pattern: str,
     vector: Path,
     vector_sha256: str,
-    layers: tuple[int, ...],
-    strength: float,
-    scale: str,
-    positions: str,
-    calibration: Mapping[str, str | int | float] | None = None,
+    steer: SteerSettings,
+    calibration: Mapping[str, str | int | float | bool] | None = None,
 ) -> Path:
-    """Write a profile file; the vector path is stored relative to the profile's folder so the
-    pair can be moved together."""
-    import os
-
+    """Write a profile file (atomically); the vector path is stored relative to the profile's
+    folder so the pair can be moved together."""
     path.parent.mkdir(parents=True, exist_ok=True)
     rel = os.path.relpath(Path(vector).resolve(), path.parent.resolve())
     lines = [
-        "# A diarist profile, written by `diarylab steer calibrate`. Paths are relative to this",
-        "# file. Edit strength or layers by hand only together with a new calibration note.",
+        "# A diarist profile, written by diarylab. Paths are relative to this file.",
+        "# Edit strength or layers by hand only together with a new calibration note.",
         "[profile]",
         f"id = {_toml(profile_id)}",
         "version = 1",
         f"pattern = {_toml(pattern)}",
         f"vector = {_toml(rel)}",
         f"vector_sha256 = {_toml(vector_sha256)}",
-        f"layers = [{', '.join(str(int(x)) for x in layers)}]",
-        f"strength = {float(strength)!r}",
-        f"scale = {_toml(scale)}",
-        f"positions = {_toml(positions)}",
+        f"layers = [{', '.join(str(int(x)) for x in steer.layers)}]",
+        f"strength = {float(steer.strength)!r}",
+        f"scale = {_toml(steer.scale)}",
+        f"positions = {_toml(steer.positions)}",
     ]
     if calibration:
         lines += ["", "[calibration]"] + [f"{k} = {_toml(v)}" for k, v in calibration.items()]
@@ -182,8 +173,10 @@ def write_profile(
     return path
 
 
-def _toml(value: str | int | float) -> str:
+def _toml(value: str | int | float | bool) -> str:
     # JSON's string escapes are valid TOML basic-string escapes; numbers print the same.
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else '"nan"'
     return json.dumps(value, ensure_ascii=False)

@@ -2,38 +2,41 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, PrivateAttr
 
 from diarists.cards import RoleCard
-from foundation.datafiles import field, file_sha256, load_toml, string_list, table
+from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 
 
-@dataclass(frozen=True)
-class EntryTemplate:
+class EntryTemplate(DataModel):
+    """The `[template]` table; `sha256` is the hash of the file it was read from."""
+
     id: str
     version: int
     system: str
     first_entry: str
     next_entry: str
-    days: tuple[str, ...]
-    sha256: str
+    days: Annotated[tuple[NonEmpty, ...], Field(strict=False, min_length=1)]
+    _sha256: str = PrivateAttr(default="")
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256
+
+
+class EntryTemplateFile(DataModel):
+    template: EntryTemplate
 
 
 def load_entry_template(path: Path = TEMPLATES_DIR / "entry.toml") -> EntryTemplate:
-    where = str(path)
-    t = table(load_toml(path), "template", where)
-    return EntryTemplate(
-        id=field(t, "id", str, where),
-        version=field(t, "version", int, where),
-        system=field(t, "system", str, where),
-        first_entry=field(t, "first_entry", str, where),
-        next_entry=field(t, "next_entry", str, where),
-        days=tuple(string_list(t, "days", where, min_items=1)),
-        sha256=file_sha256(path),
-    )
+    template = load_data(path, EntryTemplateFile)[0].template
+    template._sha256 = file_sha256(path)
+    return template
 
 
 def first_entry_messages(

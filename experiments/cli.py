@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     import experiments.commands as commands
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue  # shared option helpers, not commands
         module = importlib.import_module(f"experiments.commands.{info.name}")
         module.register(sub)
     return parser

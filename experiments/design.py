@@ -1,302 +1,213 @@
-"""Designs: the preregistration file that fixes everything a run does.
+"""Designs: the preregistration file that fixes everything a run does, as a typed schema.
 
 A design is read once, validated completely (every mistake is one LabError naming the file, the
-field and the fix) and frozen. Its sha256 is the hash of the file's bytes, written into every
-record of a run."""
+field and the fix) and frozen. `[design].kind` picks the experiment kind (experiments/kinds/),
+whose schema extends DesignFile with the kind's own tables. The specs inside hold the runtime's
+own settings objects (GenerationSettings, LocalSettings, EndpointSettings, SteerSettings...),
+which reach the code that uses them unchanged. Its sha256 is the hash of the file's bytes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from experiments.analysis.hypotheses import Hypothesis, parse_hypotheses
-from foundation.datafiles import field, file_sha256, load_toml, string_list, table
+from pydantic import Field, model_validator
+
+from chatbots.specs import ChatbotSpec
+from diarists.patterns import available_patterns
+from experiments.analysis.hypotheses import Hypothesis
+from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, file_sha256, load_toml
+from foundation.datafiles import validate as validate_data
 from foundation.errors import LabError
+from model_access.settings import GenerationSettings, LocalSettings
+from rubric.judges import JudgeSpec
+from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
-KINDS = ("diary",)
-CHATBOT_KINDS = ("fixed", "local", "litellm")
-JUDGE_KINDS = ("local", "litellm", "openai-compatible")
-ENTRY_SCORES = ("pattern", "coherence", "realism")
+if TYPE_CHECKING:
+    from experiments.kinds.base import ExperimentKind
 
-
-@dataclass(frozen=True)
-class ModelSettings:
-    model: str
-    max_new_tokens: int
-    temperature: float
-    top_p: float
-    dtype: str | None
-    batch_size: int
+UNSTEERED = "unsteered"
 
 
-@dataclass(frozen=True)
-class ChatbotSpec:
-    id: str
-    kind: str
-    model: str | None = None
-    text: str | None = None
-    system: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    max_new_tokens: int = 300
-    temperature: float = 0.7
-    top_p: float = 1.0
-    concurrency: int = 4
-    timeout_s: float = 120.0
-    max_retries: int = 4
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    id: str
-    kind: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    tokenizer: str | None = None  # the judge's tokenizer, so a vLLM server can be read exactly
-    concurrency: int = 4
-
-    @property
-    def spec(self) -> str:
-        """The judge name rubric.judges.make_judge understands."""
-        return self.model if self.kind == "local" else f"litellm:{self.model}"
-
-
-@dataclass(frozen=True)
-class Design:
-    path: Path
-    sha256: str
-    raw: dict[str, Any]
-    name: str
-    kind: str
-    seed: int
-    entries: int
-    coverage_floor: float
-    diarist_model: ModelSettings
-    diarists: tuple[str, ...]
-    profiles: tuple[str, ...]  # "unsteered" or profile file paths, resolved against the design
-    chatbots: tuple[ChatbotSpec, ...]
-    judges: tuple[JudgeSpec, ...]
-    entry_scores: tuple[str, ...]
-    score_patterns: tuple[str, ...]  # which patterns every entry gets a pattern score for
-    resamples: int
-    baseline_chatbot: str
-    hypotheses: tuple[Hypothesis, ...]
-
-    def chatbot(self, chatbot_id: str) -> ChatbotSpec:
-        return next(c for c in self.chatbots if c.id == chatbot_id)
-
-
-def load_design(path: Path | str) -> Design:
-    path = Path(path)
-    raw = load_toml(path)
-    where = str(path)
-    head = table(raw, "design", f"{where} [design]")
-    kind = field(head, "kind", str, f"{where} [design]", "diary")
-    if kind not in KINDS:
-        raise LabError(
-            f"unknown kind {kind!r}",
-            where=f"{where} [design].kind",
-            fix=f"use one of {', '.join(KINDS)} (other kinds come with their experiments)",
-        )
-    entries = field(head, "entries", int, f"{where} [design]")
-    if entries < 1:
-        raise LabError(
-            f"entries must be a positive integer, got {entries}",
-            where=f"{where} [design].entries",
-            fix="set entries = 4",
-        )
-    floor = field(head, "coverage_floor", float, f"{where} [design]", 0.5)
-    if not 0 <= floor <= 1:
-        raise LabError("coverage_floor must be in [0, 1]", where=f"{where} [design].coverage_floor")
-    cast = table(raw, "cast", f"{where} [cast]")
-    chatbots = _chatbots(raw, where)
-    judges = _judges(raw, where)
-    analysis = raw.get("analysis", {})
-    baseline = field(analysis, "baseline_chatbot", str, f"{where} [analysis]", "thanks")
-    design = Design(
-        path=path,
-        sha256=file_sha256(path),
-        raw=raw,
-        name=_slug(field(head, "name", str, f"{where} [design]"), f"{where} [design].name"),
-        kind=kind,
-        seed=field(head, "seed", int, f"{where} [design]"),
-        entries=entries,
-        coverage_floor=floor,
-        diarist_model=_model_settings(
-            table(raw, "diarist_model", where), f"{where} [diarist_model]"
-        ),
-        diarists=_diarists(cast, f"{where} [cast]"),
-        profiles=tuple(string_list(cast, "profiles", f"{where} [cast]", min_items=1)),
-        chatbots=chatbots,
-        judges=judges,
-        entry_scores=_entry_scores(raw.get("scores", {}), f"{where} [scores]"),
-        score_patterns=_score_patterns(raw.get("scores", {}), f"{where} [scores]"),
-        resamples=field(analysis, "resamples", int, f"{where} [analysis]", 2000),
-        baseline_chatbot=baseline,
-        hypotheses=_hypotheses(raw, where, {j.id for j in judges}),
-    )
-    if baseline not in {c.id for c in chatbots}:
-        raise LabError(
-            f"baseline chatbot {baseline!r} is not among the chatbots",
-            where=f"{where} [analysis].baseline_chatbot",
-            fix="add a fixed-reply chatbot with that id or name an existing one",
-        )
-    return design
-
-
-def _slug(value: str, where: str) -> str:
-    if not value or not all(ch.isalnum() or ch in "-_." for ch in value):
-        raise LabError(f"{value!r} may only hold letters, digits, '-', '_' and '.'", where=where)
-    return value
-
-
-def _model_settings(data: dict[str, Any], where: str) -> ModelSettings:
-    extra = set(data) - set(ModelSettings.__dataclass_fields__)
-    if extra:
-        raise LabError(
-            f"unknown field(s) {', '.join(sorted(extra))}",
-            where=where,
-            fix=f"use only {', '.join(ModelSettings.__dataclass_fields__)}",
-        )
-    return ModelSettings(
-        model=field(data, "model", str, where),
-        max_new_tokens=field(data, "max_new_tokens", int, where, 300),
-        temperature=field(data, "temperature", float, where, 0.9),
-        top_p=field(data, "top_p", float, where, 1.0),
-        dtype=field(data, "dtype", str, where, None),
-        batch_size=field(data, "batch_size", int, where, 8),
+class DesignHead(DataModel):
+    name: Slug = Field(description="names the run folder: results/<name>-<hash>")
+    kind: NonEmpty = Field(description="the experiment kind (diarylab design schema --kind)")
+    version: int = Field(1, ge=1)
+    description: str | None = None
+    seed: int = Field(ge=0, lt=2**63, description="every call's seed derives from it")
+    entries: int = Field(4, ge=1, le=100, description="entries (or letters) per conversation")
+    coverage_floor: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="judgments with less probability on valid answers are unreadable",
     )
 
 
-def _choose(
-    data: dict[str, Any], key: str, known: list[str], noun: str, where: str, default: Any = None
-) -> tuple[str, ...]:
-    """A list of known ids, or "all" for every known one; unknown or repeated ids refused."""
-    value = data.get(key, default)
-    if value == "all":
-        return tuple(known)
-    ids = string_list({key: value} if value is not None else {}, key, where, min_items=1)
-    for i in ids:
-        if i not in known:
-            raise LabError(
-                f"unknown {noun} {i!r}",
-                where=f"{where}.{key}",
-                fix=f'choose from {", ".join(known)} or write "all"',
+class DiaristModel(DataModel):
+    model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
+    generation: GenerationSettings = GenerationSettings(max_new_tokens=300, temperature=0.9)
+    local: LocalSettings = LocalSettings()
+
+
+class AnalysisSettings(DataModel):
+    resamples: int = Field(2000, ge=100, le=1_000_000, description="bootstrap resamples")
+    cluster: Literal["diarist"] = "diarist"
+    baseline_chatbot: Slug = Field("thanks", description="the chatbot drift is compared with")
+
+
+class ProfileRule(DataModel):
+    """A profile declared in the design as a pattern and the rule that sets its strength:
+    `run` extracts the vector on the diarist model, then either steers with the fixed `steer`
+    setting or calibrates by `calibration`, once, keeping both in the run folder."""
+
+    id: Slug
+    pattern: Slug
+    extraction: ExtractionSettings = ExtractionSettings()
+    steer: SteerSettings | None = Field(None, description="a fixed setting (no calibration)")
+    calibration: CalibrationRule | None = Field(None, description="the sweep that chooses one")
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> ProfileRule:
+        if (self.steer is None) == (self.calibration is None):
+            raise ValueError(
+                f"profile {self.id!r} needs exactly one of steer and calibration"
+                f"{FIX_MARK}give `calibration = {{ judge, layers, strengths, floor }}` (or a "
+                "fixed `steer = { layers, strength }`)"
             )
-    if len(set(ids)) != len(ids):
-        raise LabError(f"a {noun} is listed twice", where=f"{where}.{key}")
-    return tuple(ids)
+        if self.pattern not in available_patterns():
+            raise ValueError(
+                f"unknown pattern {self.pattern!r}"
+                f"{FIX_MARK}choose from {', '.join(available_patterns())}"
+            )
+        return self
 
 
-def _diarists(cast: dict[str, Any], where: str) -> tuple[str, ...]:
-    from diarists.cards import available_cards
-
-    return _choose(cast, "diarists", available_cards(), "diarist", where)
-
-
-def _unique_ids(items: list[dict[str, Any]], where: str) -> None:
+def _unique(ids: Sequence[str], what: str) -> None:
     seen: set[str] = set()
-    for i, item in enumerate(items):
-        ident = field(item, "id", str, f"{where}[{i}]")
-        _slug(ident, f"{where}[{i}].id")
+    for ident in ids:
         if ident in seen:
-            raise LabError(f"id {ident!r} is used twice", where=where, fix="give each a unique id")
+            raise ValueError(f"{what} id {ident!r} is used twice{FIX_MARK}give each its own id")
         seen.add(ident)
 
 
-_TYPES = {"str": str, "int": int, "float": float}
+class DesignFile(DataModel):
+    """The tables every kind shares; a kind's schema adds its own."""
 
+    design: DesignHead
+    diarist_model: DiaristModel
+    chatbots: list[ChatbotSpec] = Field(min_length=1)
+    judges: list[JudgeSpec] = Field(min_length=1)
+    profiles: list[ProfileRule] = Field([], description="inline profiles: pattern + rule")
+    analysis: AnalysisSettings = AnalysisSettings()
+    hypotheses: list[Hypothesis] = []
 
-def _specs(
-    raw: dict[str, Any], name: str, kinds: tuple[str, ...], cls: type[Any], where: str
-) -> list[tuple[dict[str, Any], str]]:
-    """The [[name]] tables, each checked: unique id, known kind, no unknown field, every field
-    of the type its spec declares. Returns (typed values, where) pairs."""
-    items = raw.get(name)
-    if not isinstance(items, list) or not items:
-        raise LabError(f"no [[{name}]]", where=where, fix=f"add at least one [[{name}]] table")
-    _unique_ids(items, f"{where} [[{name}]]")
-    out = []
-    for i, item in enumerate(items):
-        w = f"{where} [[{name}]][{i}] ({item['id']})"
-        kind = field(item, "kind", str, w)
-        if kind not in kinds:
-            raise LabError(
-                f"unknown {name[:-1]} kind {kind!r}",
-                where=f"{w}.kind",
-                fix=f"use one of {', '.join(kinds)}",
-            )
-        extra = set(item) - set(cls.__dataclass_fields__)
-        if extra:
-            raise LabError(
-                f"unknown field(s) {', '.join(sorted(extra))}",
-                where=w,
-                fix=f"use only {', '.join(cls.__dataclass_fields__)}",
-            )
-        values: dict[str, Any] = {}
-        for key, spec in cls.__dataclass_fields__.items():
-            if key in item:
-                kind_name = str(spec.type).split(" | ")[0]
-                values[key] = field(item, key, _TYPES[kind_name], w)
-        for key in ("max_new_tokens", "concurrency"):
-            if key in values and values[key] < 1:
-                raise LabError(f"{key} must be ≥ 1", where=f"{w}.{key}")
-        out.append((values, w))
-    return out
-
-
-def _chatbots(raw: dict[str, Any], where: str) -> tuple[ChatbotSpec, ...]:
-    out = []
-    for values, w in _specs(raw, "chatbots", CHATBOT_KINDS, ChatbotSpec, where):
-        if values["kind"] == "fixed":
-            values.setdefault("text", "Thank you for sharing.")
-        else:
-            field(values, "model", str, w)
-        out.append(ChatbotSpec(**values))
-    return tuple(out)
-
-
-def _judges(raw: dict[str, Any], where: str) -> tuple[JudgeSpec, ...]:
-    out = []
-    for values, w in _specs(raw, "judges", JUDGE_KINDS, JudgeSpec, where):
-        field(values, "model", str, w)
-        if values["kind"] == "openai-compatible":
-            field(values, "base_url", str, w)
-        out.append(JudgeSpec(**values))
-    return tuple(out)
-
-
-def _entry_scores(scores: dict[str, Any], where: str) -> tuple[str, ...]:
-    if not scores:
-        return ENTRY_SCORES
-    names = string_list(scores, "entry", where, min_items=1)
-    for n in names:
-        if n not in ENTRY_SCORES:
-            raise LabError(
-                f"unknown entry score {n!r}",
-                where=f"{where}.entry",
-                fix=f"choose from {', '.join(ENTRY_SCORES)}",
-            )
-    return tuple(names)
-
-
-def _score_patterns(scores: dict[str, Any], where: str) -> tuple[str, ...]:
-    from diarists.patterns import available_patterns
-
-    return _choose(scores, "patterns", available_patterns(), "pattern", where, default="all")
-
-
-def _hypotheses(raw: dict[str, Any], where: str, judge_ids: set[str]) -> tuple[Hypothesis, ...]:
-    """Parsed at load, so an unsupported contrast is refused before any data exist."""
-    hypotheses = parse_hypotheses(raw, where)
-    for i, h in enumerate(hypotheses):
-        for j in h.judges:
-            if j not in judge_ids:
-                raise LabError(
-                    f"unknown judge {j!r}",
-                    where=f"{where} [[hypotheses]] #{i + 1}.judges",
-                    fix=f"name one of {', '.join(sorted(judge_ids))}",
+    @model_validator(mode="after")
+    def _names(self) -> DesignFile:
+        _unique([c.id for c in self.chatbots], "chatbot")
+        _unique([j.id for j in self.judges], "judge")
+        _unique([p.id for p in self.profiles], "profile")
+        _unique([h.id for h in self.hypotheses], "hypothesis")
+        judges = {j.id for j in self.judges}
+        for rule in self.profiles:
+            if rule.calibration and rule.calibration.judge not in judges:
+                raise ValueError(
+                    f"profile {rule.id!r} calibrates with unknown judge "
+                    f"{rule.calibration.judge!r}{FIX_MARK}name one of {', '.join(sorted(judges))}"
                 )
-    return hypotheses
+            if rule.id == UNSTEERED:
+                raise ValueError(f"{UNSTEERED!r} is built in{FIX_MARK}choose another id")
+        if self.analysis.baseline_chatbot not in {c.id for c in self.chatbots}:
+            raise ValueError(
+                f"baseline chatbot {self.analysis.baseline_chatbot!r} is not among the chatbots"
+                f"{FIX_MARK}add a fixed-reply chatbot with that id or name an existing one"
+            )
+        return self
+
+    def check_hypotheses(self, profile_ids: list[str]) -> None:
+        """Every name a hypothesis uses exists. A profile file's id is only known once the file
+        is read: until then (refs ending in .toml) the profile names in contrasts are taken on
+        trust, and this runs again with the files' ids before anything runs."""
+        ids = set(profile_ids)
+        if any(i.endswith(".toml") for i in ids):
+            ids = {i for i in ids if not i.endswith(".toml")} | {"(a profile file)"}
+            ids |= {h.contrast.profile for h in self.hypotheses}
+        for h in self.hypotheses:
+            h.check_names(
+                judges={j.id for j in self.judges},
+                profiles=ids,
+                chatbots={c.id for c in self.chatbots},
+                entries=self.design.entries,
+            )
+
+    def chatbot(self, chatbot_id: str) -> Any:
+        return next(c for c in self.chatbots if c.id == chatbot_id)
+
+    def judge(self, judge_id: str) -> Any:
+        return next(j for j in self.judges if j.id == judge_id)
+
+    def profile_rule(self, profile_id: str) -> ProfileRule | None:
+        return next((p for p in self.profiles if p.id == profile_id), None)
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """A loaded design: the validated schema, the file it came from and its kind."""
+
+    path: Path
+    sha256: str
+    raw: dict[str, Any]
+    spec: DesignFile
+    kind: ExperimentKind
+
+    @property
+    def name(self) -> str:
+        return self.spec.design.name
+
+    @property
+    def seed(self) -> int:
+        return self.spec.design.seed
+
+    @property
+    def entries(self) -> int:
+        return self.spec.design.entries
+
+    @property
+    def coverage_floor(self) -> float:
+        return self.spec.design.coverage_floor
+
+    @property
+    def resamples(self) -> int:
+        return self.spec.analysis.resamples
+
+    @property
+    def baseline_chatbot(self) -> str:
+        return self.spec.analysis.baseline_chatbot
+
+    @property
+    def hypotheses(self) -> tuple[Hypothesis, ...]:
+        return tuple(self.spec.hypotheses)
+
+
+def load_design(path: Path | str) -> Design:
+    from experiments.kinds import get_kind
+
+    path = Path(path)
+    raw = load_toml(path)
+    head = raw.get("design")
+    if not isinstance(head, dict):
+        raise LabError("missing table [design]", where=str(path), fix="add a [design] table")
+    kind = get_kind(head.get("kind"), where=f"{path} design.kind")
+    spec = validate_data(kind.schema, raw, str(path), context={"design_path": path})
+    return Design(path=path, sha256=file_sha256(path), raw=raw, spec=spec, kind=kind)
+
+
+def design_schema(kind_name: str) -> dict[str, Any]:
+    """The JSON Schema of a kind's design files, for editors."""
+    from experiments.kinds import get_kind
+
+    schema = get_kind(kind_name, where="--kind").schema.model_json_schema()
+    schema["title"] = f"diarylab design ({kind_name})"
+    return schema

@@ -6,13 +6,12 @@ from pathlib import Path
 
 from experiments.store import Store
 
-TABLES = ("entries", "replies", "judgments", "calls")
-
 
 def export_tables(store: Store, folder: Path) -> list[Path]:
+    """Every table of the store but its meta table (calls included)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in TABLES:
+    for name in [t for t in store.tables() if t != "meta"]:
         path = folder / f"{name}.parquet"
         tmp = path.with_name(f".{path.name}.tmp")
         store.frame(name).to_parquet(tmp, index=False)

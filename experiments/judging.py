@@ -1,133 +1,25 @@
-"""Phase two of a diary run: every judge scores every entry (pattern for each pattern the design
-names, coherence, realism) and every reply (the behavior rubric). Questions about the person are
-asked of the entry alone, so the judge's view of the person does not depend on the chatbot.
-
-Each judge call goes through the store: its key is the judge's request key (identity + prompt),
-its raw per-node log-probabilities are stored with the judgment row in one transaction, and the
-reading is recomputed from that stored record — the same path whether the call was just made or
-read back on resume."""
+"""The judging phase, shared by every experiment kind: each judge of the design reads every task
+the kind lists. Each judge call goes through the store's cached-call door — keyed by the judge's
+identity and the prompt, its raw per-node log-probabilities stored with the judgment row in one
+transaction — and the reading is recomputed from the stored record, the same path whether the
+call was just made or read back on resume."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import groupby
+from typing import Any
 
-from diarists.patterns import load_pattern
-from experiments.cells import Cell
-from experiments.conversations import DiaristProfile, history
-from experiments.design import Design, JudgeSpec
+from experiments.kinds.base import Task, Tick
 from experiments.store import JudgmentRow, Store
-from rubric.behavior import load_behavior_rubric, reply_prompts
-from rubric.entry_scores import EntryTemplates, entry_prompts
 from rubric.expected import NumberReading
 from rubric.judge_base import Judge
-from rubric.judges import make_judge
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt, TemplateRef, load_template
 from rubric.yes_no import YesNoReading
 
-Tick = Callable[[int], None]
-Question = Literal["number", "yes_no"]
 
-
-@dataclass(frozen=True)
-class Task:
-    """One judge call to make (or read back): what it judges and the prompt."""
-
-    target_kind: str  # "entry" | "reply"
-    target_id: str
-    item: str
-    question: Question
-    prompt: JudgePrompt
-    template: TemplateRef
-
-
-class JudgeSet:
-    """The design's judges, built on first use; local ones share the run's loaded models."""
-
-    def __init__(self, design: Design, models: Any) -> None:
-        self.specs = design.judges
-        self.models = models
-        self._built: dict[str, Judge] = {}
-
-    def get(self, spec: JudgeSpec) -> Judge:
-        if spec.id not in self._built:
-            if spec.kind == "local":
-                self._built[spec.id] = LocalJudge(self.models.get(spec.model))
-            else:
-                model = spec.model
-                self._built[spec.id] = make_judge(
-                    f"litellm:{model}",
-                    base_url=spec.base_url,
-                    api_key_env=spec.api_key_env,
-                    tokenizer=spec.tokenizer,
-                )
-        return self._built[spec.id]
-
-
-def pattern_specs(design: Design) -> list[tuple[str, str, str]]:
-    return [(p.id, p.name, p.definition) for p in map(load_pattern, design.score_patterns)]
-
-
-def entry_items(design: Design) -> list[str]:
-    items = (
-        [f"pattern:{p}" for p in design.score_patterns] if "pattern" in design.entry_scores else []
-    )
-    return items + [s for s in ("coherence", "realism") if s in design.entry_scores]
-
-
-def planned_judgments(design: Design, cells: Sequence[Cell], profiles: Any) -> int:
-    rubric = load_behavior_rubric()
-    entries = {c.entry_id(k) for c in cells for k in range(1, design.entries + 1)}
-    replies = len(cells) * design.entries
-    per_entry = len(entry_items(design)) + len(rubric.person)
-    return len(design.judges) * (len(entries) * per_entry + replies * len(rubric.questions))
-
-
-def tasks(store: Store, design: Design, cells: Sequence[Cell]) -> Iterator[Task]:
-    """Every judgment the design asks for, entries first, in a fixed order."""
-    templates = EntryTemplates.load()
-    rubric = load_behavior_rubric()
-    person_t, reply_t = load_template("person_question"), load_template("reply_question")
-    wanted = set(entry_items(design))
-    patterns = pattern_specs(design)
-    refs = {"coherence": templates.coherence.ref, "realism": templates.realism.ref}
-    seen: set[str] = set()
-    for cell in cells:
-        for k in range(1, design.entries + 1):
-            entry = store.entry(cell.entry_id(k))
-            reply = store.reply(cell.reply_id(k))
-            assert entry is not None and reply is not None
-            earlier, answers = history(store, cell, k - 1, k - 1)
-            conversation = _conversation(earlier, answers)
-            person, questions = reply_prompts(
-                entry.text, reply.text, conversation, rubric, person_t, reply_t
-            )
-            if entry.entry_id not in seen and entry.text.strip():
-                prompts = entry_prompts(entry.text, patterns, templates)
-                for item, prompt in prompts.items():
-                    if item in wanted:
-                        ref = refs.get(item, templates.pattern.ref)
-                        yield Task("entry", entry.entry_id, item, "number", prompt, ref)
-                for qid, prompt in person.items():
-                    yield Task(
-                        "entry", entry.entry_id, f"person:{qid}", "yes_no", prompt, person_t.ref
-                    )
-            seen.add(entry.entry_id)
-            for qid, prompt in questions.items():
-                yield Task("reply", reply.reply_id, qid, "yes_no", prompt, reply_t.ref)
-
-
-def _conversation(entries: list[str], replies: list[str]) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
-    for entry, reply in zip(entries, replies, strict=True):
-        out += [{"role": "user", "content": entry}, {"role": "assistant", "content": reply}]
-    return out
-
-
-def _row(task: Task, judge_id: str, key: str, record: dict[str, Any], floor: float) -> JudgmentRow:
+def judgment_row(
+    task: Task, judge_id: str, key: str, record: Mapping[str, Any], floor: float
+) -> JudgmentRow:
     reading: NumberReading | YesNoReading
     if task.question == "number":
         reading = NumberReading.from_record(record, floor=floor)
@@ -136,7 +28,7 @@ def _row(task: Task, judge_id: str, key: str, record: dict[str, Any], floor: flo
         reading = YesNoReading.from_record(record, floor=floor)
         value = reading.p_yes
     return JudgmentRow(
-        judgment_id=f"{judge_id}:{task.target_id}:{task.item}",
+        judgment_id=judgment_id(judge_id, task),
         target_kind=task.target_kind,
         target_id=task.target_id,
         judge=judge_id,
@@ -149,111 +41,56 @@ def _row(task: Task, judge_id: str, key: str, record: dict[str, Any], floor: flo
     )
 
 
-def judge_all(
+def judgment_id(judge_id: str, task: Task) -> str:
+    return f"{judge_id}:{task.target_id}:{task.item}"
+
+
+def judge_tasks(
     store: Store,
-    judges: JudgeSet,
-    design: Design,
-    cells: Sequence[Cell],
-    profiles: dict[str, DiaristProfile],
-    tick: Tick,
-) -> None:
-    done = store.ids("judgments", "judgment_id")
-    for spec in design.judges:
-        pending: list[tuple[Task, str]] = []
-        judge: Judge | None = None
-        for task in tasks(store, design, cells):
-            jid = f"{spec.id}:{task.target_id}:{task.item}"
-            if jid in done:
-                tick(1)
-                continue
-            done.add(jid)
-            judge = judge or judges.get(spec)
-            key = judge.request_key(task.prompt, task.question)
-            cached = store.get_call(key)
-            if cached is not None:
-                store.put_rows(_row(task, spec.id, key, cached, design.coverage_floor))
-                tick(1)
-            else:
-                pending.append((task, key))
-        if pending:
-            assert judge is not None
-            _call(store, judge, spec, pending, design.coverage_floor, tick)
-
-
-def _groups(pending: list[tuple[Task, str]]) -> list[list[tuple[Task, str]]]:
-    """Consecutive yes/no questions about the same entry or reply: their prompts share all but
-    the question, so a local judge reads them in one pass over the shared part."""
-    groups: list[list[tuple[Task, str]]] = []
-    for item in pending:
-        task = item[0]
-        last = groups[-1][0][0] if groups else None
-        if (
-            last is not None
-            and task.question == "yes_no"
-            and last.question == "yes_no"
-            and (last.target_kind, last.target_id, last.item.startswith("person:"))
-            == (task.target_kind, task.target_id, task.item.startswith("person:"))
-        ):
-            groups[-1].append(item)
-        else:
-            groups.append([item])
-    return groups
-
-
-def _call(
-    store: Store,
-    judge: Judge,
-    spec: JudgeSpec,
-    pending: list[tuple[Task, str]],
+    judge_id: str,
+    get_judge: Callable[[], Judge],
+    tasks: Iterable[Task],
     floor: float,
     tick: Tick,
 ) -> None:
-    def one(item: tuple[Task, str]) -> dict[str, Any]:
-        task, _ = item
-        if task.question == "number":
-            return judge.number_record(task.prompt)
-        return judge.yes_no_record(task.prompt)
-
-    def store_one(item: tuple[Task, str], record: dict[str, Any]) -> None:
-        task, key = item
-        store.put_call(
-            key,
-            "judge",
-            spec.id,
-            {"question": task.question, "prompt": task.prompt.key_fields()},
-            record,
-            _row(task, spec.id, key, record, floor),
-        )
-        tick(1)
-
-    if spec.kind == "local":
-        for group in _groups(pending):
-            task = group[0][0]
-            batched = getattr(judge, "yes_no_records", None)
-            if task.question == "yes_no" and len(group) > 1 and batched is not None:
-                records = batched([t.prompt for t, _ in group])
-                store.put_calls(
-                    [
-                        (
-                            key,
-                            "judge",
-                            spec.id,
-                            {"question": t.question, "prompt": t.prompt.key_fields()},
-                            rec,
-                            (_row(t, spec.id, key, rec, floor),),
-                        )
-                        for (t, key), rec in zip(group, records, strict=True)
-                    ]
-                )
-                tick(len(group))
-            else:
-                for item in group:
-                    store_one(item, one(item))
+    """Every task not yet judged by this judge, through the store. The judge is built only
+    when there is something to read (a resumed run with every judgment done loads nothing)."""
+    done = store.ids(JudgmentRow)
+    pending = []
+    for task in tasks:
+        if judgment_id(judge_id, task) in done:
+            tick(1)
+        else:
+            pending.append(task)
+    if not pending:
         return
-    # Served judges answer in parallel; results come back in order and are stored by this
-    # thread, the store's only writer.
-    with ThreadPoolExecutor(max_workers=max(1, spec.concurrency)) as pool:
-        for start in range(0, len(pending), 4 * spec.concurrency):
-            part = pending[start : start + 4 * spec.concurrency]
-            for item, record in zip(part, pool.map(one, part), strict=True):
-                store_one(item, record)
+    judge = get_judge()
+    identity = judge.identity()
+    # Consecutive tasks of one group share a prompt prefix: one batch, so a local judge reads
+    # them in one pass; otherwise batches as large as the judge can keep busy.
+    for (question, group), items in groupby(pending, key=lambda t: (t.question, t.group)):
+        batch = list(items)
+        _judge_batch(store, judge_id, judge, identity, batch, question, floor, tick, bool(group))
+
+
+def _judge_batch(
+    store: Store,
+    judge_id: str,
+    judge: Judge,
+    identity: Mapping[str, Any],
+    tasks: Sequence[Task],
+    question: Any,
+    floor: float,
+    tick: Tick,
+    grouped: bool,
+) -> None:
+    store.cached_calls(
+        "judge",
+        judge_id,
+        identity,
+        [{"question": t.question, "prompt": t.prompt.key_fields()} for t in tasks],
+        lambda idx: judge.records(question, [tasks[i].prompt for i in idx]),
+        rows=lambda i, record, key: (judgment_row(tasks[i], judge_id, key, record, floor),),
+        batch_size=len(tasks) if grouped else max(judge.batch_size, 1),
+        done=tick,
+    )

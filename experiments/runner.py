@@ -1,6 +1,7 @@
-"""Running a design into a run folder: lock the design, load what it names, write the manifest,
-then the conversation phase and the judging phase. Re-running the same design resumes: every
-call already in the store is read back instead of made."""
+"""Running a design into a run folder, for every experiment kind: load and check what the design
+names, claim the folder (lock the design), make its inline profiles, write the manifest, then
+the kind's conversation phase and the shared judging phase. Re-running the same design resumes:
+every call already in the store is read back instead of made."""
 
 from __future__ import annotations
 
@@ -8,133 +9,121 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbots.base import Chatbot
-from chatbots.fixed import FixedReply
-from chatbots.local import LocalChatbot
-from chatbots.served import ServedChatbot
-from diarists.cards import load_cards
-from diarists.templates import load_entry_template
-from experiments.cells import Cell, expand
-from experiments.conversations import Writer, run_conversations
-from experiments.design import ChatbotSpec, Design
-from experiments.judging import JudgeSet, judge_all, planned_judgments
-from experiments.profiles import resolve_profiles
+from chatbots.specs import build_chatbot
+from experiments.design import Design
+from experiments.judging import judge_tasks
+from experiments.kinds.base import RunContext
+from experiments.profile_making import (
+    InlineProfiles,
+    profile_ids,
+    profiles_manifest,
+    resolve_profiles,
+)
 from experiments.progress import Progress
 from experiments.runfolder import default_folder, lock_design, write_manifest
 from experiments.store import Store
-from model_access.local import GenerationSettings, LocalModel
-from model_access.served import Endpoint, ServedClient
+from model_access.local import LocalModel
+from model_access.settings import LocalSettings
+from rubric.judge_base import Judge
+from rubric.judges import build_judge
 
 
 @dataclass(frozen=True)
 class RunSummary:
     folder: Path
     cells: int
-    entries: int
-    replies: int
-    judgments: int
+    rows: dict[str, int]
     calls_made: int
     calls_cached: int
 
+    def line(self) -> str:
+        tables = " · ".join(f"{name} {n}" for name, n in self.rows.items())
+        return (
+            f"cells {self.cells} · {tables} · model calls made {self.calls_made}, "
+            f"read from the store {self.calls_cached}"
+        )
+
 
 class ModelCache:
-    """One loaded copy per local model spec: the diarist model doubles as chatbot or judge."""
+    """One loaded copy per local model and load settings: the diarist model doubles as chatbot
+    or judge when they name the same model (batch sizes stay each caller's own)."""
 
-    def __init__(self, dtype: str | None = None) -> None:
-        self.dtype = dtype
-        self._models: dict[str, LocalModel] = {}
+    def __init__(self) -> None:
+        self._models: dict[tuple[str, str], LocalModel] = {}
 
-    def get(self, spec: str) -> LocalModel:
-        if spec not in self._models:
-            self._models[spec] = LocalModel.load(spec, dtype=self.dtype)
-        return self._models[spec]
-
-    def drop(self, spec: str) -> None:
-        self._models.pop(spec, None)
+    def get(self, spec: str, settings: LocalSettings) -> LocalModel:
+        how = settings.model_dump(exclude={"batch_size"})
+        key = (spec, repr(sorted(how.items())))
+        if key not in self._models:
+            self._models[key] = LocalModel.load(spec, settings)
+        return self._models[key]
 
 
-def build_chatbot(spec: ChatbotSpec, models: ModelCache) -> Chatbot:
-    if spec.kind == "fixed":
-        return FixedReply(spec.id, spec.text or "Thank you for sharing.")
-    assert spec.model is not None
-    if spec.kind == "local":
-        settings = GenerationSettings(spec.max_new_tokens, spec.temperature, spec.top_p)
-        return LocalChatbot(spec.id, models.get(spec.model), settings, system=spec.system)
-    endpoint = Endpoint(
-        model=spec.model,
-        api_base=spec.base_url,
-        api_key_env=spec.api_key_env,
-        timeout_s=spec.timeout_s,
-        max_retries=spec.max_retries,
-        concurrency=spec.concurrency,
-    )
-    return ServedChatbot(
-        spec.id,
-        ServedClient(endpoint),
-        max_tokens=spec.max_new_tokens,
-        temperature=spec.temperature,
-        top_p=None if spec.top_p == 1.0 else spec.top_p,
-        system=spec.system,
-    )
+class JudgeSet:
+    """The design's judges, built on first use; local ones share the run's loaded models."""
+
+    def __init__(self, design: Design, models: ModelCache) -> None:
+        self.design = design
+        self.models = models
+        self._built: dict[str, Judge] = {}
+
+    def get(self, judge_id: str) -> Judge:
+        if judge_id not in self._built:
+            self._built[judge_id] = build_judge(self.design.spec.judge(judge_id), self.models.get)
+        return self._built[judge_id]
 
 
 def run_design(design: Design, out: Path | None = None, *, progress: bool = True) -> RunSummary:
     folder = Path(out) if out else default_folder(design)
-    models = ModelCache(design.diarist_model.dtype)
+    kind = design.kind
+    spec = design.spec
+    models = ModelCache()
+    judges = JudgeSet(design, models)
     # Everything that can be wrong with the inputs is checked before the folder is claimed.
-    model = models.get(design.diarist_model.model)
-    profiles = resolve_profiles(design, model)
-    cells = expand(design, list(profiles))
+    refs = kind.profile_refs(design)
+    profile_ids(design)  # files loaded and checked, hypotheses checked against their ids
+    writer_model = models.get(spec.diarist_model.model, spec.diarist_model.local)
+    chatbots = {c.id: build_chatbot(c, models.get) for c in spec.chatbots}
     lock_design(design, folder)
-    store = Store(folder / "store.sqlite")
+    inline = InlineProfiles(design, folder, writer_model, judges.get, progress=progress)
+    profiles = resolve_profiles(design, refs, make_inline=inline)
+    for profile in profiles.values():
+        profile.check_model(writer_model.info())
+    cells = kind.cells(design, list(profiles))
+    store = Store(folder / "store.sqlite", kind.row_types)
     try:
-        settings = GenerationSettings(
-            design.diarist_model.max_new_tokens,
-            design.diarist_model.temperature,
-            design.diarist_model.top_p,
-        )
-        writer = Writer(
-            model,
-            settings,
-            load_entry_template(),
-            {c.id: c for c in load_cards(list(design.diarists))},
-            profiles,
-        )
-        chatbots = {spec.id: build_chatbot(spec, models) for spec in design.chatbots}
-        judges = JudgeSet(design, models)
-        write_manifest(folder, design, _manifest_extra(writer, chatbots, profiles))
-        total = _planned_units(design, cells) + planned_judgments(design, cells, profiles)
+        run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
+        write_manifest(folder, design, _manifest(run, kind.manifest(run)))
+        total = kind.planned_units(design, cells)
         with Progress(total, store, enabled=progress) as bar:
-            run_conversations(store, writer, chatbots, cells, design.entries, design.seed, bar.tick)
-            judge_all(store, judges, design, cells, profiles, bar.tick)
-        return RunSummary(
-            folder,
-            len(cells),
-            store.count("entries"),
-            store.count("replies"),
-            store.count("judgments"),
-            store.made,
-            store.cached,
-        )
+            run.tick = bar.tick
+            kind.converse(run)
+            for judge_spec in spec.judges:
+                judge_tasks(
+                    store,
+                    judge_spec.id,
+                    lambda judge_id=judge_spec.id: judges.get(judge_id),  # type: ignore[misc]
+                    kind.judge_tasks(run),
+                    design.coverage_floor,
+                    bar.tick,
+                )
+        rows = {t.TABLE: store.count(t.TABLE) for t in kind.row_types}
+        rows["judgments"] = store.count("judgments")
+        return RunSummary(folder, len(cells), rows, store.made, store.cached)
     finally:
         store.close()
 
 
-def _planned_units(design: Design, cells: list[Cell]) -> int:
-    firsts = {c.entry_id(1) for c in cells}
-    return len(firsts) + len(cells) * (design.entries - 1) + len(cells) * design.entries
-
-
-def _manifest_extra(
-    writer: Writer, chatbots: dict[str, Chatbot], profiles: dict[str, Any]
-) -> dict[str, Any]:
+def _manifest(run: RunContext, extra: dict[str, Any]) -> dict[str, Any]:
+    info = asdict(run.writer_model.info())
+    info.pop("location", None)
+    spec = run.design.spec
     return {
-        "diarist_model": writer.identity(),
-        "chatbots": {k: v.identity() for k, v in chatbots.items()},
-        "profiles": {k: (p.steer.spec() if p.steer else None) for k, p in profiles.items()},
-        "data_files": {
-            "entry_template": writer.template.sha256,
-            **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
-        },
-        "settings": asdict(writer.settings),
+        "kind": run.design.kind.name,
+        "diarist_model": info,
+        "diarist_settings": spec.diarist_model.model_dump(mode="json"),
+        "chatbots": {k: v.identity() for k, v in run.chatbots.items()},
+        "judges": {j.id: j.model_dump(mode="json", exclude={"endpoint"}) for j in spec.judges},
+        "profiles": profiles_manifest(run.profiles),
+        **extra,
     }

@@ -1,9 +1,12 @@
 """The run store: one SQLite file per run (WAL, one writer, short transactions).
 
-`calls` is the cache and the record of every model call: a key (hash of everything that
-determines the result, never transport settings or keys) → the result as returned. The other
-tables are what the experiment made of those calls; each row names the call it came from. A row
-and its call are written in one transaction, so a killed run loses at most the calls in flight."""
+`calls` is the cache and the record of every model call: a key (hash of the model's identity and
+everything in the request that determines the result — never transport settings or keys) → the
+result as returned. Every model call of the lab goes through one door, `cached_calls`: stored
+results are returned, the rest are computed, stored (with the rows made from them, in one
+transaction per batch) and returned. The other tables are what an experiment made of its calls:
+`judgments` (the engine's) and the tables of the experiment kind's row types, each row naming
+the call it came from. A killed run loses at most the batch in flight."""
 
 from __future__ import annotations
 
@@ -11,31 +14,30 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
-SCHEMA = """
+from foundation.errors import LabError
+
+SCHEMA_VERSION = "2"  # 2: one call-key scheme for every call; kinds' tables from row types
+ENGINE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL,
     request TEXT NOT NULL, result TEXT NOT NULL, created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
-    entry_id TEXT PRIMARY KEY, diarist TEXT NOT NULL, profile TEXT NOT NULL, pattern TEXT,
-    chatbot TEXT, entry_index INTEGER NOT NULL, text TEXT NOT NULL, new_tokens INTEGER,
-    flag TEXT, call_key TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS replies (
-    reply_id TEXT PRIMARY KEY, cell_id TEXT NOT NULL, diarist TEXT NOT NULL,
-    profile TEXT NOT NULL, pattern TEXT, chatbot TEXT NOT NULL, entry_index INTEGER NOT NULL,
-    entry_id TEXT NOT NULL, text TEXT NOT NULL, flag TEXT, call_key TEXT);
-CREATE TABLE IF NOT EXISTS judgments (
-    judgment_id TEXT PRIMARY KEY, target_kind TEXT NOT NULL, target_id TEXT NOT NULL,
-    judge TEXT NOT NULL, item TEXT NOT NULL, value REAL, coverage REAL NOT NULL,
-    readable INTEGER NOT NULL, template TEXT, call_key TEXT NOT NULL);
 """
-DOMAIN_TABLES = ("entries", "replies", "judgments")
+_SQL_TYPES = {str: "TEXT", int: "INTEGER", float: "REAL", bool: "INTEGER"}
+
+
+class Row(Protocol):
+    """A dataclass whose instances are rows of TABLE; its first field is the primary key."""
+
+    TABLE: ClassVar[str]
 
 
 def call_key(kind: str, identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
@@ -49,38 +51,10 @@ def call_key(kind: str, identity: Mapping[str, Any], request: Mapping[str, Any])
 
 
 @dataclass(frozen=True)
-class EntryRow:
-    entry_id: str
-    diarist: str
-    profile: str
-    pattern: str | None
-    chatbot: str | None  # None: the shared first entry every chatbot answers
-    entry_index: int
-    text: str
-    new_tokens: int | None
-    flag: str | None
-    call_key: str
-
-
-@dataclass(frozen=True)
-class ReplyRow:
-    reply_id: str
-    cell_id: str
-    diarist: str
-    profile: str
-    pattern: str | None
-    chatbot: str
-    entry_index: int
-    entry_id: str
-    text: str
-    flag: str | None  # "refusal" | "empty" | None
-    call_key: str | None  # None for the fixed reply, which calls no model
-
-
-@dataclass(frozen=True)
 class JudgmentRow:
+    TABLE: ClassVar[str] = "judgments"
     judgment_id: str
-    target_kind: str  # "entry" | "reply"
+    target_kind: str  # what was judged, as the kind names it ("entry", "reply", ...)
     target_id: str
     judge: str
     item: str  # "pattern:<id>", "coherence", "realism", or a rubric question id
@@ -91,15 +65,53 @@ class JudgmentRow:
     call_key: str
 
 
+def table_sql(row_type: Any) -> str:
+    hints = typing.get_type_hints(row_type)
+    columns = []
+    for i, f in enumerate(fields(row_type)):
+        hint = hints[f.name]
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        nullable = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+        base = args[0] if nullable and args else hint
+        column = f"{f.name} {_SQL_TYPES[base]}"
+        column += " PRIMARY KEY" if i == 0 else ("" if nullable else " NOT NULL")
+        columns.append(column)
+    return f"CREATE TABLE IF NOT EXISTS {row_type.TABLE} ({', '.join(columns)})"
+
+
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, row_types: Sequence[Any] = ()) -> None:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
+        self._check_version()
+        self.db.executescript(ENGINE_SCHEMA)
+        self.row_types: dict[str, Any] = {t.TABLE: t for t in (JudgmentRow, *row_types)}
+        for row_type in self.row_types.values():
+            self.db.execute(table_sql(row_type))
+        self.db.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+        )
         self.made = 0
         self.cached = 0
+
+    def _check_version(self) -> None:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        if "calls" not in tables:
+            return
+        version = None
+        if "meta" in tables:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            version = row[0] if row else None
+        if version != SCHEMA_VERSION:
+            self.db.close()
+            raise LabError(
+                f"this store was written by an older diarylab (store schema {version or 1}, "
+                f"this version reads {SCHEMA_VERSION})",
+                where=str(self.path),
+                fix="run the design into a new folder (--out); old run folders are not converted",
+            )
 
     def close(self) -> None:
         self.db.close()
@@ -114,98 +126,127 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
-    # ------------------------------------------------------------------ meta
-    def get_meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
-    # ------------------------------------------------------------------ calls
-    def get_call(self, key: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT result FROM calls WHERE key=?", (key,)).fetchone()
-        if row is None:
-            return None
-        self.cached += 1
-        result: dict[str, Any] = json.loads(row[0])
-        return result
-
-    def put_call(
+    # ------------------------------------------------------------------ the cached-call door
+    def cached_calls(
         self,
-        key: str,
         kind: str,
         model: str,
-        request: Mapping[str, Any],
-        result: Mapping[str, Any],
-        *rows: EntryRow | ReplyRow | JudgmentRow,
-    ) -> None:
-        """Store a call's result, with the rows made from it, in one transaction."""
-        self.put_calls([(key, kind, model, request, result, rows)])
+        identity: Mapping[str, Any],
+        requests: Sequence[Mapping[str, Any]],
+        compute: Callable[[list[int]], Sequence[Mapping[str, Any]]],
+        *,
+        rows: Callable[[int, Mapping[str, Any], str], Sequence[Any]] | None = None,
+        batch_size: int = 1,
+        done: Callable[[int], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The results of `requests` (what determines each result besides `identity`), in
+        order. Stored ones are read back; the rest are computed by `compute(indices)` a batch of
+        `batch_size` at a time, each batch stored all-or-nothing with `rows(index, result, key)`
+        before it is returned. Rows of read-back calls are written too (idempotently), so a run
+        killed between a call and its rows cannot happen and a shared call serves every row."""
+        keys = [call_key(kind, identity, r) for r in requests]
+        results: list[dict[str, Any] | None] = [None] * len(requests)
+        pending: list[int] = []
+        first_of: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            found = self._get(key)
+            if found is not None:
+                results[i] = found
+                self.cached += 1
+            elif key in first_of:
+                continue  # the same request twice: computed once, below
+            else:
+                first_of[key] = i
+                pending.append(i)
+        read_back = [i for i, r in enumerate(results) if r is not None]
+        if rows is not None and read_back:
+            with self.transaction() as db:
+                for i in read_back:
+                    for row in rows(i, results[i] or {}, keys[i]):
+                        self._insert(db, row)
+        if done and read_back:
+            done(len(read_back))
+        step = max(1, batch_size)
+        for start in range(0, len(pending), step):
+            batch = pending[start : start + step]
+            computed = list(compute(batch))
+            if len(computed) != len(batch):
+                raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
+            with self.transaction() as db:
+                for i, result in zip(batch, computed, strict=True):
+                    db.execute(
+                        "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
+                        (
+                            keys[i],
+                            kind,
+                            model,
+                            json.dumps(requests[i], sort_keys=True, default=str),
+                            json.dumps(result, sort_keys=True),
+                            time.time(),
+                        ),
+                    )
+                    results[i] = json.loads(json.dumps(result))  # exactly what a resume reads
+                    for row in rows(i, result, keys[i]) if rows else ():
+                        self._insert(db, row)
+            self.made += len(batch)
+            if done:
+                done(len(batch))
+        # Duplicates of a request computed in this call share its result (and get their rows).
+        late = [i for i, r in enumerate(results) if r is None]
+        for i in late:
+            results[i] = results[first_of[keys[i]]]
+        if rows is not None and late:
+            with self.transaction() as db:
+                for i in late:
+                    for row in rows(i, results[i] or {}, keys[i]):
+                        self._insert(db, row)
+            if done:
+                done(len(late))
+        return [r if r is not None else {} for r in results]
 
-    def put_calls(
-        self,
-        calls: list[
-            tuple[
-                str,
-                str,
-                str,
-                Mapping[str, Any],
-                Mapping[str, Any],
-                tuple[EntryRow | ReplyRow | JudgmentRow, ...],
-            ]
-        ],
-    ) -> None:
-        """Calls with their rows, all-or-nothing: calls made together in one batched pass are
-        stored together, so a resumed run redoes the same batch rather than part of it."""
-        with self.transaction() as db:
-            for key, kind, model, request, result, rows in calls:
-                db.execute(
-                    "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        key,
-                        kind,
-                        model,
-                        json.dumps(request, sort_keys=True, default=str),
-                        json.dumps(result, sort_keys=True),
-                        time.time(),
-                    ),
-                )
-                for row in rows:
-                    self._insert(db, row)
-        self.made += len(calls)
+    def _get(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT result FROM calls WHERE key=?", (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
-    def put_rows(self, *rows: EntryRow | ReplyRow | JudgmentRow) -> None:
+    # ------------------------------------------------------------------ rows without a call
+    def put_rows(self, *rows: Any) -> None:
+        """Rows that no model call made (a fixed reply): written in one transaction."""
         with self.transaction() as db:
             for row in rows:
                 self._insert(db, row)
 
-    @staticmethod
-    def _insert(db: sqlite3.Connection, row: EntryRow | ReplyRow | JudgmentRow) -> None:
-        name = {EntryRow: "entries", ReplyRow: "replies", JudgmentRow: "judgments"}[type(row)]
+    def _insert(self, db: sqlite3.Connection, row: Any) -> None:
+        table = row.TABLE
+        if table not in self.row_types:
+            raise RuntimeError(f"the store has no table {table}")
         values = asdict(row)
         cols = ", ".join(values)
         marks = ", ".join("?" for _ in values)
         db.execute(
-            f"INSERT OR IGNORE INTO {name} ({cols}) VALUES ({marks})", tuple(values.values())
+            f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", tuple(values.values())
         )
 
     # ------------------------------------------------------------------ reads
-    def has(self, table: str, id_column: str, ident: str) -> bool:
-        query = f"SELECT 1 FROM {table} WHERE {id_column}=?"
+    def get(self, row_type: Any, ident: str) -> Any:
+        """The row of `row_type` whose key is `ident`, or None."""
+        key = fields(row_type)[0].name
+        found = self.db.execute(
+            f"SELECT * FROM {row_type.TABLE} WHERE {key}=?", (ident,)
+        ).fetchone()
+        return None if found is None else row_type(*found)
+
+    def has(self, row_type: Any, ident: str) -> bool:
+        key = fields(row_type)[0].name
+        query = f"SELECT 1 FROM {row_type.TABLE} WHERE {key}=?"
         return self.db.execute(query, (ident,)).fetchone() is not None
 
-    def ids(self, table: str, id_column: str) -> set[str]:
-        return {r[0] for r in self.db.execute(f"SELECT {id_column} FROM {table}")}
+    def ids(self, row_type: Any) -> set[str]:
+        key = fields(row_type)[0].name
+        return {r[0] for r in self.db.execute(f"SELECT {key} FROM {row_type.TABLE}")}
 
-    def entry(self, entry_id: str) -> EntryRow | None:
-        row = self.db.execute("SELECT * FROM entries WHERE entry_id=?", (entry_id,)).fetchone()
-        return None if row is None else EntryRow(*row)
-
-    def reply(self, reply_id: str) -> ReplyRow | None:
-        row = self.db.execute("SELECT * FROM replies WHERE reply_id=?", (reply_id,)).fetchone()
-        return None if row is None else ReplyRow(*row)
+    def tables(self) -> list[str]:
+        rows = self.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        return [r[0] for r in rows]
 
     def count(self, table: str) -> int:
         return int(self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])

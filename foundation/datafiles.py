@@ -1,17 +1,33 @@
-"""Reading the lab's versioned TOML data files with errors that name the file, the field and
-the fix. Every package reads its data through here."""
+"""Reading the lab's versioned TOML data files into typed schemas (pydantic), with one
+translation of every validation error into the lab's one-line error: the file, the field, what is
+wrong and the fix. Every package reads its data through here."""
 
 from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from foundation.errors import LabError
 
-T = TypeVar("T")
+S = TypeVar("S", bound=BaseModel)
+FIX_MARK = " — fix: "  # a validator's ValueError may carry its own fix after this mark
+
+
+# An id that names files, run folders and table rows: letters, digits, '-', '_' and '.'.
+Slug = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=80)]
+NonEmpty = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+
+
+class DataModel(BaseModel):
+    """Base of every data-file schema: immutable, unknown keys refused (a misspelt key is a
+    mistake, not a default), and strict types (no "3" for 3, no true for 1)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
 def file_sha256(path: Path) -> str:
@@ -28,6 +44,77 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise LabError(f"not valid TOML ({exc})", where=str(path), fix="fix the syntax") from exc
     except UnicodeDecodeError as exc:
         raise LabError("not UTF-8 text", where=str(path), fix="save the file as UTF-8") from exc
+
+
+def validate(schema: type[S], data: Any, where: str, context: Mapping[str, Any] | None = None) -> S:
+    """`data` as `schema`, or one LabError naming `where` and the first offending field."""
+    try:
+        return schema.model_validate(data, context=dict(context or {}))
+    except ValidationError as exc:
+        raise lab_error(exc, data, where) from None
+
+
+def load_data(
+    path: Path, schema: type[S], context: Mapping[str, Any] | None = None
+) -> tuple[S, dict[str, Any]]:
+    """A TOML file read and validated as `schema`; returns the model and the raw table."""
+    raw = load_toml(path)
+    return validate(schema, raw, str(path), context), raw
+
+
+def lab_error(exc: ValidationError, data: Any, where: str) -> LabError:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    path = field_path(first["loc"], data)
+    message = str(first["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    fix = None
+    if FIX_MARK in message:
+        message, fix = message.split(FIX_MARK, 1)
+    kind = first["type"]
+    name = path.rsplit(".", 1)[-1] if path else "value"
+    if kind == "missing":
+        message, fix = "missing", fix or f"add {name} = ..."
+    elif kind == "union_tag_invalid":
+        ctx = first.get("ctx") or {}
+        path = f"{path}.{ctx.get('discriminator', 'kind')}".strip(".").replace("'", "")
+        message = f"unknown kind {ctx.get('tag')!r}"
+        fix = f"use one of {ctx.get('expected_tags')}"
+    elif kind == "extra_forbidden":
+        message = "unknown field"
+        fix = fix or "remove it or correct its spelling (see `diarylab design schema`)"
+    elif fix is None:
+        got = first.get("input")
+        if kind not in ("value_error", "assertion_error") and not isinstance(got, dict | list):
+            message = f"{message} (got {got!r})"
+        fix = f"correct {name}"
+    more = f" ({len(errors) - 1} more problem(s) after this one)" if len(errors) > 1 else ""
+    return LabError(message + more, where=f"{where} {path}".strip(), fix=fix)
+
+
+def field_path(loc: Sequence[int | str], data: Any) -> str:
+    """A readable path to the field, following the input data so that the tags pydantic puts
+    into the location of a tagged union (which are not keys of the file) are left out."""
+    parts: list[str] = []
+    node = data
+    for item in loc:
+        if isinstance(item, int) and isinstance(node, list) and 0 <= item < len(node):
+            parts.append(f"[{item}]")
+            node = node[item]
+        elif isinstance(item, str) and isinstance(node, dict) and item in node:
+            parts.append(f".{item}" if parts else item)
+            node = node[item]
+        elif isinstance(item, str) and isinstance(node, dict) and item not in _tags(node):
+            parts.append(f".{item}" if parts else item)  # a missing or unknown key
+            node = None
+    return "".join(parts)
+
+
+def _tags(node: Mapping[str, Any]) -> set[str]:
+    return {str(v) for k, v in node.items() if k in ("kind", "type") and isinstance(v, str)}
+
+
+# ---- legacy hand-written checks: deleted once every caller reads through a schema
+T = TypeVar("T")
 
 
 def table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:

@@ -17,23 +17,9 @@ import torch
 from foundation.errors import LabError
 from model_access.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
 from model_access.sampling import RowSeededSampler
+from model_access.settings import GenerationSettings, LocalSettings
 
 Message = Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class GenerationSettings:
-    max_new_tokens: int = 200
-    temperature: float = 0.0  # 0 = greedy
-    top_p: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise LabError("max_new_tokens must be ≥ 1", where="generation settings")
-        if self.temperature < 0:
-            raise LabError("temperature must be ≥ 0", where="generation settings")
-        if not 0 < self.top_p <= 1:
-            raise LabError("top_p must be in (0, 1]", where="generation settings")
 
 
 @dataclass(frozen=True)
@@ -76,7 +62,14 @@ def _sha256(text: str) -> str:
 
 
 class LocalModel:
-    def __init__(self, model: Any, tokenizer: Any, *, spec: str, source: ModelSource | None = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        spec: str,
+        source: ModelSource | None = None,
+    ):
         self.model = model
         self.tokenizer = tokenizer
         self.spec = spec
@@ -90,23 +83,18 @@ class LocalModel:
         self._nnsight: Any = None
 
     @classmethod
-    def load(
-        cls,
-        spec: str,
-        *,
-        device: str | None = None,
-        dtype: str | torch.dtype | None = None,
-        revision: str | None = None,
-        trust_remote_code: bool = False,
-    ) -> LocalModel:
+    def load(cls, spec: str, settings: LocalSettings | None = None) -> LocalModel:
+        """Load by embedded name, folder or hub id; `settings` says where and how (batch_size
+        is read by the callers that batch, each from its own settings)."""
+        settings = settings or LocalSettings()
         source = resolve(spec)
-        dev = pick_device(device)
+        dev = pick_device(settings.device)
         model, tokenizer = load_pretrained(
             source,
             device=dev,
-            dtype=pick_dtype(dev, dtype),
-            revision=revision,
-            trust_remote_code=trust_remote_code,
+            dtype=pick_dtype(dev, settings.dtype),
+            revision=settings.revision,
+            trust_remote_code=settings.trust_remote_code,
         )
         return cls(model, tokenizer, spec=spec, source=source)
 

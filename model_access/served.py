@@ -2,8 +2,9 @@
 such as vLLM) through litellm. One request type, one client with a concurrency limit, timeouts
 and retries with backoff. Keys are read from the environment at call time and never stored.
 
-Transport settings (base URL, key variable, timeout, retries, concurrency) live on the Endpoint;
-what determines a result lives on the CompletionRequest — only the latter belongs in cache keys."""
+Transport settings (base URL, key variable, timeout, retries, concurrency) are the client's
+EndpointSettings; what determines a result lives on the CompletionRequest — only the latter
+belongs in cache keys."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foundation.errors import LabError
+from model_access.settings import EndpointSettings, GenerationSettings
 
 # litellm fetches a price list over the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -43,25 +45,9 @@ USER_FIXABLE = (
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """How to reach a served model. `model` is litellm's model string (e.g. "openai/gpt-4o",
-    "hosted_vllm/mistralai/Mistral-Small-3.1-24B-Instruct-2503")."""
-
-    model: str
-    api_base: str | None = None
-    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
-    timeout_s: float = 120.0
-    max_retries: int = 4
-    backoff_s: float = 1.0
-    concurrency: int = 4
-
-
-@dataclass(frozen=True)
 class CompletionRequest:
     messages: tuple[tuple[str, str], ...]  # (role, content)
-    max_tokens: int
-    temperature: float = 0.0
-    top_p: float | None = None
+    generation: GenerationSettings
     seed: int | None = None
     top_logprobs: int = 0  # 0: no log-probabilities asked
     extra_body: str = "{}"  # JSON; server-specific options such as vLLM's continue_final_message
@@ -79,9 +65,7 @@ class CompletionRequest:
         """Everything that determines the result, for cache keys (with the model name)."""
         return {
             "messages": [list(m) for m in self.messages],
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
+            "generation": self.generation.key(),
             "seed": self.seed,
             "top_logprobs": self.top_logprobs,
             "extra_body": json.loads(self.extra_body),
@@ -146,13 +130,24 @@ class EmptyResponse(Exception):
 
 
 class ServedClient:
-    def __init__(self, endpoint: Endpoint, *, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.endpoint = endpoint
-        self._slots = threading.BoundedSemaphore(max(1, endpoint.concurrency))
+    """The one door to served models. `model` is litellm's model string (e.g. "openai/gpt-4o",
+    "hosted_vllm/mistralai/Mistral-Small-3.1-24B-Instruct-2503"); `settings` are the design's
+    own EndpointSettings, read here and nowhere else."""
+
+    def __init__(
+        self,
+        model: str,
+        settings: EndpointSettings | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.model = model
+        self.settings = settings or EndpointSettings()
+        self._slots = threading.BoundedSemaphore(self.settings.concurrency)
         self._sleep = sleep
 
     def complete(self, request: CompletionRequest) -> Completion:
-        attempts = self.endpoint.max_retries + 1
+        attempts = self.settings.max_retries + 1
         for attempt in range(attempts):
             try:
                 with self._slots:
@@ -163,27 +158,27 @@ class ServedClient:
                 name = type(exc).__name__
                 if name in USER_FIXABLE:
                     raise LabError(
-                        f"{self.endpoint.model} refused the request: {name}: {_short(exc)}",
-                        where=f"model {self.endpoint.model}",
+                        f"{self.model} refused the request: {name}: {_short(exc)}",
+                        where=f"model {self.model}",
                         fix="check the model name, base URL and the key variable "
-                        f"{self.endpoint.api_key_env or '(none set)'}",
+                        f"{self.settings.api_key_env or '(none set)'}",
                     ) from exc
                 if name not in TRANSIENT:
                     raise
                 problem = exc
             if attempt + 1 < attempts:
                 # Exponential backoff with jitter so parallel workers don't retry in lockstep.
-                self._sleep(self.endpoint.backoff_s * 2**attempt * (0.5 + random.random()))
+                self._sleep(self.settings.backoff_s * 2**attempt * (0.5 + random.random()))
         raise TransportFailure(
             f"no answer after {attempts} attempts ({type(problem).__name__}: {_short(problem)})",
-            where=f"model {self.endpoint.model} at {self.endpoint.api_base or 'provider default'}",
+            where=f"model {self.model} at {self.settings.base_url or 'provider default'}",
             fix="check that the server is up; re-running resumes where the run stopped",
         )
 
     def complete_many(self, requests: Sequence[CompletionRequest]) -> list[Completion]:
         if not requests:
             return []
-        with ThreadPoolExecutor(max_workers=max(1, self.endpoint.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             return list(pool.map(self.complete, requests))
 
     def _call(self, request: CompletionRequest) -> Completion:
@@ -191,23 +186,25 @@ class ServedClient:
 
         litellm.suppress_debug_info = True
         kwargs: dict[str, Any] = {
-            "model": self.endpoint.model,
+            "model": self.model,
             "messages": [{"role": r, "content": c} for r, c in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "timeout": self.endpoint.timeout_s,
+            "max_tokens": request.generation.max_new_tokens,
+            "temperature": request.generation.temperature,
+            "timeout": self.settings.timeout_s,
             "num_retries": 0,  # retries are ours, so that empty bodies are retried too
             "stream": False,  # log-probs with streaming are unreliable in litellm
         }
-        if self.endpoint.api_base:
-            kwargs["api_base"] = self.endpoint.api_base
+        if self.settings.base_url:
+            kwargs["api_base"] = self.settings.base_url
         if key := self._key():
             kwargs["api_key"] = key
-        elif self.endpoint.api_base:
+        elif self.settings.base_url:
             # Self-hosted servers (vLLM) usually take no key, but the OpenAI client insists on one.
             kwargs["api_key"] = "EMPTY"
-        if request.top_p is not None:
-            kwargs["top_p"] = request.top_p
+        if request.generation.top_p < 1.0:
+            # Sent only when it restricts anything: some providers refuse temperature and top_p
+            # together, and top_p = 1 is every provider's default.
+            kwargs["top_p"] = request.generation.top_p
         if request.seed is not None:
             kwargs["seed"] = request.seed
         if request.top_logprobs:
@@ -220,14 +217,14 @@ class ServedClient:
         return _parse(response)
 
     def _key(self) -> str | None:
-        name = self.endpoint.api_key_env
+        name = self.settings.api_key_env
         if not name:
             return None
         value = os.environ.get(name)
         if not value:
             raise LabError(
                 f"environment variable {name} is not set",
-                where=f"model {self.endpoint.model}",
+                where=f"model {self.model}",
                 fix=f"export {name}=<your key> before running",
             )
         return value

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from foundation.datafiles import field, file_sha256, load_toml, table
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+
+from foundation.datafiles import DataModel, file_sha256, load_data
 from foundation.errors import LabError
 from rubric.expected import DEFAULT_FLOOR
 from rubric.judge_base import Judge
@@ -25,14 +27,16 @@ RUBRIC_FILE = Path(__file__).parent / "behavior_rubric.toml"
 Message = Mapping[str, str]
 
 
-@dataclass(frozen=True)
-class PersonQuestion:
+class PersonQuestion(DataModel):
+    """A `[[person]]` question, asked of the entry alone."""
+
     id: str
     question: str
 
 
-@dataclass(frozen=True)
-class ReplyQuestion:
+class ReplyQuestion(DataModel):
+    """A `[[question]]` about the reply."""
+
     id: str
     behavior: str
     question: str
@@ -47,65 +51,72 @@ class ReplyQuestion:
         return self.applies_when.removeprefix("not ").strip(), not negated
 
 
-@dataclass(frozen=True)
-class BehaviorRubric:
+class RubricHead(DataModel):
     id: str
     version: int
-    sha256: str
-    person: tuple[PersonQuestion, ...]
-    questions: tuple[ReplyQuestion, ...]
+
+
+class BehaviorRubric(DataModel):
+    """The whole rubric file: `[rubric]`, `[[person]]` and `[[question]]` (read as `questions`);
+    `sha256` is the hash of the file it was read from."""
+
+    rubric: RubricHead
+    person: Annotated[tuple[PersonQuestion, ...], Field(strict=False)] = ()
+    questions: Annotated[tuple[ReplyQuestion, ...], Field(strict=False, alias="question")] = ()
+    _sha256: str = PrivateAttr(default="")
+
+    @field_validator("person")
+    @classmethod
+    def _person_ids_differ(cls, person: tuple[PersonQuestion, ...]) -> tuple[PersonQuestion, ...]:
+        _unique([p.id for p in person])
+        return person
+
+    @field_validator("questions")
+    @classmethod
+    def _conditions_are_known(
+        cls, questions: tuple[ReplyQuestion, ...], info: ValidationInfo
+    ) -> tuple[ReplyQuestion, ...]:
+        person_ids = {p.id for p in info.data.get("person", ())}
+        _unique([q.id for q in questions], taken=person_ids)
+        for q in questions:
+            cond = q.condition
+            if "person" in info.data and cond is not None and cond[0] not in person_ids:
+                raise ValueError(
+                    f"question {q.id!r}: applies_when names unknown person question {cond[0]!r}"
+                    f" — fix: use one of {sorted(person_ids)}, optionally after 'not '"
+                )
+        return questions
+
+    @property
+    def id(self) -> str:
+        return self.rubric.id
+
+    @property
+    def version(self) -> int:
+        return self.rubric.version
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256
 
     @property
     def ref(self) -> TemplateRef:
         return TemplateRef(self.id, self.version, self.sha256)
 
 
+def _unique(ids: list[str], taken: set[str] | frozenset[str] = frozenset()) -> None:
+    repeated = sorted({i for i in ids if ids.count(i) > 1 or i in taken})
+    if repeated:
+        raise ValueError(
+            f"question ids repeat: {repeated} — fix: give every [[person]] and [[question]] its "
+            "own id"
+        )
+
+
 def load_behavior_rubric(path: Path = RUBRIC_FILE) -> BehaviorRubric:
-    where = str(path)
-    data = load_toml(path)
-    meta = table(data, "rubric", where)
-    person = tuple(
-        PersonQuestion(
-            field(p, "id", str, f"{where} [[person]]"),
-            field(p, "question", str, f"{where} [[person]]"),
-        )
-        for p in data.get("person", [])
-    )
-    questions = []
-    for q in data.get("question", []):
-        at = f"{where} [[question]] {q.get('id', '?')}"
-        questions.append(
-            ReplyQuestion(
-                id=field(q, "id", str, at),
-                behavior=field(q, "behavior", str, at),
-                question=field(q, "question", str, at),
-                applies_when=field(q, "applies_when", str, at, default=None),
-            )
-        )
-    rubric = BehaviorRubric(
-        id=field(meta, "id", str, where),
-        version=field(meta, "version", int, where),
-        sha256=file_sha256(path),
-        person=person,
-        questions=tuple(questions),
-    )
-    _check(rubric, where)
+    rubric = load_data(path, BehaviorRubric)[0]
+    rubric._sha256 = file_sha256(path)
     return rubric
-
-
-def _check(rubric: BehaviorRubric, where: str) -> None:
-    ids = [p.id for p in rubric.person] + [q.id for q in rubric.questions]
-    if len(set(ids)) != len(ids):
-        raise LabError(f"question ids repeat: {sorted(ids)}", where=where)
-    person_ids = {p.id for p in rubric.person}
-    for q in rubric.questions:
-        cond = q.condition
-        if cond is not None and cond[0] not in person_ids:
-            raise LabError(
-                f"question {q.id!r}: applies_when names unknown person question {cond[0]!r}",
-                where=where,
-                fix=f"use one of {sorted(person_ids)}, optionally after 'not '",
-            )
 
 
 @dataclass(frozen=True)

@@ -1,70 +1,129 @@
-"""Making a judge from a spec, the one entry point the experiment engine and the CLI use.
+"""A design's [[judges]] tables as typed specs, and the one function that builds a judge from its
+spec (the experiment engine and every CLI command build judges here).
 
-SPEC: a local model ("smollm2", a hub id, a folder) read exactly through the runtime, or
-"litellm:MODEL" (e.g. "litellm:hosted_vllm/mistralai/Mistral-Small-3.1-24B-Instruct-2503") read
-through the litellm door, with base_url / api_key_env as transport settings (never part of the
-judge's identity or its cache keys)."""
+A local judge ("smollm2", a hub id, a folder) is read exactly through the local runtime; a served
+judge is reached through the served door with the spec's own EndpointSettings (base URL, key
+variable, timeout, retries, concurrency — never part of the judge's identity or its cache keys)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
+from pydantic import Field, model_validator
+
+from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
 from foundation.errors import LabError
-from rubric.judge_base import Judge, MemoryCache, RecordCache
+from model_access.local import LocalModel
+from model_access.settings import EndpointSettings, LocalSettings
+from rubric.judge_base import Judge
 from rubric.local_judge import LocalJudge
 from rubric.served_judge import ServedJudge
 
 SERVED_PREFIX = "litellm:"
+LoadLocal = Callable[[str, LocalSettings], LocalModel]
 
-__all__ = ["Judge", "LocalJudge", "MemoryCache", "RecordCache", "ServedJudge", "make_judge"]
+__all__ = [
+    "Judge",
+    "JudgeSpec",
+    "LocalJudge",
+    "LocalJudgeSpec",
+    "ServedJudge",
+    "ServedJudgeSpec",
+    "build_judge",
+    "judge_spec",
+]
 
 
-def make_judge(
-    spec: str,
+class LocalJudgeSpec(DataModel):
+    id: Slug
+    kind: Literal["local"]
+    model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
+    local: LocalSettings = LocalSettings()
+
+
+class ServedJudgeSpec(DataModel):
+    """kind "openai-compatible": a server of your own (vLLM), so endpoint.base_url is required;
+    kind "litellm": any provider litellm knows."""
+
+    id: Slug
+    kind: Literal["litellm", "openai-compatible"]
+    model: NonEmpty = Field(description='litellm model string, e.g. "hosted_vllm/NAME"')
+    tokenizer: str | None = Field(
+        None,
+        description="the judge's tokenizer (hub id, folder or smollm2): with it a vLLM server is "
+        "asked for explicit token ids and readings are exact",
+    )
+    prefill: bool = Field(True, description="the server continues an assistant prefill")
+    expand_floor: float = Field(
+        1e-4, ge=0, lt=1, description="trie nodes below this probability are not queried"
+    )
+    endpoint: EndpointSettings = EndpointSettings()
+
+    @model_validator(mode="after")
+    def _server_has_an_address(self) -> ServedJudgeSpec:
+        if self.kind == "openai-compatible" and not self.endpoint.base_url:
+            raise ValueError(
+                "an openai-compatible judge needs endpoint.base_url"
+                f'{FIX_MARK}add endpoint = {{ base_url = "http://HOST:PORT/v1" }}'
+            )
+        return self
+
+
+JudgeSpec = Annotated[LocalJudgeSpec | ServedJudgeSpec, Field(discriminator="kind")]
+
+
+def default_load_local(spec: str, settings: LocalSettings) -> LocalModel:
+    return LocalModel.load(spec, settings)
+
+
+def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -> Judge:
+    if isinstance(spec, LocalJudgeSpec):
+        return LocalJudge(load_local(spec.model, spec.local))
+    from model_access.served import ServedClient
+
+    return ServedJudge(
+        ServedClient(spec.model, spec.endpoint),
+        tokenizer=_load_tokenizer(spec.tokenizer) if spec.tokenizer else None,
+        prefill=spec.prefill,
+        expand_floor=spec.expand_floor,
+    )
+
+
+def judge_spec(
+    name: str,
     *,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
+    endpoint: EndpointSettings | None = None,
+    local: LocalSettings | None = None,
     tokenizer: str | None = None,
     prefill: bool = True,
-    expand_floor: float = 1e-4,
-    device: str | None = None,
-    dtype: str | None = None,
-    revision: str | None = None,
-    cache: RecordCache | None = None,
-) -> Judge:
-    """`tokenizer` (served judges only): the judge model's tokenizer (hub id, folder or
-    "smollm2"); with it, a vLLM server is asked for explicit token ids and readings are exact."""
-    if not spec or not spec.strip():
-        raise LabError("empty judge spec", where="judge", fix="name a model or litellm:MODEL")
-    if spec.startswith(SERVED_PREFIX):
-        from model_access.served import Endpoint
-
-        model = spec[len(SERVED_PREFIX) :].strip()
+) -> LocalJudgeSpec | ServedJudgeSpec:
+    """The spec for a judge named on the command line: a local model, or litellm:MODEL."""
+    if not name or not name.strip():
+        raise LabError("empty judge name", where="--judge", fix="name a model or litellm:MODEL")
+    if name.startswith(SERVED_PREFIX):
+        model = name[len(SERVED_PREFIX) :].strip()
         if not model:
             raise LabError(
-                f"{spec!r} names no model",
-                where="judge",
+                f"{name!r} names no model",
+                where="--judge",
                 fix="write litellm:PROVIDER/MODEL, e.g. litellm:hosted_vllm/NAME",
             )
-        endpoint = Endpoint(model=model, api_base=base_url, api_key_env=api_key_env)
-        return ServedJudge(
-            endpoint,
-            tokenizer=_load_tokenizer(tokenizer) if tokenizer else None,
+        return ServedJudgeSpec(
+            id="judge",
+            kind="litellm",
+            model=model,
+            tokenizer=tokenizer,
             prefill=prefill,
-            expand_floor=expand_floor,
-            cache=cache,
+            endpoint=endpoint or EndpointSettings(),
         )
-    if base_url or api_key_env or tokenizer:
+    if (endpoint and endpoint != EndpointSettings()) or tokenizer:
         raise LabError(
-            "--base-url, --api-key-env and --tokenizer are for served judges",
-            where="judge",
-            fix=f"write the judge as litellm:MODEL, or drop those options for {spec!r}",
+            "endpoint options and --tokenizer are for served judges",
+            where="--judge",
+            fix=f"write the judge as litellm:MODEL, or drop those options for {name!r}",
         )
-    from model_access.local import LocalModel
-
-    return LocalJudge(
-        LocalModel.load(spec, device=device, dtype=dtype, revision=revision), cache=cache
-    )
+    return LocalJudgeSpec(id="judge", kind="local", model=name, local=local or LocalSettings())
 
 
 def _load_tokenizer(spec: str) -> Any:

@@ -16,19 +16,16 @@ import torch
 from foundation.errors import LabError
 from model_access.local import LocalModel
 from rubric.expected import ALGORITHM, LOG_ZERO, NUMBER_TEXTS, NodeReading, number_reading
-from rubric.judge_base import Judge, RecordCache
+from rubric.judge_base import Judge
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, number_tokens, vocab_facts
 from rubric.yes_no import yes_no_reading
 
 
 class LocalJudge(Judge):
-    def __init__(
-        self, model: LocalModel, *, chunk: int = 64, cache: RecordCache | None = None
-    ) -> None:
+    def __init__(self, model: LocalModel, *, chunk: int = 64) -> None:
         self.model = model
         self.chunk = chunk
-        self.cache = cache
         self._facts: VocabFacts | None = None
 
     @property

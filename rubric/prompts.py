@@ -11,11 +11,12 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
-from foundation.datafiles import field, file_sha256, load_toml, table
+from pydantic import PrivateAttr
+
+from foundation.datafiles import DataModel, file_sha256, load_data
 from foundation.errors import LabError
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -85,23 +86,38 @@ class TemplateRef:
         return TemplateRef(str(record["id"]), int(record["version"]), str(record["sha256"]))
 
 
-@dataclass(frozen=True)
-class Template:
+class Template(DataModel):
+    """A judge template file's `[template]` table; `sha256` and `path` are those of the file."""
+
     id: str
     version: int
-    system: str
+    system: str = ""
     user: str
     prefill: str
-    sha256: str
-    path: str
-    parts: Mapping[str, str] = dataclass_field(default_factory=dict)  # extra named texts
+    # extra named texts (the reply template words the earlier exchanges with these)
+    history_intro: str | None = None
+    history_entry: str | None = None
+    history_reply: str | None = None
+    _sha256: str = PrivateAttr(default="")
+    _path: str = PrivateAttr(default="")
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def parts(self) -> dict[str, str]:
+        names = ("history_intro", "history_entry", "history_reply")
+        return {k: v for k in names if (v := getattr(self, k)) is not None}
 
     def part(self, name: str) -> str:
         if name not in self.parts:
             raise LabError(
-                f"missing field '{name}'",
-                where=f"{self.path} [template]",
-                fix=f'add {name} = "..."',
+                "missing", where=f"{self.path} template.{name}", fix=f'add {name} = "..."'
             )
         return self.parts[name]
 
@@ -124,27 +140,18 @@ class Template:
         return JudgePrompt.chat(messages, prefill=self.prefill)
 
 
+class TemplateFile(DataModel):
+    template: Template
+
+
 def load_template(name_or_path: str | Path) -> Template:
     """A template by name (rubric/templates/NAME.toml) or by path."""
     path = Path(name_or_path)
     if path.suffix != ".toml":
         path = TEMPLATES_DIR / f"{name_or_path}.toml"
-    where = str(path)
-    t = table(load_toml(path), "template", where)
-    return Template(
-        id=field(t, "id", str, where),
-        version=field(t, "version", int, where),
-        system=field(t, "system", str, where, default=""),
-        user=field(t, "user", str, where),
-        prefill=field(t, "prefill", str, where),
-        sha256=file_sha256(path),
-        path=where,
-        parts={
-            k: v
-            for k, v in t.items()
-            if isinstance(v, str) and k not in ("id", "system", "user", "prefill")
-        },
-    )
+    template = load_data(path, TemplateFile)[0].template
+    template._sha256, template._path = file_sha256(path), str(path)
+    return template
 
 
 def text_sha256(text: str) -> str:

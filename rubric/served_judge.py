@@ -23,11 +23,13 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from foundation.errors import LabError
-from model_access.served import Completion, CompletionRequest, Endpoint, ServedClient
+from model_access.served import Completion, CompletionRequest, ServedClient
+from model_access.settings import GenerationSettings
 from rubric.expected import (
     ALGORITHM,
     LOG_ZERO,
@@ -42,7 +44,7 @@ from rubric.expected import (
     prob,
     safe_log,
 )
-from rubric.judge_base import Judge, RecordCache
+from rubric.judge_base import Judge, Question
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, vocab_facts
 from rubric.yes_no import answer_of, yes_no_reading
@@ -61,25 +63,38 @@ class Entry:
 class ServedJudge(Judge):
     def __init__(
         self,
-        endpoint: Endpoint,
+        client: ServedClient,
         *,
         tokenizer: Any | None = None,
         prefill: bool = True,
         top_logprobs: int = 20,
         expand_floor: float = 1e-4,
-        client: ServedClient | None = None,
-        cache: RecordCache | None = None,
     ) -> None:
         if not 1 <= top_logprobs <= 20:
             raise LabError(f"top_logprobs={top_logprobs}", where="served judge", fix="use 1..20")
-        self.endpoint = endpoint
+        self.client = client
+        self.model = client.model
         self.tokenizer = tokenizer
         self.prefill = prefill
         self.top_logprobs = top_logprobs
         self.expand_floor = expand_floor
-        self.client = client or ServedClient(endpoint)
-        self.cache = cache
         self._facts: VocabFacts | None = None
+
+    @property
+    def batch_size(self) -> int:
+        return self.client.settings.concurrency
+
+    def records(self, question: Question, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
+        """Prompts in parallel, as many at once as the endpoint's concurrency allows (the
+        client's semaphore holds the same number, so no request waits on a free slot)."""
+        one = self.number_record if question == "number" else self.yes_no_record
+        if len(prompts) <= 1:
+            return [one(p) for p in prompts]
+        with ThreadPoolExecutor(max_workers=self.client.settings.concurrency) as pool:
+            return list(pool.map(one, prompts))
+
+    def yes_no_records(self, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
+        return self.records("yes_no", prompts)
 
     @property
     def facts(self) -> VocabFacts | None:
@@ -94,7 +109,7 @@ class ServedJudge(Judge):
             tokenizer_sha = hashlib.sha256(vocab.encode()).hexdigest()
         return {
             "kind": "served",
-            "model": self.endpoint.model,
+            "model": self.model,
             "token_ids": tokenizer_sha is not None,
             "tokenizer_sha256": tokenizer_sha,
             "prefill": self.prefill,
@@ -123,8 +138,7 @@ class ServedJudge(Judge):
             extra.update(logprob_token_ids=list(ids), return_tokens_as_token_ids=True)
         return CompletionRequest.of(
             messages,
-            max_tokens=max_tokens,
-            temperature=0.0,
+            generation=GenerationSettings(max_new_tokens=max_tokens, temperature=0.0),
             top_logprobs=self.top_logprobs,
             extra_body=extra,
         )
@@ -146,7 +160,7 @@ class ServedJudge(Judge):
         if not completion.logprobs:
             raise LabError(
                 "the judge's response has no log-probabilities",
-                where=f"judge {self.endpoint.model}",
+                where=f"judge {self.model}",
                 fix="serve the judge where log-probabilities are returned (vLLM: the default, "
                 "--max-logprobs ≥ 20; litellm's mistral/ provider drops them: use hosted_vllm/)",
             )
@@ -160,7 +174,7 @@ class ServedJudge(Judge):
         if not completion.logprobs[0].top:
             raise LabError(
                 "the judge's response has no top log-probabilities",
-                where=f"judge {self.endpoint.model}",
+                where=f"judge {self.model}",
                 fix="the server must honour top_logprobs (vLLM: --max-logprobs ≥ 20)",
             )
         return positions
@@ -199,7 +213,7 @@ class ServedJudge(Judge):
         unqueried = sum(m for t, m in masses.items() if t and t not in observed)
         record = {
             "backend": "served",
-            "model": self.endpoint.model,
+            "model": self.model,
             "calls": calls,
             "token_ids": facts is not None,
             "unqueried_mass": unqueried,
@@ -262,5 +276,5 @@ class ServedJudge(Judge):
                 side[e.text] = logsumexp([side.get(e.text, LOG_ZERO), max(e.logprob, LOG_ZERO)])
         seen = {e.token_id for e in entries}
         exact = facts is not None and all(i in seen for i in ids)
-        record = {"backend": "served", "model": self.endpoint.model, "calls": 1, "exact": exact}
+        record = {"backend": "served", "model": self.model, "calls": 1, "exact": exact}
         return dict(yes_no_reading(yes, no, record=record).record)

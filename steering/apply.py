@@ -16,16 +16,14 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 import torch
 
 from foundation.errors import LabError
 from model_access.local import Generation, GenerationSettings, LocalModel
+from steering.settings import Positions, Scale, SteerSettings
 from steering.vectors import PatternVector
-
-Scale = Literal["relative", "raw"]
-Positions = Literal["prompt", "response", "both"]
 
 
 @dataclass(frozen=True)
@@ -46,16 +44,6 @@ class Steer:
     positions: Positions = "response"
 
     def __post_init__(self) -> None:
-        if self.scale not in get_args(Scale):
-            raise LabError(
-                f"unknown scale {self.scale!r}", where="steer", fix="use 'relative' or 'raw'"
-            )
-        if self.positions not in get_args(Positions):
-            raise LabError(
-                f"unknown positions {self.positions!r}",
-                where="steer",
-                fix="use 'prompt', 'response' or 'both'",
-            )
         if not self.layers:
             raise LabError("no layers to steer", where="steer", fix="name at least one layer")
         if len(set(self.layers)) != len(self.layers):
@@ -64,6 +52,12 @@ class Steer:
             raise LabError(f"strength {self.strength} is not finite", where="steer")
         for layer in self.layers:
             self.vector.check_layer(layer)
+
+    @staticmethod
+    def of(vector: PatternVector, settings: SteerSettings) -> Steer:
+        return Steer(
+            vector, tuple(settings.layers), settings.strength, settings.scale, settings.positions
+        )
 
     def addition(self, layer: int) -> torch.Tensor:
         """The float32 vector added at one of this Steer's layers."""

@@ -71,5 +71,6 @@ def tiny_model_folder(tmp_path_factory, tiny_model) -> Path:
 @pytest.fixture(scope="session")
 def smollm2():
     from model_access.local import LocalModel
+    from model_access.settings import LocalSettings
 
-    return LocalModel.load("smollm2", device="cpu")
+    return LocalModel.load("smollm2", LocalSettings(device="cpu"))

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from diarists.profiles import write_profile
 from model_access.local import LocalModel
+from model_access.settings import LocalSettings
+from steering.settings import SteerSettings
 from steering.vectors import random_vector
 
 
@@ -13,7 +15,7 @@ def make_profile(
     folder: Path, model_folder: Path, *, pattern: str = "social_isolation", spec: str | None = None
 ) -> Path:
     """A steered profile for the model in `model_folder` (random direction, strength 0.8)."""
-    model = LocalModel.load(str(model_folder), device="cpu")
+    model = LocalModel.load(str(model_folder), LocalSettings(device="cpu"))
     info = model.info()
     if spec is not None:  # pretend the vector was made on another model
         from dataclasses import replace
@@ -27,10 +29,7 @@ def make_profile(
         pattern=pattern,
         vector=folder / "vectors" / f"tiny-{pattern}",
         vector_sha256=sha,
-        layers=(1,),
-        strength=0.8,
-        scale="relative",
-        positions="response",
+        steer=SteerSettings(layers=[1], strength=0.8),
     )
 
 
@@ -57,8 +56,7 @@ kind = "fixed"
 id = "tiny-chat"
 kind = "local"
 model = "{model_folder}"
-max_new_tokens = 6
-temperature = 0.7
+generation = {{ max_new_tokens = 6, temperature = 0.7 }}
 """
     )
     judges = (
@@ -81,9 +79,8 @@ coverage_floor = 0.0
 
 [diarist_model]
 model = "{model_folder}"
-max_new_tokens = 8
-temperature = 0.9
-batch_size = 3
+generation = {{ max_new_tokens = 8, temperature = 0.9 }}
+local = {{ batch_size = 3 }}
 
 [cast]
 diarists = {diarists}

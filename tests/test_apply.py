@@ -4,10 +4,12 @@ import pytest
 import torch
 from transformers import LogitsProcessorList
 
+from foundation.datafiles import validate
 from foundation.errors import LabError
 from model_access.local import GenerationSettings
 from steering import apply
 from steering.apply import Steer, generate_steered, generate_steered_hooks
+from steering.settings import SteerSettings
 from steering.vectors import random_vector
 
 CHATS = [
@@ -164,10 +166,11 @@ def test_relative_and_raw_scales(vector):
 def test_user_mistakes_are_lab_errors(tiny_model, prompts, vector, smollm2_vector_info):
     with pytest.raises(LabError, match="layer 2 does not exist"):
         Steer(vector, (2,), 1.0)
+    # Settings from files are typed by the schema before a Steer is made.
     with pytest.raises(LabError, match="scale"):
-        Steer(vector, (0,), 1.0, scale="huge")  # type: ignore[arg-type]
+        validate(SteerSettings, {"layers": [0], "strength": 1.0, "scale": "huge"}, "p.toml")
     with pytest.raises(LabError, match="positions"):
-        Steer(vector, (0,), 1.0, positions="middle")  # type: ignore[arg-type]
+        validate(SteerSettings, {"layers": [0], "strength": 1.0, "positions": "mid"}, "p.toml")
     with pytest.raises(LabError, match="steers for"):
         generate_steered(tiny_model, prompts, GREEDY, steers=[None])
     foreign = random_vector(smollm2_vector_info)

@@ -130,14 +130,53 @@ def test_split_and_history():
         split_conversation([{"role": "user", "content": "x"}])
 
 
+RUBRIC_HEAD = '[rubric]\nid = "x"\nversion = 1\n[[person]]\nid = "risk"\nquestion = "?"\n'
+
+
+def _rubric_error(tmp_path, body: str) -> str:
+    path = tmp_path / "r.toml"
+    path.write_text(RUBRIC_HEAD + body)
+    with pytest.raises(LabError) as err:
+        load_behavior_rubric(path)
+    message = str(err.value)
+    assert message.startswith(f"{path} ") and "fix:" in message
+    return message.removeprefix(f"{path} ")
+
+
 def test_unknown_condition_is_a_lab_error(tmp_path):
+    message = _rubric_error(
+        tmp_path,
+        '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\napplies_when = "not mood"\n',
+    )
+    assert message.startswith("question:") and "unknown person question 'mood'" in message
+    assert "'risk'" in message
+
+
+def test_a_condition_on_a_known_person_question_loads(tmp_path):
     path = tmp_path / "r.toml"
     path.write_text(
-        '[rubric]\nid = "x"\nversion = 1\n[[person]]\nid = "risk"\nquestion = "?"\n'
-        '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\n'
-        'applies_when = "not mood"\n'
+        RUBRIC_HEAD + '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\n'
+        'applies_when = "not risk"\n'
     )
-    with pytest.raises(LabError, match="unknown person question"):
+    rubric = load_behavior_rubric(path)
+    assert rubric.questions[0].condition == ("risk", False) and rubric.id == "x"
+
+
+def test_malformed_rubric_files_name_the_field(tmp_path):
+    q = '[[question]]\nid = "q"\nbehavior = "b"\n'
+    assert _rubric_error(tmp_path, q).startswith("question[0].question: missing")
+    assert _rubric_error(tmp_path, q + 'question = "?"\nwhen = "risk"\n').startswith(
+        "question[0].when: unknown field"
+    )
+    assert _rubric_error(tmp_path, q + "question = 3\n").startswith("question[0].question:")
+    repeated = _rubric_error(tmp_path, q.replace('"q"', '"risk"') + 'question = "?"\n')
+    assert repeated.startswith("question:") and "ids repeat: ['risk']" in repeated
+
+
+def test_rubric_needs_its_header(tmp_path):
+    path = tmp_path / "r.toml"
+    path.write_text('[[person]]\nid = "risk"\nquestion = "?"\n')
+    with pytest.raises(LabError, match=r"r\.toml rubric: missing"):
         load_behavior_rubric(path)
 
 

@@ -140,8 +140,8 @@ def test_cli_extract_show_calibrate_try(tmp_path, tiny_model_folder, capsys):
     for name in ("sweep.csv", "sweep.parquet", "samples.csv", "sweep.png", "profile.toml"):
         assert (out / name).is_file(), name
     profile = load_profile(out / "profile.toml")
-    assert profile.pattern == "social_isolation" and profile.layers[0] in (0, 1)
-    assert profile.steer() is not None
+    assert profile.pattern == "social_isolation" and profile.steer is not None
+    assert profile.steer.layers[0] in (0, 1)
     assert "NOT a judge" in capsys.readouterr().out
     assert (
         main(
@@ -236,34 +236,3 @@ def test_floor_out_of_range(tiny_model):
             seed=0,
             floor=120,
         )
-
-
-def test_real_judge_scores_are_read_from_the_rubric(monkeypatch):
-    pytest.importorskip("rubric.entry_scores")
-    from types import SimpleNamespace
-
-    import rubric.entry_scores
-    import rubric.judges
-    from diarists.patterns import load_pattern
-    from experiments.steer_scoring import make_scorer
-
-    seen = []
-
-    def fake_score_entry(judge, text, *, patterns):
-        seen.append((judge, text, patterns[0][0]))
-        pattern = SimpleNamespace(mean=None if "?" in text else 70.0)
-        return SimpleNamespace(
-            pattern={"entitlement": pattern}, coherence=SimpleNamespace(mean=80.0)
-        )
-
-    monkeypatch.setattr(rubric.judges, "make_judge", lambda spec, **kw: f"judge:{spec}")
-    monkeypatch.setattr(rubric.entry_scores, "score_entry", fake_score_entry)
-    scorer = make_scorer("some-model", load_pattern("entitlement"))
-    good, unreadable, empty = scorer(["A day.", "Why?", "  "])
-    assert (good.pattern, good.coherence) == (70.0, 80.0)
-    assert unreadable.pattern != unreadable.pattern  # NaN: unreadable is kept as unreadable
-    assert (empty.pattern, empty.coherence) == (0.0, 0.0)
-    assert seen == [
-        ("judge:some-model", "A day.", "entitlement"),
-        ("judge:some-model", "Why?", "entitlement"),
-    ]

@@ -8,6 +8,7 @@ import pytest
 
 from experiments.cli import main
 from model_access.local import LocalModel
+from model_access.settings import LocalSettings
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
 from tests.fake_judge_server import judge_handler
@@ -23,7 +24,7 @@ def run_json(capsys, *argv) -> dict:
 
 @pytest.fixture(scope="module")
 def folder_judge(tiny_model_folder):
-    return LocalJudge(LocalModel.load(str(tiny_model_folder), device="cpu"))
+    return LocalJudge(LocalModel.load(str(tiny_model_folder), LocalSettings(device="cpu")))
 
 
 def test_read_prompt_file_is_exactly_what_the_model_sees(

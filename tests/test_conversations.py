@@ -9,12 +9,14 @@ from chatbots.base import ChatbotReply
 from chatbots.fixed import FixedReply
 from chatbots.served import ServedChatbot
 from diarists.cards import load_cards
+from diarists.profiles import UNSTEERED, Profile
 from diarists.templates import load_entry_template
-from experiments.cells import Cell
-from experiments.conversations import DiaristProfile, Writer, run_conversations
+from experiments.kinds.diary.cells import Cell
+from experiments.kinds.diary.conversations import Writer, run_conversations
+from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.store import Store
-from model_access.local import GenerationSettings
-from model_access.served import Endpoint, ServedClient
+from model_access.served import ServedClient
+from model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
 from steering.apply import Steer
 from steering.vectors import random_vector
 from tests.fake_openai import chat_response, serve
@@ -24,6 +26,7 @@ class RecordingBot:
     """Echoes which entry it saw; remembers every conversation it was shown."""
 
     calls_model = True
+    batch_size = 8
 
     def __init__(self, id: str, text: str = "reply") -> None:
         self.id = id
@@ -42,17 +45,17 @@ class RecordingBot:
 
 
 def make_writer(tiny_model, steered: bool = True) -> Writer:
-    profiles = {"unsteered": DiaristProfile("unsteered", None, None)}
+    profiles = {"unsteered": UNSTEERED}
     if steered:
         vector = random_vector(tiny_model.info(), seed=1, pattern_id="social_isolation")
-        profiles["lonely"] = DiaristProfile("lonely", "social_isolation", Steer(vector, (1,), 2.0))
+        profiles["lonely"] = Profile("lonely", "social_isolation", Steer(vector, (1,), 2.0))
     return Writer(
         tiny_model,
         GenerationSettings(max_new_tokens=6, temperature=0.9),
+        LocalSettings(batch_size=3),
         load_entry_template(),
         {c.id: c for c in load_cards(["amara", "tomasz"])},
         profiles,
-        batch_size=3,
     )
 
 
@@ -66,7 +69,7 @@ def cells_for(bots, profiles=("unsteered", "lonely"), entries=3):
 
 
 def run(tmp_path, tiny_model, bots, *, entries=3, store=None):
-    store = store or Store(tmp_path / "store.sqlite")
+    store = store or Store(tmp_path / "store.sqlite", (EntryRow, ReplyRow))
     cells = cells_for([b.id for b in bots], entries=entries)
     run_conversations(
         store,
@@ -101,10 +104,10 @@ def test_chatbot_sees_whole_conversation_as_user_and_assistant_turns(tmp_path, t
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
     assert not any(m["role"] == "system" for m in last)
     cell = cells[0]
-    entries = [store.entry(cell.entry_id(k)).text for k in (1, 2, 3)]
+    entries = [store.get(EntryRow, cell.entry_id(k)).text for k in (1, 2, 3)]
     views = [v for v in bot.seen if v[0]["content"] == entries[0] and len(v) == 5]
     assert [m["content"] for m in views[0][::2]] == entries
-    assert views[0][1]["content"] == store.reply(cell.reply_id(1)).text
+    assert views[0][1]["content"] == store.get(ReplyRow, cell.reply_id(1)).text
 
 
 def test_diarist_reads_the_reply_before_writing_again(tmp_path, tiny_model):
@@ -112,14 +115,16 @@ def test_diarist_reads_the_reply_before_writing_again(tmp_path, tiny_model):
     store, cells = run(tmp_path, tiny_model, [bot], entries=2)
     import json
 
-    key = store.entry(cells[0].entry_id(2)).call_key
+    key = store.get(EntryRow, cells[0].entry_id(2)).call_key
     request = json.loads(
         store.db.execute("SELECT request FROM calls WHERE key=?", (key,)).fetchone()[0]
     )
     roles = [m["role"] for m in request["messages"]]
     assert roles == ["system", "user", "assistant", "user"]
     assert "A DISTINCT REPLY #1" in request["messages"][-1]["content"]
-    assert request["messages"][2]["content"].strip() == store.entry(cells[0].entry_id(1)).text
+    assert (
+        request["messages"][2]["content"].strip() == store.get(EntryRow, cells[0].entry_id(1)).text
+    )
 
 
 def test_fixed_reply_baseline_calls_no_model(tmp_path, tiny_model):
@@ -146,7 +151,7 @@ def test_rerun_makes_no_calls(tmp_path, tiny_model):
     before = store.dump("entries"), store.dump("replies")
     made = store.made
     bot2 = RecordingBot("a")
-    store2 = Store(tmp_path / "store.sqlite")
+    store2 = Store(tmp_path / "store.sqlite", (EntryRow, ReplyRow))
     run(tmp_path, tiny_model, [bot2], store=store2)
     assert store2.made == 0 and bot2.seen == []
     assert (store2.dump("entries"), store2.dump("replies")) == before
@@ -154,10 +159,9 @@ def test_rerun_makes_no_calls(tmp_path, tiny_model):
 
 
 def served_bot(url: str) -> ServedChatbot:
-    client = ServedClient(
-        Endpoint("openai/fake", api_base=url, max_retries=3, backoff_s=0), sleep=lambda s: None
-    )
-    return ServedChatbot("api", client, max_tokens=20, temperature=0.0)
+    settings = EndpointSettings(base_url=url, max_retries=3, backoff_s=0)
+    client = ServedClient("openai/fake", settings, sleep=lambda s: None)
+    return ServedChatbot("api", client, GenerationSettings(max_new_tokens=20, temperature=0.0))
 
 
 def test_refusal_is_stored_as_returned_and_flagged(tmp_path, tiny_model):
@@ -186,6 +190,6 @@ def test_total_transport_failure_stops_with_nothing_stored_for_it(tmp_path, tiny
 
     with serve(lambda req: (503, {"error": "down"})) as s, pytest.raises(TransportFailure):
         run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
-    store = Store(tmp_path / "store.sqlite")
+    store = Store(tmp_path / "store.sqlite", (EntryRow, ReplyRow))
     assert store.count("replies") == 0
     assert store.count("entries") == 4  # entries written before the failure are kept

@@ -1,23 +1,30 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import jsonschema
 import pytest
 
-from experiments.cells import expand
 from experiments.cli import main
 from experiments.design import load_design
-from experiments.profiles import check_profiles
+from experiments.profile_making import profile_ids
 from tests.lab_fixtures import design_text, make_profile
 
 HYPOTHESIS = """
 [[hypotheses]]
 id = "H1"
 says = "steering works"
-contrast = "CONTRAST"
+contrast = CONTRAST
 direction = "greater"
 judges = ["tiny-judge"]
 """
+ROOT = Path(__file__).parent.parent
+SHIPPED = [
+    ROOT / "experiments" / "designs" / "demo.toml",
+    ROOT / "experiments" / "designs" / "diary-full.toml",
+    ROOT / "results" / "example" / "design.toml",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +53,8 @@ def test_valid_design_checks_and_expands(tmp_path, lab, tiny_model_folder, capsy
     path = write(tmp_path, design_text(tiny_model_folder, profile))
     assert main(["design", "check", str(path)]) == 0
     assert main(["design", "expand", str(path), "--json"]) == 0
-    cells = [json.loads(line) for line in capsys.readouterr().out.splitlines()[1:]]
+    lines = capsys.readouterr().out.splitlines()
+    cells = [json.loads(line) for line in lines if line.startswith("{")]
     assert len(cells) == 2 * 2 * 2
     assert {c["id"] for c in cells} >= {
         "amara.unsteered.thanks",
@@ -58,48 +66,67 @@ def test_cell_ids_are_stable(tmp_path, lab, tiny_model_folder):
     _, profile = lab
     path = write(tmp_path, design_text(tiny_model_folder, profile))
     design = load_design(path)
-    first = [c.id for c in expand(design, check_profiles(design))]
-    second = [c.id for c in expand(load_design(path), check_profiles(load_design(path)))]
-    assert first == second
+    first = [c.id for c in design.kind.cells(design, profile_ids(design))]
+    again = load_design(path)
+    assert first == [c.id for c in again.kind.cells(again, profile_ids(again))]
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda t: t.replace("seed = 7\n", ""), "missing field 'seed'"),
+        (lambda t: t.replace("seed = 7\n", ""), "design.seed: missing"),
         (lambda t: t.replace('"amara"', '"nobody"'), "unknown diarist 'nobody'"),
         (
             lambda t: t.replace('profiles = ["unsteered"', 'profiles = ["unsteered", "grumpy"'),
-            "unknown profile 'grumpy'",
+            "'grumpy' is neither unsteered, an inline profile nor a profile file",
         ),
-        (lambda t: t.replace("entries = 3", "entries = 0"), "entries must be a positive integer"),
-        (lambda t: t.replace("entries = 3", 'entries = "four"'), "field 'entries' must be int"),
-        (lambda t: t.replace('kind = "fixed"', 'kind = "psychic"'), "unknown chatbot kind"),
+        (lambda t: t.replace("entries = 3", "entries = 0"), "design.entries: Input should be"),
+        (lambda t: t.replace("entries = 3", 'entries = "four"'), "design.entries"),
+        (lambda t: t.replace('kind = "fixed"', 'kind = "psychic"'), "unknown kind 'psychic'"),
         (
             lambda t: t.replace("max_new_tokens = 6", 'max_new_tokens = "six"'),
-            "field 'max_new_tokens' must be int",
+            "chatbots[1].generation.max_new_tokens",
         ),
         (
             lambda t: t.replace('kind = "fixed"', 'kind = "fixed"\ncolour = "blue"'),
-            "unknown field(s) colour",
+            "chatbots[0].colour: unknown field",
         ),
+        (lambda t: t.replace("temperature = 0.9", "temperature = -1"), "temperature"),
+        (lambda t: t.replace("batch_size = 3", "batch_size = 0"), "local.batch_size"),
         (lambda t: t.replace("[design]", "[design\n"), "not valid TOML"),
+        (lambda t: t.replace('kind = "diary"', 'kind = "poetry"'), "unknown experiment kind"),
+        (lambda t: t + "\n[scorse]\nentry = []\n", "scorse: unknown field"),
         (
-            lambda t: t + HYPOTHESIS.replace("CONTRAST", "vibes(steered) - vibes(unsteered)"),
+            lambda t: t + HYPOTHESIS.replace("CONTRAST", '{ kind = "vibes" }'),
             "contrast",
         ),
         (
             lambda t: (
                 t
                 + HYPOTHESIS.replace("tiny-judge", "ghost-judge").replace(
-                    "CONTRAST", "first_entry_pattern(steered) - first_entry_pattern(unsteered)"
+                    "CONTRAST", '{ kind = "first_entry_pattern", profile = "steered" }'
                 )
             ),
             "unknown judge 'ghost-judge'",
         ),
         (
+            lambda t: (
+                t
+                + HYPOTHESIS.replace(
+                    "CONTRAST", '{ kind = "drift", chatbot = "nobody", entry = 2 }'
+                )
+            ),
+            "unknown chatbot 'nobody'",
+        ),
+        (
             lambda t: t.replace('baseline_chatbot = "thanks"', 'baseline_chatbot = "nope"'),
             "baseline chatbot 'nope'",
+        ),
+        (
+            lambda t: t.replace(
+                'id = "tiny-judge"\nkind = "local"', 'id = "tiny-judge"\nkind = "openai-compatible"'
+            ),
+            "needs endpoint.base_url",
         ),
     ],
 )
@@ -135,12 +162,74 @@ def test_layer_out_of_range_is_refused(tmp_path, lab, tiny_model_folder, capsys)
     assert code == 2 and "layer" in err
 
 
-def test_shipped_designs_load():
-    from pathlib import Path
+def test_shipped_designs_load_and_check(capsys):
+    full = load_design(SHIPPED[1])
+    spec = full.spec
+    assert len(spec.cast.diarist_ids) == 8 and full.entries == 4 and len(spec.judges) == 2
+    assert {c.kind for c in spec.chatbots} == {"fixed", "litellm"}
+    assert spec.diarist_model.local.batch_size == 32
+    assert load_design(SHIPPED[0]).spec.diarist_model.model == "smollm2"
+    for path in SHIPPED:
+        assert main(["design", "check", str(path)]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "will be made by `run`" in out and "calibrate layers [10, 13, 16, 19]" in out
 
-    root = Path(__file__).parent.parent / "experiments" / "designs"
-    full = load_design(root / "diary-full.toml")
-    assert len(full.diarists) == 8 and full.entries == 4 and len(full.judges) == 2
-    assert {c.kind for c in full.chatbots} == {"fixed", "litellm"}
-    demo = load_design(root / "demo.toml")
-    assert demo.diarist_model.model == "smollm2"
+
+def test_schema_is_printed_and_shipped_designs_validate_against_it(capsys):
+    import tomllib
+
+    assert main(["design", "schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for path in SHIPPED:
+        jsonschema.validate(tomllib.loads(path.read_text()), schema)
+    broken = tomllib.loads(SHIPPED[0].read_text())
+    broken["chatbots"][0]["colour"] = "blue"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+INLINE = """
+[[profiles]]
+id = "lonely"
+pattern = "social_isolation"
+extraction = { pairs = 2 }
+RULE
+"""
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ("", "needs exactly one of steer and calibration"),
+        (
+            "steer = { layers = [1], strength = 0.5 }\n"
+            'calibration = { judge = "tiny-judge", layers = [1], strengths = [0.5] }',
+            "needs exactly one of steer and calibration",
+        ),
+        (
+            'calibration = { judge = "ghost", layers = [1], strengths = [0.5] }',
+            "calibrates with unknown judge 'ghost'",
+        ),
+        ("steer = { layers = [1, 1], strength = 0.5 }", "layers repeat"),
+    ],
+)
+def test_inline_profile_rules_are_checked(tmp_path, tiny_model_folder, capsys, rule, message):
+    text = design_text(tiny_model_folder, None).replace(
+        'profiles = ["unsteered"]', 'profiles = ["unsteered", "lonely"]'
+    )
+    path = write(tmp_path, text + INLINE.replace("RULE", rule))
+    code, err = check(path, capsys)
+    assert code == 2 and message in err, err
+
+
+def test_inline_profile_is_described_by_check(tmp_path, tiny_model_folder, capsys):
+    text = design_text(tiny_model_folder, None).replace(
+        'profiles = ["unsteered"]', 'profiles = ["unsteered", "lonely"]'
+    )
+    rule = 'calibration = { judge = "tiny-judge", layers = [1], strengths = [0.5, 1.0] }'
+    path = write(tmp_path, text + INLINE.replace("RULE", rule))
+    assert main(["design", "check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 profiles" in out and "profile lonely: will be made by `run`" in out
+    assert "strengths [0.5, 1.0] with judge 'tiny-judge'" in out

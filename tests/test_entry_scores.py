@@ -78,3 +78,41 @@ def test_entry_mistakes_are_lab_errors(tiny_model):
         score_entry(LocalJudge(tiny_model), "  ", patterns=[PATTERN])
     with pytest.raises(LabError, match="repeat"):
         score_entry(LocalJudge(tiny_model), ENTRY, patterns=[PATTERN, PATTERN])
+
+
+def _template_error(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "t.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LabError) as err:
+        load_template(path)
+    message = str(err.value)
+    assert message.startswith(f"{path} ") and "fix:" in message
+    return message.removeprefix(f"{path} ")
+
+
+def test_malformed_templates_name_file_and_field(tmp_path):
+    head = '[template]\nid = "t"\nversion = 1\nprefill = "Score: "\n'
+    assert _template_error(tmp_path, head).startswith("template.user: missing")
+    assert _template_error(tmp_path, head + 'user = "{entry}"\nusr = "x"\n').startswith(
+        "template.usr: unknown field"
+    )
+    bad_version = head.replace("version = 1", "version = 1.5") + 'user = "{entry}"\n'
+    assert _template_error(tmp_path, bad_version).startswith("template.version:")
+    assert _template_error(tmp_path, 'id = "t"\n').startswith("template: missing")
+    stray = head + 'user = "{entry}"\n[notes]\ntext = "x"\n'
+    assert _template_error(tmp_path, stray).startswith("notes: unknown field")
+
+
+def test_a_template_without_system_or_parts(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text('[template]\nid = "t"\nversion = 1\nuser = "{entry}"\nprefill = "A:"\n')
+    template = load_template(path)
+    assert template.system == "" and template.path == str(path) and len(template.sha256) == 64
+    assert template.prompt(entry="x").messages == (("user", "x"),)
+    with pytest.raises(LabError, match=r"t\.toml template\.history_entry: missing"):
+        template.part("history_entry")
+    assert set(load_template("reply_question").parts) == {
+        "history_intro",
+        "history_entry",
+        "history_reply",
+    }

@@ -1,89 +1,134 @@
-"""Hypotheses: the contrast language, design validation, and the both-judges verdict rule."""
+"""Hypotheses: the contrast schema, design validation, names checked against the design, and the
+both-judges verdict rule."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from pydantic import model_validator
 
 from experiments.analysis.comparisons import BootstrapSettings
 from experiments.analysis.hypotheses import (
-    SUPPORTED_CONTRASTS,
-    Contrast,
+    DriftContrast,
+    Hypotheses,
+    Hypothesis,
+    SteeringContrast,
     evaluate,
     overall_verdict,
-    parse_contrast,
     parse_hypotheses,
     results_table,
 )
+from foundation.datafiles import DataModel, validate
 from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings(resamples=500, seed=3)
 JUDGES = ["judge-a", "judge-b"]
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        (
-            "first_entry_pattern(steered) - first_entry_pattern(unsteered)",
-            Contrast("first_entry_pattern", ""),
-        ),
-        (
-            "first_entry_pattern(profile=steer_isolation) - first_entry_pattern(unsteered)",
-            Contrast("first_entry_pattern", "", profile="steer_isolation"),
-        ),
-        (
-            "drift(chatbot=frontier-a, entry=4) - drift(chatbot=thanks, entry=4)",
-            Contrast("drift", "", chatbot="frontier-a", baseline="thanks", entry=4),
-        ),
-        ("drift(chatbot=warm)", Contrast("drift", "", chatbot="warm")),
-        (
-            "drift(chatbot=warm, profile=p, entry=3) - drift(chatbot=thanks, entry=3, profile=p)",
-            Contrast("drift", "", profile="p", chatbot="warm", baseline="thanks", entry=3),
-        ),
-        ("coherence(steered) - coherence(unsteered)", Contrast("coherence", "")),
-        ("realism(profile=p) - realism(unsteered)", Contrast("realism", "", profile="p")),
-    ],
-)
-def test_supported_contrasts_parse(text, expected):
-    got = parse_contrast(text)
-    assert got == Contrast(**{**expected.__dict__, "text": text})
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "mean_pattern(steered) - mean_pattern(unsteered)",
-        "first_entry_pattern(steered)",
-        "first_entry_pattern(steered) - first_entry_pattern(steered)",
-        "first_entry_pattern(steered, profile=p) - first_entry_pattern(unsteered)",
-        "coherence(steered) - realism(unsteered)",
-        "drift(entry=4)",
-        "drift(chatbot=a, entry=4) - drift(chatbot=b, entry=3)",
-        "drift(chatbot=a, entry=1)",
-        "drift(chatbot=a, colour=red)",
-        "drift(chatbot=a) - drift(chatbot=b) - drift(chatbot=c)",
-        "",
-    ],
-)
-def test_unknown_contrasts_are_refused_with_the_field_and_the_forms(text):
-    with pytest.raises(LabError) as err:
-        parse_contrast(text, "design.toml [[hypotheses]] #2.contrast")
-    message = str(err.value)
-    assert "design.toml [[hypotheses]] #2.contrast" in message
-    assert all(form in message for form in SUPPORTED_CONTRASTS)
+STEER = {"kind": "first_entry_pattern", "profile": "steered"}
+WARM_VS_THANKS = {"kind": "drift", "chatbot": "warm", "entry": 4, "baseline": "thanks"}
 
 
 def _design(**changes):
     item = {
         "id": "H1",
         "says": "steering raises the first-entry pattern score",
-        "contrast": "first_entry_pattern(steered) - first_entry_pattern(unsteered)",
         "direction": "greater",
         "judges": JUDGES,
+        "contrast": STEER,
     } | changes
     return {"hypotheses": [item]}
+
+
+def _one(contrast):
+    [h] = parse_hypotheses(_design(contrast=contrast), "d.toml")
+    return h.contrast
+
+
+@pytest.mark.parametrize(
+    ("table", "expected", "formula"),
+    [
+        (
+            STEER,
+            SteeringContrast(kind="first_entry_pattern", profile="steered"),
+            "first_entry_pattern(steered) − first_entry_pattern(unsteered)",
+        ),
+        (
+            {"kind": "first_entry_pattern"},
+            SteeringContrast(kind="first_entry_pattern"),
+            "first_entry_pattern(steered) − first_entry_pattern(unsteered)",
+        ),
+        (
+            {"kind": "first_entry_pattern", "profile": "steer_isolation"},
+            SteeringContrast(kind="first_entry_pattern", profile="steer_isolation"),
+            "first_entry_pattern(profile=steer_isolation) − first_entry_pattern(unsteered)",
+        ),
+        (
+            {"kind": "coherence", "profile": "steered"},
+            SteeringContrast(kind="coherence"),
+            "coherence(steered) − coherence(unsteered)",
+        ),
+        (
+            {"kind": "realism", "profile": "p"},
+            SteeringContrast(kind="realism", profile="p"),
+            "realism(profile=p) − realism(unsteered)",
+        ),
+        (
+            {"kind": "drift", "chatbot": "frontier-a", "entry": 4, "baseline": "thanks"},
+            DriftContrast(kind="drift", chatbot="frontier-a", entry=4, baseline="thanks"),
+            "drift(chatbot=frontier-a, entry=4) − drift(chatbot=thanks, entry=4)",
+        ),
+        (
+            {"kind": "drift", "chatbot": "warm"},
+            DriftContrast(kind="drift", chatbot="warm"),
+            "drift(chatbot=warm)",
+        ),
+        (
+            {"kind": "drift", "chatbot": "warm", "entry": 3, "profile": "p", "baseline": "thanks"},
+            DriftContrast(kind="drift", chatbot="warm", entry=3, profile="p", baseline="thanks"),
+            "drift(chatbot=warm, entry=3, profile=p) − drift(chatbot=thanks, entry=3, profile=p)",
+        ),
+    ],
+)
+def test_each_contrast_kind_is_accepted_and_prints_its_formula(table, expected, formula):
+    got = _one(table)
+    assert got == expected
+    assert got.formula() == formula
+    assert got.profile_id == (None if got.profile == "steered" else got.profile)
+
+
+@pytest.mark.parametrize(
+    ("contrast", "where", "says"),
+    [
+        # a contrast string (the old grammar) is refused with the table forms as the fix
+        (
+            "first_entry_pattern(steered) - first_entry_pattern(unsteered)",
+            "contrast",
+            'kind = "first_entry_pattern"',
+        ),
+        ({"profile": "steered"}, "contrast", "no kind"),
+        ({"kind": "mean_pattern"}, "contrast.kind", "unknown kind 'mean_pattern'"),
+        ({"kind": "first_entry_pattern", "profile": "unsteered"}, "contrast.profile", "twin"),
+        ({"kind": "first_entry_pattern", "chatbot": "warm"}, "contrast.chatbot", "unknown field"),
+        ({"kind": "coherence", "entry": 2}, "contrast.entry", "unknown field"),
+        ({"kind": "realism", "profile": "two words"}, "contrast.profile", "pattern"),
+        ({"kind": "drift", "entry": 4}, "contrast.chatbot", "missing"),
+        ({"kind": "drift", "chatbot": "a", "entry": 1}, "contrast.entry", "greater than or equal"),
+        ({"kind": "drift", "chatbot": "a", "entry": "4"}, "contrast.entry", "integer"),
+        ({"kind": "drift", "chatbot": "a", "entry": True}, "contrast.entry", "integer"),
+        ({"kind": "drift", "chatbot": "a", "colour": "red"}, "contrast.colour", "unknown field"),
+        ({"kind": "drift", "chatbot": "a", "baseline": "a"}, "contrast.baseline", "itself"),
+        ({"kind": "drift", "chatbot": "a", "profile": "unsteered"}, "contrast.profile", "twin"),
+        ("", "contrast", "a table now"),
+        (["drift"], "contrast", "dictionary"),
+    ],
+)
+def test_bad_contrasts_are_refused_naming_the_field(contrast, where, says):
+    with pytest.raises(LabError) as err:
+        parse_hypotheses(_design(contrast=contrast), "d.toml")
+    message = str(err.value)
+    assert message.startswith(f"d.toml hypotheses[0].{where}: ")
+    assert says in message
+    assert "fix: " in message and len(message.splitlines()) == 1
 
 
 def test_design_hypotheses_parse_and_bad_fields_are_named():
@@ -92,17 +137,123 @@ def test_design_hypotheses_parse_and_bad_fields_are_named():
     assert h.contrast.kind == "first_entry_pattern"
     assert parse_hypotheses({}, "d.toml") == ()
     cases = [
-        (_design(direction="up"), "#1.direction"),
-        (_design(contrast="first_entry_pattern(x)"), "#1.contrast"),
-        (_design(judges=[]), "judges"),
-        ({"hypotheses": _design()["hypotheses"] * 2}, "#2.id"),
-        ({"hypotheses": [{"id": "H1"}]}, "missing field"),
-        ({"hypotheses": ["H1"]}, "#1"),
+        (_design(direction="up"), "hypotheses[0].direction: "),
+        (_design(judges=[]), "hypotheses[0].judges: no judges"),
+        (_design(judges=["judge-a", "judge-a"]), "hypotheses[0].judges: judge 'judge-a' listed"),
+        (_design(judges="judge-a"), "hypotheses[0].judges: must be an array"),
+        (_design(says=" "), "hypotheses[0].says: "),
+        (_design(colour="red"), "hypotheses[0].colour: unknown field"),
+        ({"hypotheses": _design()["hypotheses"] * 2}, "hypotheses: duplicate id 'H1'"),
+        ({"hypotheses": [{"id": "H1"}]}, "hypotheses[0].says: missing"),
+        ({"hypotheses": ["H1"]}, "hypotheses[0]: "),
+        ({"hypotheses": {"id": "H1"}}, "hypotheses: must be an array"),
     ]
     for design, fragment in cases:
-        with pytest.raises(LabError, match="d.toml") as err:
+        with pytest.raises(LabError) as err:
             parse_hypotheses(design, "d.toml")
-        assert fragment in str(err.value)
+        assert f"d.toml {fragment}" in str(err.value)
+
+
+def test_a_design_schema_embeds_the_hypotheses():
+    class Design(DataModel):
+        name: str
+        hypotheses: Hypotheses = ()
+
+    good = {"name": "d", "hypotheses": _design()["hypotheses"]}
+    design = validate(Design, good, "d.toml")
+    assert isinstance(design.hypotheses, tuple) and isinstance(design.hypotheses[0], Hypothesis)
+    assert validate(Design, {"name": "d"}, "d.toml").hypotheses == ()
+    second = _design(id="H2", contrast={"kind": "vibes"})["hypotheses"]
+    with pytest.raises(LabError, match=r"^d.toml hypotheses\[1\].contrast.kind: unknown kind"):
+        validate(Design, good | {"hypotheses": good["hypotheses"] + second}, "d.toml")
+
+
+NAMES = {
+    "judges": {"judge-a", "judge-b"},
+    "profiles": {"unsteered", "steer_isolation"},
+    "chatbots": {"thanks", "warm"},
+}
+
+
+def _hypothesis(contrast, judges=JUDGES):
+    [h] = parse_hypotheses(_design(contrast=contrast, judges=judges), "d.toml")
+    return h
+
+
+@pytest.mark.parametrize(
+    "contrast",
+    [
+        STEER,
+        {"kind": "coherence", "profile": "steer_isolation"},
+        WARM_VS_THANKS,
+        {"kind": "drift", "chatbot": "thanks", "profile": "steer_isolation"},
+    ],
+)
+def test_check_names_accepts_what_the_design_has(contrast):
+    _hypothesis(contrast).check_names(**NAMES, entries=4)
+
+
+@pytest.mark.parametrize(
+    ("contrast", "judges", "names", "where", "says"),
+    [
+        ({"kind": "drift", "chatbot": "nope"}, JUDGES, NAMES, "contrast.chatbot", "chatbot 'nope'"),
+        (WARM_VS_THANKS | {"baseline": "nope"}, JUDGES, NAMES, "contrast.baseline", "'nope'"),
+        (
+            {"kind": "realism", "profile": "steer_nothing"},
+            JUDGES,
+            NAMES,
+            "contrast.profile",
+            "unknown profile 'steer_nothing'",
+        ),
+        (STEER, ["judge-a", "ghost-judge"], NAMES, "judges", "unknown judge 'ghost-judge'"),
+        (STEER, JUDGES, NAMES | {"profiles": {"unsteered"}}, "contrast.profile", "has none"),
+        (WARM_VS_THANKS | {"entry": 5}, JUDGES, NAMES, "contrast.entry", "past the design's"),
+    ],
+)
+def test_check_names_refuses_what_the_design_lacks(contrast, judges, names, where, says):
+    h = _hypothesis(contrast, judges)
+    with pytest.raises(LabError) as err:
+        h.check_names(**names, entries=4)
+    message = str(err.value)
+    assert message.startswith(f"hypothesis H1.{where}: ") and says in message
+    assert "fix: " in message and len(message.splitlines()) == 1
+    with pytest.raises(LabError, match=r"^d.toml hypotheses\[0\]\."):
+        h.check_names(**names, entries=4, where="d.toml hypotheses[0]")
+
+
+def test_check_names_fix_lists_the_known_names():
+    h = _hypothesis({"kind": "drift", "chatbot": "nope"})
+    with pytest.raises(LabError, match="fix: name one of thanks, warm"):
+        h.check_names(**NAMES)
+    h = _hypothesis({"kind": "coherence", "profile": "steer_nothing"})
+    with pytest.raises(LabError, match="fix: name one of steer_isolation, steered"):
+        h.check_names(**NAMES)
+
+
+def test_check_names_inside_a_design_schema_is_the_files_one_line_error():
+    class Design(DataModel):
+        chatbots: list[str]
+        hypotheses: Hypotheses = ()
+
+        @model_validator(mode="after")
+        def _names(self):
+            for h in self.hypotheses:
+                h.check_names(judges=JUDGES, profiles=["steer_x"], chatbots=self.chatbots)
+            return self
+
+    raw = {"chatbots": ["thanks"]} | _design(contrast={"kind": "drift", "chatbot": "ghost"})
+    with pytest.raises(LabError) as err:
+        validate(Design, raw, "d.toml")
+    assert str(err.value) == (
+        "d.toml: hypothesis H1.contrast.chatbot: unknown chatbot 'ghost' — fix: name one of thanks"
+    )
+
+
+def test_hypotheses_are_frozen():
+    h = _hypothesis(STEER)
+    with pytest.raises(ValueError, match="frozen"):
+        h.id = "H2"
+    assert hash(h) == hash(_hypothesis(STEER))
 
 
 @pytest.mark.parametrize(
@@ -136,16 +287,11 @@ def entries():
 
 def test_verdicts_follow_the_planted_effects(entries):
     hs = _hypotheses(
-        _h("steer", "first_entry_pattern(steered) - first_entry_pattern(unsteered)", "greater"),
-        _h("warm", "drift(chatbot=warm, entry=4) - drift(chatbot=thanks, entry=4)", "less"),
-        _h("wrong", "drift(chatbot=warm, entry=4) - drift(chatbot=thanks, entry=4)", "greater"),
-        _h("coh", "coherence(profile=steer_isolation) - coherence(unsteered)", "less"),
-        _h(
-            "single",
-            "first_entry_pattern(steered) - first_entry_pattern(unsteered)",
-            "greater",
-            ["judge-b"],
-        ),
+        _h("steer", STEER, "greater"),
+        _h("warm", WARM_VS_THANKS, "less"),
+        _h("wrong", WARM_VS_THANKS, "greater"),
+        _h("coh", {"kind": "coherence", "profile": "steer_isolation"}, "less"),
+        _h("single", STEER, "greater", ["judge-b"]),
     )
     results = {r.hypothesis.id: r for r in evaluate(hs, entries, SETTINGS)}
     assert results["steer"].overall == "supported"
@@ -159,6 +305,10 @@ def test_verdicts_follow_the_planted_effects(entries):
     table = results_table(list(results.values()))
     assert len(table) == 2 * 4 + 1
     assert set(table["judge_verdict"]) == {"supports", "does not"}
+    formulas = dict(zip(table["id"], table["contrast"], strict=False))
+    assert formulas["steer"] == "first_entry_pattern(steered) − first_entry_pattern(unsteered)"
+    assert formulas["warm"] == "drift(chatbot=warm, entry=4) − drift(chatbot=thanks, entry=4)"
+    assert formulas["coh"] == "coherence(profile=steer_isolation) − coherence(unsteered)"
 
 
 def test_one_blind_judge_makes_the_verdict_mixed(entries):
@@ -167,22 +317,14 @@ def test_one_blind_judge_makes_the_verdict_mixed(entries):
     blind = entries.copy()
     rows = (blind["judge"] == "judge-b") & blind["score"].str.startswith("pattern:")
     blind.loc[rows, "mean"] = np.random.default_rng(0).normal(50, 10, rows.sum())
-    [result] = evaluate(
-        _hypotheses(
-            _h("H1", "first_entry_pattern(steered) - first_entry_pattern(unsteered)", "greater")
-        ),
-        blind,
-        SETTINGS,
-    )
+    [result] = evaluate(_hypotheses(_h("H1", STEER, "greater")), blind, SETTINGS)
     assert [v.supports for v in result.verdicts] == [True, False]
     assert result.overall == "mixed"
 
 
 def test_a_judge_without_data_does_not_support(entries):
     [result] = evaluate(
-        _hypotheses(
-            _h("H1", "first_entry_pattern(steered) - first_entry_pattern(unsteered)", "greater")
-        ),
+        _hypotheses(_h("H1", STEER, "greater")),
         entries[~((entries["judge"] == "judge-b") & (entries["entry_index"] == 1))],
         SETTINGS,
     )
@@ -192,9 +334,9 @@ def test_a_judge_without_data_does_not_support(entries):
 
 def test_names_missing_from_the_run_are_an_error(entries):
     for contrast, judges in [
-        ("drift(chatbot=nope, entry=4)", JUDGES),
-        ("coherence(profile=steer_nothing) - coherence(unsteered)", JUDGES),
-        ("drift(chatbot=warm)", ["judge-z"]),
+        ({"kind": "drift", "chatbot": "nope", "entry": 4}, JUDGES),
+        ({"kind": "coherence", "profile": "steer_nothing"}, JUDGES),
+        ({"kind": "drift", "chatbot": "warm"}, ["judge-z"]),
     ]:
         with pytest.raises(LabError, match="hypothesis H9"):
             evaluate(_hypotheses(_h("H9", contrast, "greater", judges)), entries, SETTINGS)

@@ -1,22 +1,37 @@
-"""make_judge, judge identities, request keys and the record cache."""
+"""Judge specs (from a design or the command line), building judges, and identities."""
 
 from __future__ import annotations
 
 import pytest
 
 from foundation.errors import LabError
-from rubric.judges import LocalJudge, MemoryCache, ServedJudge, make_judge
+from model_access.settings import EndpointSettings
+from rubric.judges import (
+    LocalJudge,
+    ServedJudge,
+    ServedJudgeSpec,
+    build_judge,
+    default_load_local,
+    judge_spec,
+)
 from rubric.prompts import JudgePrompt
 from tests.judge_helpers import single_token_model
 
 PROMPT = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score: ")
 
 
+def make_judge(name, **kw):
+    return build_judge(judge_spec(name, **kw), default_load_local)
+
+
 def test_served_spec_and_identity_without_transport_settings():
-    judge = make_judge(
-        "litellm:hosted_vllm/some/judge", base_url="http://127.0.0.1:9/v1", api_key_env="SOME_KEY"
+    endpoint = EndpointSettings(
+        base_url="http://127.0.0.1:9/v1", api_key_env="SOME_KEY", timeout_s=3, concurrency=7
     )
+    judge = make_judge("litellm:hosted_vllm/some/judge", endpoint=endpoint)
     assert isinstance(judge, ServedJudge)
+    assert judge.client.settings is endpoint  # the very settings object, not a copy
+    assert judge.batch_size == 7
     identity = judge.identity()
     assert identity["model"] == "hosted_vllm/some/judge" and identity["kind"] == "served"
     assert "127.0.0.1" not in str(identity) and "SOME_KEY" not in str(identity)
@@ -25,10 +40,10 @@ def test_served_spec_and_identity_without_transport_settings():
 @pytest.mark.parametrize(
     "spec,kw,match",
     [
-        ("", {}, "empty judge spec"),
+        ("", {}, "empty judge name"),
         ("litellm:", {}, "names no model"),
         ("not a model!", {}, "unknown model"),
-        ("smollm2", {"base_url": "http://x"}, "for served judges"),
+        ("smollm2", {"endpoint": EndpointSettings(base_url="http://x")}, "for served judges"),
     ],
 )
 def test_spec_mistakes_are_lab_errors(spec, kw, match):
@@ -42,28 +57,19 @@ def test_local_judge_from_a_folder(tiny_model_folder):
     assert judge.identity()["tokenizer_sha256"]
 
 
-def test_request_key_depends_on_what_determines_the_answer(tiny_model):
-    judge = LocalJudge(tiny_model)
-    key = judge.request_key(PROMPT, "number")
-    assert key == LocalJudge(tiny_model).request_key(PROMPT, "number")
-    assert key != judge.request_key(PROMPT, "yes_no")
-    other = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score:")
-    assert key != judge.request_key(other, "number")
-    assert key != LocalJudge(single_token_model()).request_key(PROMPT, "number")
+def test_identity_depends_on_what_determines_the_answer(tiny_model):
+    identity = LocalJudge(tiny_model).identity()
+    assert identity == LocalJudge(tiny_model).identity()
+    assert identity != LocalJudge(single_token_model()).identity()
 
 
-def test_cache_answers_a_repeated_call_without_the_model(tiny_model, monkeypatch):
-    cache = MemoryCache()
-    judge = LocalJudge(tiny_model, cache=cache)
-    first = judge.read_number(PROMPT, floor=0.0)
-    assert len(cache.records) == 1
+def test_openai_compatible_judge_needs_a_base_url():
+    from foundation.datafiles import validate
 
-    def no_model(*args, **kwargs):
-        raise AssertionError("the model was called for a cached request")
-
-    monkeypatch.setattr(tiny_model, "next_token_logprobs", no_model)
-    again = LocalJudge(tiny_model, cache=cache).read_number(PROMPT, floor=0.0)
-    assert again.distribution == first.distribution and cache.hits == 1
+    with pytest.raises(LabError, match="needs endpoint.base_url"):
+        validate(
+            ServedJudgeSpec, {"id": "j", "kind": "openai-compatible", "model": "x/y"}, "d.toml"
+        )
 
 
 def test_chat_prompt_keeps_the_prefill_trailing_space_when_the_template_trims():

@@ -5,6 +5,7 @@ import torch
 
 from foundation.errors import LabError
 from model_access.local import GenerationSettings, LocalModel
+from model_access.settings import LocalSettings
 
 CHATS = [
     [{"role": "user", "content": "Write today's diary entry."}],
@@ -108,7 +109,7 @@ def test_next_token_vectors_equal_full_forward_passes(tiny_model):
 
 
 def test_load_from_folder(tiny_model_folder):
-    model = LocalModel.load(str(tiny_model_folder), device="cpu")
+    model = LocalModel.load(str(tiny_model_folder), LocalSettings(device="cpu"))
     assert model.num_layers == 2 and model.hidden_size == 64
     assert model.info().chat_template_sha256 is not None
 

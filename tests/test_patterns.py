@@ -38,12 +38,17 @@ def _broken(tmp_path: Path, old: str, new: str, name: str = "social_isolation") 
     return path
 
 
-def test_missing_field_names_file_field_and_fix(tmp_path):
-    path = _broken(tmp_path, "negative_system =", "negative_sistem =")
+def _error(path: Path) -> str:
     with pytest.raises(LabError) as err:
         load_pattern(path)
-    message = str(err.value)
-    assert str(path) in message and "negative_system" in message and "fix:" in message
+    return str(err.value)
+
+
+def test_missing_field_names_file_field_and_fix(tmp_path):
+    path = _broken(tmp_path, "negative_system =", "negative_sistem =")
+    message = _error(path)
+    assert message.startswith(f"{path} contrast.negative_system: missing")
+    assert "fix: add negative_system" in message
 
 
 def test_too_few_prompts_is_refused(tmp_path):
@@ -52,18 +57,64 @@ def test_too_few_prompts_is_refused(tmp_path):
     end = text.index("]", start)
     path = tmp_path / "social_isolation.toml"
     path.write_text(text[:start] + 'heldout = ["Write about today."' + text[end:])
-    with pytest.raises(LabError, match=r"'heldout' has 1 items, needs at least 20.*fix: add 19"):
-        load_pattern(path)
+    message = _error(path)
+    assert message.startswith(f"{path} prompts.heldout:")
+    assert f"at least {MIN_PROMPTS} items" in message and "fix:" in message
+
+
+def test_prompts_must_be_non_empty_text(tmp_path):
+    path = _broken(tmp_path, "heldout = [", 'heldout = [\n  "  ",')
+    assert _error(path).startswith(f"{path} prompts.heldout[0]:")
+    path = _broken(tmp_path, "heldout = [", "heldout = [\n  7,")
+    assert _error(path).startswith(f"{path} prompts.heldout[0]:")
 
 
 def test_id_must_match_file_name(tmp_path):
     path = _broken(tmp_path, 'id = "social_isolation"', 'id = "lonely"')
-    with pytest.raises(LabError, match="differs from the file name"):
-        load_pattern(path)
+    message = _error(path)
+    assert message.startswith(f"{path} pattern.id:") and "differs from the file name" in message
+    assert "fix: rename the file to lonely.toml" in message
 
 
 def test_heldout_prompts_must_be_new(tmp_path):
     first = load_pattern("social_isolation").extraction_prompts[0]
     path = _broken(tmp_path, "heldout = [", f'heldout = [\n  "{first}",')
-    with pytest.raises(LabError, match="in both extraction and heldout"):
-        load_pattern(path)
+    message = _error(path)
+    assert message.startswith(f"{path} prompts:") and "in both extraction and heldout" in message
+
+
+def test_contrast_needs_two_different_texts(tmp_path):
+    text = (PATTERNS_DIR / "social_isolation.toml").read_text(encoding="utf-8")
+    start, end = text.index("[contrast]"), text.index("[evaluation]")
+    same = '[contrast]\npositive_system = "A diarist."\nnegative_system = "A diarist."\n\n'
+    path = tmp_path / "social_isolation.toml"
+    path.write_text(text[:start] + same + text[end:], encoding="utf-8")
+    message = _error(path)
+    assert message.startswith(f"{path} contrast:") and "are the same text" in message
+
+
+def test_texts_must_not_be_blank(tmp_path):
+    path = _broken(tmp_path, 'name = "Social isolation"', 'name = "   "')
+    assert _error(path).startswith(f"{path} pattern.name:")
+
+
+def test_unknown_tables_and_keys_are_refused(tmp_path):
+    path = _broken(tmp_path, "[heuristic]", "[heuristics]")
+    message = _error(path)
+    assert message.startswith(f"{path} heuristics: unknown field") and "spelling" in message
+    path = _broken(tmp_path, "[evaluation]", "[evaluation]\ntemperature = 0.7")
+    assert _error(path).startswith(f"{path} evaluation.temperature: unknown field")
+
+
+def test_version_must_be_an_integer(tmp_path):
+    path = _broken(tmp_path, "version = 2", 'version = "2"')
+    assert _error(path).startswith(f"{path} pattern.version:")
+
+
+def test_heuristic_markers_are_optional_and_lower_case(tmp_path):
+    text = (PATTERNS_DIR / "social_isolation.toml").read_text(encoding="utf-8")
+    path = tmp_path / "social_isolation.toml"
+    path.write_text(text[: text.index("[heuristic]")], encoding="utf-8")
+    assert load_pattern(path).markers == ()
+    path = _broken(tmp_path, 'markers = ["alone"', 'markers = ["ALONE"')
+    assert load_pattern(path).markers[0] == "alone"

@@ -5,6 +5,7 @@ import pytest
 from diarists.profiles import UNSTEERED, load_profile, write_profile
 from foundation.errors import LabError
 from steering.apply import Steer
+from steering.settings import SteerSettings
 from steering.vectors import random_vector
 
 
@@ -17,7 +18,7 @@ def saved(tmp_path, tiny_model):
 
 def test_unsteered_is_built_in():
     assert load_profile("unsteered") is UNSTEERED
-    assert not UNSTEERED.steered and UNSTEERED.steer() is None
+    assert not UNSTEERED.steered and UNSTEERED.steer is None and UNSTEERED.spec() is None
 
 
 def test_written_profile_loads_into_a_steer(tmp_path, saved, tiny_model):
@@ -28,18 +29,16 @@ def test_written_profile_loads_into_a_steer(tmp_path, saved, tiny_model):
         pattern="social_isolation",
         vector=path,
         vector_sha256=sha,
-        layers=(1,),
-        strength=0.5,
-        scale="relative",
-        positions="response",
+        steer=SteerSettings(layers=[1], strength=0.5),
         calibration={"floor": 60.0, "judge": "fake"},
     )
     assert 'vector = "../vectors/si.safetensors"' in profile_path.read_text()
     profile = load_profile(profile_path)
-    assert profile.id == "social_isolation" and profile.layers == (1,) and profile.steered
-    assert profile.extra["calibration"]["judge"] == "fake"
-    steer = profile.steer(tiny_model.info())
-    assert isinstance(steer, Steer) and steer.strength == 0.5
+    assert profile.id == "social_isolation" and profile.steered
+    assert profile.calibration is not None and profile.calibration["judge"] == "fake"
+    profile.check_model(tiny_model.info())
+    steer = profile.steer
+    assert isinstance(steer, Steer) and steer.strength == 0.5 and steer.layers == (1,)
     assert steer.vector.content_sha256() == vector.content_sha256()
 
 
@@ -50,25 +49,31 @@ def test_profile_errors_are_clear(tmp_path, saved):
         pattern="social_isolation",
         vector=path,
         vector_sha256=sha,
-        layers=(1,),
-        strength=0.5,
-        scale="relative",
-        positions="response",
+        steer=SteerSettings(layers=[1], strength=0.5),
     )
     with pytest.raises(LabError, match="unknown profile 'nope'"):
         load_profile("nope")
     wrong_sha = write_profile(tmp_path / "a.toml", **{**good, "vector_sha256": "0" * 64})
     with pytest.raises(LabError, match="expected 000000000000"):
-        load_profile(wrong_sha).steer()
+        load_profile(wrong_sha)
     wrong_pattern = write_profile(tmp_path / "b.toml", **{**good, "pattern": "entitlement"})
     with pytest.raises(LabError, match="vector is for pattern 'social_isolation'"):
-        load_profile(wrong_pattern).steer()
-    bad_layer = write_profile(tmp_path / "c.toml", **{**good, "layers": (7,)})
+        load_profile(wrong_pattern)
+    bad_layer = write_profile(
+        tmp_path / "c.toml", **{**good, "steer": SteerSettings(layers=[7], strength=0.5)}
+    )
     with pytest.raises(LabError, match="layer 7 does not exist"):
-        load_profile(bad_layer).steer()
-    bad_scale = write_profile(tmp_path / "d.toml", **{**good, "scale": "loud"})
-    with pytest.raises(LabError, match="unknown scale 'loud'"):
+        load_profile(bad_layer)
+    bad_scale = tmp_path / "d.toml"
+    bad_scale.write_text(bad_layer.read_text().replace('"relative"', '"loud"'))
+    with pytest.raises(
+        LabError, match=r"d.toml profile.scale: Input should be 'relative' or 'raw'"
+    ):
         load_profile(bad_scale)
     missing = write_profile(tmp_path / "e.toml", **{**good, "vector": tmp_path / "gone"})
     with pytest.raises(LabError, match="not found"):
-        load_profile(missing).steer()
+        load_profile(missing)
+    unknown = tmp_path / "f.toml"
+    unknown.write_text(missing.read_text().replace("version = 1", "version = 1\nstrenght = 2"))
+    with pytest.raises(LabError, match="profile.strenght: unknown field"):
+        load_profile(unknown)

@@ -20,14 +20,14 @@ DESIGN = {
         {
             "id": "H1",
             "says": "steering raises the first-entry pattern score",
-            "contrast": "first_entry_pattern(steered) - first_entry_pattern(unsteered)",
+            "contrast": {"kind": "first_entry_pattern", "profile": "steered"},
             "direction": "greater",
             "judges": ["judge-a", "judge-b"],
         },
         {
             "id": "H2",
             "says": "warm replies soften the pattern more than thanks",
-            "contrast": "drift(chatbot=warm, entry=4) - drift(chatbot=thanks, entry=4)",
+            "contrast": {"kind": "drift", "chatbot": "warm", "entry": 4, "baseline": "thanks"},
             "direction": "less",
             "judges": ["judge-a", "judge-b"],
         },
@@ -139,7 +139,10 @@ def test_drift_and_behavior_tables_match_the_data(run, report):
 
 def test_hypotheses_and_agreement_are_reported(report):
     path, text = report
-    assert _row(text, "V1")[1:3] == ["H1", DESIGN["hypotheses"][0]["contrast"]]
+    assert _row(text, "V1")[1:3] == [
+        "H1",
+        "first_entry_pattern(steered) − first_entry_pattern(unsteered)",
+    ]
     assert {_row(text, f"V{i}")[-1] for i in (1, 2)} == {"supported"}
     agreement = _row(text, "A1")
     assert agreement[1:4] == ["judge-a", "judge-b", "coherence"]
@@ -169,7 +172,7 @@ def test_diarist_pages_show_every_entry_and_reply_with_scores(run, report):
 
 
 def test_a_bad_hypothesis_writes_nothing_and_keeps_the_old_report(run, report, tmp_path):
-    bad = DESIGN | {"hypotheses": [DESIGN["hypotheses"][0] | {"contrast": "vibes(steered)"}]}
+    bad = DESIGN | {"hypotheses": [DESIGN["hypotheses"][0] | {"contrast": {"kind": "vibes"}}]}
     out = tmp_path / "run"
     kwargs = dict(design_sha256=SHA, manifest=MANIFEST, resamples=50, seed=0)
     first = write_report(out, run, design=DESIGN, baseline_chatbot="thanks", **kwargs)

@@ -23,8 +23,7 @@ CHATBOT = """
 id = "tiny-chat"
 kind = "local"
 model = "{model}"
-max_new_tokens = 6
-temperature = 0.7
+generation = {{ max_new_tokens = 6, temperature = 0.7 }}
 """
 
 
@@ -139,5 +138,6 @@ def test_run_records_design_and_manifest(design, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["design"]["sha256"] == (out / "design.sha256").read_text().split()[0]
     assert manifest["diarist_model"]["tokenizer_sha256"]
-    assert manifest["profiles"]["tiny-social_isolation"]["vector_sha256"]
+    assert manifest["profiles"]["tiny-social_isolation"]["steer"]["vector_sha256"]
+    assert manifest["diarist_settings"]["local"]["batch_size"] == 3
     assert "torch" in manifest["packages"]

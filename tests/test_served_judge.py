@@ -7,7 +7,8 @@ import pytest
 
 from foundation.errors import LabError
 from model_access.local import LocalModel
-from model_access.served import Endpoint, ServedClient
+from model_access.served import ServedClient
+from model_access.settings import EndpointSettings
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
 from rubric.served_judge import ServedJudge
@@ -39,8 +40,8 @@ def local_reading(judge_model):
 
 
 def served(url: str, **kw) -> ServedJudge:
-    endpoint = Endpoint(model="openai/fake-judge", api_base=url, max_retries=0, concurrency=4)
-    return ServedJudge(endpoint, client=ServedClient(endpoint, sleep=lambda s: None), **kw)
+    settings = EndpointSettings(base_url=url, max_retries=0, concurrency=4)
+    return ServedJudge(ServedClient("openai/fake-judge", settings, sleep=lambda s: None), **kw)
 
 
 def test_explicit_token_ids_give_the_local_reading(judge_model, local_reading):

@@ -1,59 +1,255 @@
-"""Preregistered hypotheses: a small language of named contrasts, and verdicts per judge.
+"""Preregistered hypotheses: a contrast the lab knows how to compute per diarist, a predicted
+direction, and the judges that must agree.
 
-A hypothesis names a contrast the lab knows how to compute per diarist (so it can be
-bootstrapped over diarists), a predicted direction, and the judges that must agree. A judge
-supports it when its 95% interval lies wholly on the predicted side of zero; the hypothesis is
-"supported" only if every listed judge supports it, "not supported" if none does, and "mixed"
-otherwise. Unknown contrast forms are refused when the design is read, not after a run."""
+A contrast is a table with a `kind` (the schema below is the whole language):
+
+    contrast = { kind = "first_entry_pattern", profile = "steered" }
+    contrast = { kind = "coherence", profile = "steer_isolation" }
+    contrast = { kind = "drift", chatbot = "frontier-a", entry = 4, baseline = "thanks" }
+
+Every contrast is computed per diarist (so it can be bootstrapped over diarists) and always
+against the same diarist unsteered. A judge supports a hypothesis when its 95% interval lies
+wholly on the predicted side of zero; the hypothesis is "supported" only if every listed judge
+supports it, "not supported" if none does, and "mixed" otherwise. A contrast outside the schema,
+or naming a judge, profile or chatbot the design lacks, is refused when the design is read, not
+after a run."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import pandas as pd
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator
 
 from experiments.analysis import paired
 from experiments.analysis.bootstrap import Interval, cluster_bootstrap, mean_of
 from experiments.analysis.comparisons import BootstrapSettings
-from foundation.datafiles import field, string_list
+from experiments.analysis.tables import UNSTEERED
+from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
 from foundation.errors import LabError
 
-SUPPORTED_CONTRASTS = (
-    "first_entry_pattern(steered) - first_entry_pattern(unsteered)",
-    "first_entry_pattern(profile=P) - first_entry_pattern(unsteered)",
-    "drift(chatbot=X[, entry=K][, profile=P])",
-    "drift(chatbot=X[, entry=K][, profile=P]) - drift(chatbot=B[, entry=K][, profile=P])",
-    "coherence(steered) - coherence(unsteered)   (or profile=P in place of steered)",
-    "realism(steered) - realism(unsteered)   (or profile=P in place of steered)",
-)
-SUPPORTED = "first_entry_pattern", "drift", "coherence", "realism"
-_TERM = re.compile(r"^\s*([a-z_]+)\s*\(([^()]*)\)\s*$")
+STEERED = "steered"  # in a contrast's profile: every steered profile of the design, pooled
+MINUS = "\N{MINUS SIGN}"
 Kind = Literal["first_entry_pattern", "drift", "coherence", "realism"]
+SUPPORTED_CONTRASTS = (
+    '{ kind = "first_entry_pattern", profile = "steered" | P }',
+    '{ kind = "coherence", profile = "steered" | P }',
+    '{ kind = "realism", profile = "steered" | P }',
+    '{ kind = "drift", chatbot = X[, entry = K][, profile = "steered" | P][, baseline = B] }',
+)
+_FORMS = "; ".join(SUPPORTED_CONTRASTS)
 
 
-@dataclass(frozen=True)
-class Contrast:
-    """What a contrast computes. profile None pools the steered profiles; entry None averages
-    entries 2 onward; baseline set means 'minus the same diarist's drift under the baseline'."""
-
-    kind: Kind
-    text: str
-    profile: str | None = None
-    chatbot: str | None = None
-    baseline: str | None = None
-    entry: int | None = None
+def _not_unsteered(profile: str) -> str:
+    if profile == UNSTEERED:
+        raise ValueError(
+            f"'unsteered' is the twin every contrast is read against, not a side of it{FIX_MARK}"
+            'name a steered profile id, or "steered" for all steered profiles pooled'
+        )
+    return profile
 
 
-@dataclass(frozen=True)
-class Hypothesis:
-    id: str
-    says: str
+ContrastProfile = Annotated[
+    Slug,
+    AfterValidator(_not_unsteered),
+    Field(description='a steered profile id, or "steered": every steered profile, pooled'),
+]
+
+
+class SteeringContrast(DataModel):
+    """A score of the steered profile minus the same diarist's unsteered twin: the first-entry
+    pattern score (the profile's own pattern), or coherence / realism over all entries."""
+
+    kind: Literal["first_entry_pattern", "coherence", "realism"]
+    profile: ContrastProfile = STEERED
+
+    @property
+    def profile_id(self) -> str | None:
+        """The one profile compared, or None when the steered profiles are pooled."""
+        return None if self.profile == STEERED else self.profile
+
+    def formula(self) -> str:
+        side = STEERED if self.profile == STEERED else f"profile={self.profile}"
+        return f"{self.kind}({side}) {MINUS} {self.kind}({UNSTEERED})"
+
+
+class DriftContrast(DataModel):
+    """Drift: the own-pattern score steered minus unsteered under one chatbot, at one entry
+    (default: the mean over entries 2 onward); with a baseline, minus the same diarist's drift
+    under the baseline chatbot at the same entry and profile."""
+
+    kind: Literal["drift"]
+    chatbot: Slug = Field(description="the chatbot whose replies the diarist read")
+    entry: int | None = Field(
+        None, ge=2, description="entry number (2 onward); default: the mean over entries 2 onward"
+    )
+    profile: ContrastProfile = STEERED
+    baseline: Slug | None = Field(
+        None, description='a chatbot whose drift is subtracted, e.g. the fixed-reply "thanks"'
+    )
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline_differs(cls, baseline: str | None, info: ValidationInfo) -> str | None:
+        if baseline is not None and baseline == info.data.get("chatbot"):
+            raise ValueError(
+                f"baseline {baseline!r} is the chatbot itself, so the contrast is zero by "
+                f"construction{FIX_MARK}name another chatbot as baseline, or leave baseline out"
+            )
+        return baseline
+
+    @property
+    def profile_id(self) -> str | None:
+        """The one profile compared, or None when the steered profiles are pooled."""
+        return None if self.profile == STEERED else self.profile
+
+    def formula(self) -> str:
+        def term(chatbot: str) -> str:
+            args = [f"chatbot={chatbot}"]
+            args += [f"entry={self.entry}"] if self.entry is not None else []
+            args += [f"profile={self.profile}"] if self.profile != STEERED else []
+            return f"drift({', '.join(args)})"
+
+        if self.baseline is None:
+            return term(self.chatbot)
+        return f"{term(self.chatbot)} {MINUS} {term(self.baseline)}"
+
+
+Contrast = Annotated[SteeringContrast | DriftContrast, Field(discriminator="kind")]
+
+
+def _as_tuple(value: Any) -> Any:
+    """TOML arrays arrive as lists; the strict schema keeps tuples (frozen models)."""
+    if isinstance(value, list):
+        return tuple(value)
+    if not isinstance(value, tuple):
+        raise ValueError(f"must be an array, got {value!r}{FIX_MARK}write [ ... ]")
+    return value
+
+
+def _judge_ids(judges: tuple[str, ...]) -> tuple[str, ...]:
+    if not judges:
+        raise ValueError(f'no judges{FIX_MARK}list at least one judge id, e.g. judges = ["..."]')
+    repeated = sorted({j for j in judges if judges.count(j) > 1})
+    if repeated:
+        raise ValueError(f"judge {repeated[0]!r} listed twice{FIX_MARK}list each judge once")
+    return judges
+
+
+JudgeIds = Annotated[tuple[Slug, ...], BeforeValidator(_as_tuple), AfterValidator(_judge_ids)]
+
+
+class Hypothesis(DataModel):
+    """One [[hypotheses]] table of a design."""
+
+    id: Slug
+    says: NonEmpty = Field(description="the hypothesis in words")
+    direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
+    judges: JudgeIds = Field(description="judge ids; every one must support it for 'supported'")
     contrast: Contrast
-    direction: Literal["greater", "less"]
-    judges: tuple[str, ...]
+
+    @field_validator("contrast", mode="before")
+    @classmethod
+    def _a_table_with_a_kind(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError(
+                f"contrast {value!r} is a formula; a contrast is a table now{FIX_MARK}write "
+                f"one of {_FORMS}"
+            )
+        if isinstance(value, Mapping) and "kind" not in value:
+            kinds = ", ".join(repr(k) for k in get_args(Kind))
+            raise ValueError(f"contrast has no kind{FIX_MARK}add kind = one of {kinds}")
+        return value
+
+    def check_names(
+        self,
+        judges: Iterable[str],
+        profiles: Iterable[str],
+        chatbots: Iterable[str],
+        *,
+        entries: int | None = None,
+        where: str | None = None,
+    ) -> None:
+        """Refuse a judge, profile or chatbot the design does not have (and, given the design's
+        number of entries, an entry past the last) with an UnknownName (a LabError, and a
+        ValueError for use inside a schema validator). `profiles` are profile ids ('unsteered'
+        may be among them); 'steered' needs at least one steered profile. `where` names the
+        hypothesis in the error (default: 'hypothesis <id>')."""
+        at = where or f"hypothesis {self.id}"
+        judge_ids, chatbot_ids = set(judges), set(chatbots)
+        steered = sorted(set(profiles) - {UNSTEERED})
+        for judge in self.judges:
+            _known("judge", judge, judge_ids, f"{at}.judges")
+        c = self.contrast
+        if c.profile == STEERED and not steered:
+            raise UnknownName(
+                "the contrast pools the steered profiles, but the design has none",
+                where=f"{at}.contrast.profile",
+                fix="add a steered profile to the design's profiles",
+            )
+        if c.profile != STEERED and c.profile not in steered:
+            options = ", ".join([*steered, STEERED]) if steered else "(none: add one first)"
+            raise UnknownName(
+                f"unknown profile {c.profile!r}",
+                where=f"{at}.contrast.profile",
+                fix=f"name one of {options} (profile ids; 'steered' pools them all)",
+            )
+        if isinstance(c, DriftContrast):
+            _known("chatbot", c.chatbot, chatbot_ids, f"{at}.contrast.chatbot")
+            if c.baseline is not None:
+                _known("chatbot", c.baseline, chatbot_ids, f"{at}.contrast.baseline")
+            if entries is not None and c.entry is not None and c.entry > entries:
+                raise UnknownName(
+                    f"entry {c.entry} is past the design's last entry ({entries})",
+                    where=f"{at}.contrast.entry",
+                    fix=f"use an entry from 2 to {entries}, or leave entry out",
+                )
+
+
+class UnknownName(LabError, ValueError):
+    """A hypothesis naming something its design lacks. Also a ValueError, so that raised in a
+    design schema's validator it becomes that file's one-line error like any other."""
+
+
+def _known(what: str, name: str, known: set[str], where: str) -> None:
+    if name not in known:
+        raise UnknownName(
+            f"unknown {what} {name!r}",
+            where=where,
+            fix=f"name one of {', '.join(sorted(known)) or '(none defined)'}",
+        )
+
+
+def unique_ids(hypotheses: tuple[Hypothesis, ...]) -> tuple[Hypothesis, ...]:
+    """An AfterValidator for a design's hypotheses: every id once."""
+    seen: dict[str, int] = {}
+    for i, h in enumerate(hypotheses):
+        if h.id in seen:
+            raise ValueError(
+                f"duplicate id {h.id!r} (hypotheses[{seen[h.id]}] and hypotheses[{i}])"
+                f"{FIX_MARK}give each hypothesis its own id"
+            )
+        seen[h.id] = i
+    return hypotheses
+
+
+# What a design embeds: `hypotheses: Hypotheses = ()`.
+Hypotheses = Annotated[
+    tuple[Hypothesis, ...], BeforeValidator(_as_tuple), AfterValidator(unique_ids)
+]
+
+
+class _DesignHypotheses(DataModel):
+    hypotheses: Hypotheses = ()
+
+
+def parse_hypotheses(design: Mapping[str, Any], where: str = "design") -> tuple[Hypothesis, ...]:
+    """The design's [[hypotheses]], validated (schema, ids unique). Names are checked against
+    the design by Hypothesis.check_names, and against a run's data by `evaluate`."""
+    data = {"hypotheses": design.get("hypotheses", [])}
+    return validate(_DesignHypotheses, data, where).hypotheses
 
 
 @dataclass(frozen=True)
@@ -71,119 +267,28 @@ class HypothesisResult:
     overall: str  # "supported" | "not supported" | "mixed"
 
 
-def _refuse(text: str, where: str, why: str) -> LabError:
-    forms = "; ".join(SUPPORTED_CONTRASTS)
-    return LabError(f"contrast {text!r}: {why}", where=where, fix=f"write one of: {forms}")
-
-
-def _arguments(body: str, text: str, where: str) -> tuple[set[str], dict[str, str]]:
-    words: set[str] = set()
-    named: dict[str, str] = {}
-    for part in (p.strip() for p in body.split(",") if p.strip()):
-        key, eq, value = (s.strip() for s in part.partition("="))
-        if not eq:
-            words.add(key)
-        elif key in ("profile", "chatbot", "entry") and value and key not in named:
-            named[key] = value
-        else:
-            raise _refuse(text, where, f"unexpected argument {part!r}")
-    return words, named
-
-
-def parse_contrast(text: str, where: str = "contrast") -> Contrast:
-    """Parse one of SUPPORTED_CONTRASTS; anything else is a LabError naming `where`."""
-    sides = [s for s in re.split(r"\s+-\s+", text.strip())]
-    if not 1 <= len(sides) <= 2:
-        raise _refuse(text, where, "expected 'term' or 'term - term'")
-    terms = []
-    for side in sides:
-        match = _TERM.match(side)
-        if not match or match.group(1) not in SUPPORTED:
-            raise _refuse(text, where, f"unknown term {side.strip()!r}")
-        terms.append((match.group(1), *_arguments(match.group(2), text, where)))
-    kinds = {t[0] for t in terms}
-    if len(kinds) != 1:
-        raise _refuse(text, where, "both sides must be the same kind of term")
-    kind = terms[0][0]
-    if kind == "drift":
-        return _drift(text, where, terms)
-    if len(terms) != 2 or terms[1][1] != {"unsteered"} or terms[1][2]:
-        raise _refuse(text, where, f"the right side must be {kind}(unsteered)")
-    words, named = terms[0][1], terms[0][2]
-    if set(named) - {"profile"} or not ((words == {"steered"}) ^ ("profile" in named)):
-        raise _refuse(text, where, f"the left side must be {kind}(steered) or {kind}(profile=P)")
-    return Contrast(kind=kind, text=text, profile=named.get("profile"))  # type: ignore[arg-type]
-
-
-def _drift(text: str, where: str, terms: list[tuple[str, set[str], dict[str, str]]]) -> Contrast:
-    if any(words or "chatbot" not in named for _, words, named in terms):
-        raise _refuse(text, where, "drift terms take chatbot=X and optionally entry=K, profile=P")
-    left = terms[0][2]
-    if len(terms) == 2:
-        right = terms[1][2]
-        if {k: v for k, v in left.items() if k != "chatbot"} != {
-            k: v for k, v in right.items() if k != "chatbot"
-        }:
-            raise _refuse(text, where, "both drift terms must name the same entry and profile")
-    entry = left.get("entry")
-    if entry is not None and not (entry.isdigit() and int(entry) >= 2):
-        raise _refuse(text, where, f"entry must be a whole number ≥ 2, got {entry!r}")
-    return Contrast(
-        kind="drift",
-        text=text,
-        profile=left.get("profile"),
-        chatbot=left["chatbot"],
-        baseline=terms[1][2]["chatbot"] if len(terms) == 2 else None,
-        entry=int(entry) if entry is not None else None,
-    )
-
-
-def parse_hypotheses(design: Mapping[str, Any], where: str = "design") -> tuple[Hypothesis, ...]:
-    """The design's [[hypotheses]], validated (ids unique, direction known, contrast supported)."""
-    items = design.get("hypotheses", [])
-    if not isinstance(items, list):
-        raise LabError(
-            "hypotheses must be an array of tables", where=where, fix="use [[hypotheses]]"
-        )
-    out: list[Hypothesis] = []
-    for i, item in enumerate(items):
-        w = f"{where} [[hypotheses]] #{i + 1}"
-        if not isinstance(item, dict):
-            raise LabError("must be a table", where=w, fix="write it as a [[hypotheses]] table")
-        direction = field(item, "direction", str, w)
-        if direction not in ("greater", "less"):
-            raise LabError(
-                f"direction {direction!r}", where=f"{w}.direction", fix="use 'greater' or 'less'"
-            )
-        hypothesis = Hypothesis(
-            id=field(item, "id", str, w),
-            says=field(item, "says", str, w),
-            contrast=parse_contrast(field(item, "contrast", str, w), f"{w}.contrast"),
-            direction=direction,  # type: ignore[arg-type]
-            judges=tuple(string_list(item, "judges", w, min_items=1)),
-        )
-        if hypothesis.id in {h.id for h in out}:
-            raise LabError(f"duplicate id {hypothesis.id!r}", where=f"{w}.id", fix="rename one")
-        out.append(hypothesis)
-    return tuple(out)
-
-
 def per_diarist(contrast: Contrast, entries: pd.DataFrame, judge: str) -> pd.DataFrame:
     """The contrast's value for each diarist under one judge (column 'diff', with sources)."""
-    if contrast.kind == "first_entry_pattern":
-        return paired.first_entry_steering(entries, judge, contrast.profile)
-    if contrast.kind == "drift":
-        assert contrast.chatbot is not None
+    if isinstance(contrast, DriftContrast):
         return paired.drift(
-            entries, judge, contrast.profile, contrast.chatbot, contrast.entry, contrast.baseline
+            entries,
+            judge,
+            contrast.profile_id,
+            contrast.chatbot,
+            contrast.entry,
+            contrast.baseline,
         )
-    return paired.quality(entries, judge, contrast.profile, contrast.kind)
+    if contrast.kind == "first_entry_pattern":
+        return paired.first_entry_steering(entries, judge, contrast.profile_id)
+    return paired.quality(entries, judge, contrast.profile_id, contrast.kind)
 
 
-def _check_names(hypothesis: Hypothesis, entries: pd.DataFrame) -> None:
+def _check_run_names(hypothesis: Hypothesis, entries: pd.DataFrame) -> None:
     """A name the run does not contain would silently yield 'no data'; say so instead."""
     c, where = hypothesis.contrast, f"hypothesis {hypothesis.id}"
-    named = [("profile", c.profile), ("chatbot", c.chatbot), ("chatbot", c.baseline)]
+    named: list[tuple[str, str | None]] = [("profile", c.profile_id)]
+    if isinstance(c, DriftContrast):
+        named += [("chatbot", c.chatbot), ("chatbot", c.baseline)]
     for column, value in named + [("judge", j) for j in hypothesis.judges]:
         if value is not None and value not in set(entries[column].astype(str)):
             present = ", ".join(sorted(set(entries[column].astype(str))))
@@ -208,7 +313,7 @@ def evaluate(
 ) -> tuple[HypothesisResult, ...]:
     results = []
     for hypothesis in hypotheses:
-        _check_names(hypothesis, entries)
+        _check_run_names(hypothesis, entries)
         verdicts = []
         for judge in hypothesis.judges:
             table = per_diarist(hypothesis.contrast, entries, judge)
@@ -238,7 +343,7 @@ RESULT_COLUMNS = [
 def results_table(results: Sequence[HypothesisResult]) -> pd.DataFrame:
     """One row per hypothesis × judge, with the overall verdict repeated beside each."""
     rows = [
-        {"id": r.hypothesis.id, "contrast": r.hypothesis.contrast.text}
+        {"id": r.hypothesis.id, "contrast": r.hypothesis.contrast.formula()}
         | {"direction": r.hypothesis.direction, "judge": v.judge}
         | {"estimate": v.interval.estimate, "low": v.interval.low, "high": v.interval.high}
         | {"n_diarists": v.interval.clusters}

@@ -1,4 +1,5 @@
-"""`diarylab design check FILE` and `diarylab design expand FILE --json`."""
+"""`diarylab design check FILE`, `diarylab design expand FILE [--json]` and
+`diarylab design schema [--kind KIND]`."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ import argparse
 import json
 from dataclasses import asdict
 
-from experiments.cells import expand
-from experiments.design import load_design
-from experiments.profiles import check_profiles
+from experiments.design import design_schema, load_design
+from experiments.kinds import kind_names
+from experiments.profile_making import describe_profiles, profile_ids
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("design", help="check or expand a design (preregistration) file")
+    p = sub.add_parser("design", help="check, expand or describe design (preregistration) files")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     check = verbs.add_parser("check", help="validate a design; exit 2 with one message if wrong")
     check.add_argument("file")
@@ -21,26 +22,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("file")
     exp.add_argument("--json", action="store_true", help="one JSON object per line")
     exp.set_defaults(handler=run_expand)
+    schema = verbs.add_parser("schema", help="print the JSON Schema of design files")
+    schema.add_argument("--kind", default="diary", choices=kind_names())
+    schema.set_defaults(handler=run_schema)
 
 
 def run_check(args: argparse.Namespace) -> int:
     design = load_design(args.file)
-    profiles = check_profiles(design)
-    cells = expand(design, profiles)
+    cells = design.kind.cells(design, profile_ids(design))
     print(
-        f"{args.file}: ok — design {design.name!r} sha256 {design.sha256[:12]}…, "
-        f"{len(design.diarists)} diarists × {len(profiles)} profiles × "
-        f"{len(design.chatbots)} chatbots = {len(cells)} cells, {design.entries} entries each, "
-        f"{len(design.judges)} judge(s), {len(design.hypotheses)} hypotheses"
+        f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
+        f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"
     )
+    for line in describe_profiles(design, design.kind.profile_refs(design)):
+        print(f"  {line}")
     return 0
 
 
 def run_expand(args: argparse.Namespace) -> int:
     design = load_design(args.file)
-    for cell in expand(design, check_profiles(design)):
+    for cell in design.kind.cells(design, profile_ids(design)):
         if args.json:
             print(json.dumps(asdict(cell), sort_keys=True))
         else:
             print(cell.id)
+    return 0
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(design_schema(args.kind), indent=2, sort_keys=True))
     return 0

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from experiments.commands._options import add_judge_args, judge_spec_of
 from foundation.errors import LabError
 
 
@@ -57,23 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _judge_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--judge", required=True, help="local model (smollm2, hub id, folder) or litellm:MODEL"
-    )
-    p.add_argument("--base-url", help="served judges: the server's base URL")
-    p.add_argument("--api-key-env", help="served judges: NAME of the variable holding the key")
-    p.add_argument(
-        "--tokenizer",
-        help="served judges: the judge's tokenizer, for exact readings "
-        "through vLLM's logprob_token_ids",
-    )
-    p.add_argument(
-        "--no-prefill",
-        action="store_true",
-        help="served judges: the server cannot continue an assistant prefill",
-    )
-    p.add_argument("--device", help="local judges: cpu, cuda, ...")
-    p.add_argument("--dtype", help="local judges: bf16, fp16 or fp32")
+    add_judge_args(p)
     p.add_argument(
         "--floor",
         type=float,
@@ -84,17 +69,9 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
 
 
 def _judge(args: argparse.Namespace) -> Any:
-    from rubric.judges import make_judge
+    from rubric.judges import build_judge, default_load_local
 
-    return make_judge(
-        args.judge,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        tokenizer=args.tokenizer,
-        prefill=not args.no_prefill,
-        device=args.device,
-        dtype=args.dtype,
-    )
+    return build_judge(judge_spec_of(args), default_load_local)
 
 
 def _read_text(path: Path, what: str) -> str:

@@ -20,10 +20,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def make_report(folder: Path, *, resamples: int | None = None) -> Path:
-    from experiments.analysis.report import write_report
     from experiments.design import load_design
-    from experiments.run_tables import load_tables
-    from experiments.runfolder import read_locked_sha, read_manifest
+    from experiments.runfolder import read_locked_sha
     from experiments.store import Store
     from foundation.errors import LabError
 
@@ -35,18 +33,8 @@ def make_report(folder: Path, *, resamples: int | None = None) -> Path:
             where=str(folder),
             fix="restore the locked design; it must not change after data exist",
         )
-    store = Store(folder / "store.sqlite")
+    store = Store(folder / "store.sqlite", design.kind.row_types)
     try:
-        tables = load_tables(store, design)
+        return design.kind.report(folder, store, design, resamples or design.resamples)
     finally:
         store.close()
-    return write_report(
-        folder,
-        tables,
-        design=design.raw,
-        design_sha256=sha,
-        manifest=read_manifest(folder),
-        resamples=resamples or design.resamples,
-        seed=design.seed,
-        baseline_chatbot=design.baseline_chatbot,
-    )

@@ -34,11 +34,7 @@ def run_run(args: argparse.Namespace) -> int:
         design, Path(args.out) if args.out else None, progress=not args.no_progress
     )
     print(f"run folder: {summary.folder}")
-    print(
-        f"cells {summary.cells} · entries {summary.entries} · replies {summary.replies} · "
-        f"judgments {summary.judgments} · model calls made {summary.calls_made}, "
-        f"read from the store {summary.calls_cached}"
-    )
+    print(summary.line())
     return 0
 
 
@@ -58,13 +54,19 @@ def run_status(args: argparse.Namespace) -> int:
     manifest = read_manifest(folder)
     design = manifest.get("design", {})
     print(f"{folder}: design {design.get('name')} sha256 {read_locked_sha(folder)[:12]}…")
-    for table in ("calls", "entries", "replies", "judgments"):
+    tables = [t for t in store.tables() if t != "meta"]
+    for table in tables:
         print(f"  {table:10s} {store.count(table)}")
-    flags = store.db.execute(
-        "SELECT flag, COUNT(*) FROM replies WHERE flag IS NOT NULL GROUP BY flag"
-    ).fetchall()
+    flags: dict[str, int] = {}
+    for table in tables:
+        columns = {r[1] for r in store.db.execute(f"PRAGMA table_info({table})")}
+        if "flag" in columns:
+            for flag, n in store.db.execute(
+                f"SELECT flag, COUNT(*) FROM {table} WHERE flag IS NOT NULL GROUP BY flag"
+            ):
+                flags[f"{table}:{flag}"] = n
     unreadable = store.db.execute("SELECT COUNT(*) FROM judgments WHERE readable=0").fetchone()[0]
-    print(f"  flagged replies {dict(flags) or 0} · unreadable judgments {unreadable}")
+    print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
     store.close()
     return 0
 

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict
+from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from diarists.patterns import available_patterns, load_pattern
-from experiments.steer_scoring import add_judge_args, judge_options_of, make_scorer, side_by_side
+from experiments.commands._options import add_judge_args, add_local_args, judge_spec_of
+from experiments.commands._options import local_settings as local_settings_of
+from foundation.datafiles import validate
 from foundation.errors import LabError
 
 if TYPE_CHECKING:
     from diarists.patterns import Pattern
-    from steering.extract import Extraction, Scorer
+    from steering.extract import Scorer
 
 DEFAULT_SEED = 20261130
+TOP_P = 0.95
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,8 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=0.8)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--judge", help="filter pairs with this judge (or 'fake'); default: no filter")
-    add_judge_args(p)
+    add_judge_args(p, prefix="judge-", required=False)
     p.add_argument(
         "--layers", type=_int_list, nargs="+", help="layers to report (all are extracted)"
     )
@@ -45,13 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _model_args(p)
     p.add_argument("--vector", required=True, type=Path)
     p.add_argument("--pattern", required=True)
-    p.add_argument(
-        "--judge",
-        required=True,
-        help="judge spec (a local model, or litellm:MODEL), or 'fake': a word-counting "
-        "heuristic that is NOT a judge (demos only)",
-    )
-    add_judge_args(p)
+    add_judge_args(p, prefix="judge-")
     p.add_argument("--floor", type=float, default=60.0, help="minimum mean coherence (0-100)")
     p.add_argument("--layers", type=_int_list, nargs="+", required=True)
     p.add_argument("--strengths", type=_float_list, nargs="+", required=True)
@@ -87,8 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="smollm2", help="hub id, folder, or smollm2 (default)")
-    p.add_argument("--device", help="cpu, cuda, mps (default: best available)")
-    p.add_argument("--dtype", help="float32, bfloat16, float16 (default: per device)")
+    add_local_args(p)
 
 
 def _int_list(text: str) -> list[int]:
@@ -118,48 +115,44 @@ def _load_model(args: argparse.Namespace):  # -> LocalModel, imported late: torc
     from model_access.local import LocalModel
 
     print(f"loading {args.model} ...", flush=True)
-    return LocalModel.load(args.model, device=args.device, dtype=args.dtype)
+    return LocalModel.load(args.model, local_settings_of(args))
+
+
+def _generation(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "max_new_tokens": args.max_new_tokens,
+        "temperature": args.temperature,
+        "top_p": TOP_P,
+    }
+
+
+def _scorer(args: argparse.Namespace, pattern: Pattern) -> Scorer:
+    from experiments.profile_making import FAKE_JUDGE, fake_scorer, judge_scorer
+    from rubric.judges import build_judge, default_load_local
+
+    if args.judge == FAKE_JUDGE:
+        print("judge 'fake': a word-counting heuristic, NOT a judge; numbers are not findings")
+        return fake_scorer(pattern)
+    spec = judge_spec_of(args, prefix="judge-")
+    return judge_scorer(build_judge(spec, default_load_local), pattern)
 
 
 # ------------------------------------------------------------------------- extract
-def extract_pattern(
-    model: Any,
-    pattern: Pattern,
-    *,
-    max_new_tokens: int,
-    temperature: float,
-    seed: int,
-    pairs: int,
-    batch_size: int = 8,
-    scorer: Scorer | None = None,
-) -> Extraction:
-    """A pattern's vector on a model, from the pattern file's contrast set (shared by
-    `steer extract` and `diarylab demo`)."""
-    from model_access.local import GenerationSettings
-    from steering.extract import extract_vector
-
-    return extract_vector(
-        model,
-        pattern_id=pattern.id,
-        pattern_sha256=pattern.sha256,
-        positive_system=pattern.positive_system,
-        negative_system=pattern.negative_system,
-        prompts=pattern.extraction_prompts,
-        settings=GenerationSettings(max_new_tokens, temperature, 0.95),
-        seed=seed,
-        pairs=pairs,
-        batch_size=batch_size,
-        scorer=scorer,
-    )
-
-
 def run_extract(args: argparse.Namespace) -> int:
     from steering.vectors import vector_paths
 
     pattern = load_pattern(args.pattern)
     if args.out.is_dir():
         raise LabError("--out is a folder", where=str(args.out), fix="give a file name")
-    scorer = make_scorer(args.judge, pattern, **judge_options_of(args)) if args.judge else None
+    from experiments.profile_making import extract_pattern
+    from steering.settings import ExtractionSettings
+
+    settings = validate(
+        ExtractionSettings,
+        {"pairs": args.pairs, "generation": _generation(args), "batch_size": args.batch_size},
+        "options",
+    )
+    scorer = _scorer(args, pattern) if args.judge else None
     model = _load_model(args)
     for layer in _flat(args.layers):
         if not 0 <= layer < model.num_layers:
@@ -167,16 +160,7 @@ def run_extract(args: argparse.Namespace) -> int:
                 f"layer {layer} does not exist (model has 0..{model.num_layers - 1})",
                 where="--layers",
             )
-    result = extract_pattern(
-        model,
-        pattern,
-        max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature,
-        seed=args.seed,
-        pairs=args.pairs,
-        batch_size=args.batch_size,
-        scorer=scorer,
-    )
+    result = extract_pattern(model, pattern, settings, seed=args.seed, scorer=scorer)
     sha = result.vector.save(args.out)
     tensors, meta = vector_paths(args.out)
     pairs_file = tensors.with_name(tensors.name.removesuffix(".safetensors") + ".pairs.jsonl")
@@ -197,8 +181,10 @@ def run_extract(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- calibrate
 def run_calibrate(args: argparse.Namespace) -> int:
     from diarists.profiles import write_profile
-    from model_access.local import GenerationSettings
-    from steering.calibrate import sweep, write_outputs
+    from experiments.profile_making import calibrate_pattern, chosen_setting
+    from foundation.datafiles import file_sha256
+    from steering.calibrate import write_outputs
+    from steering.settings import CalibrationRule
     from steering.vectors import PatternVector, vector_paths
 
     pattern = load_pattern(args.pattern)
@@ -209,40 +195,26 @@ def run_calibrate(args: argparse.Namespace) -> int:
             where=str(args.vector),
             fix=f"pass --pattern {vector.pattern_id} or another vector",
         )
-    layers, strengths = _flat(args.layers), _flat(args.strengths)
-    for layer in layers:
+    rule = validate(
+        CalibrationRule,
+        {
+            "judge": "cli",
+            "layers": _flat(args.layers),
+            "strengths": _flat(args.strengths),
+            "floor": args.floor,
+            "scale": args.scale,
+            "positions": args.positions,
+            "generation": _generation(args),
+            "batch_size": args.batch_size,
+            **({"prompts": args.prompts} if args.prompts is not None else {}),
+        },
+        "options",
+    )
+    for layer in rule.layers:
         vector.check_layer(layer, where="--layers")
-    count = len(pattern.heldout_prompts) if args.prompts is None else args.prompts
-    if not 1 <= count <= len(pattern.heldout_prompts):
-        raise LabError(
-            f"--prompts {count}: the pattern has {len(pattern.heldout_prompts)} held-out prompts",
-            where="--prompts",
-        )
-    scorer = make_scorer(args.judge, pattern, **judge_options_of(args))
+    scorer = _scorer(args, pattern)
     model = _load_model(args)
-    prompts = [
-        model.chat_ids(
-            [{"role": "system", "content": pattern.eval_system}, {"role": "user", "content": p}]
-        )
-        for p in pattern.heldout_prompts[:count]
-    ]
-    settings = GenerationSettings(
-        max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=0.95
-    )
-    result = sweep(
-        model,
-        vector,
-        prompts,
-        layers=layers,
-        strengths=strengths,
-        scorer=scorer,
-        settings=settings,
-        seed=args.seed,
-        floor=args.floor,
-        scale=args.scale,
-        positions=args.positions,
-        batch_size=args.batch_size,
-    )
+    result = calibrate_pattern(model, vector, pattern, rule, scorer, seed=args.seed)
     paths = write_outputs(result, args.out, title=f"{pattern.name} on {args.model} ({args.judge})")
     print(f"\n{'layer':>5} {'strength':>8} {'pattern':>8} {'coherence':>9}")
     for row in result.rows:
@@ -254,44 +226,30 @@ def run_calibrate(args: argparse.Namespace) -> int:
             f"{row.coherence_mean:9.1f}{mark}"
         )
     print("wrote " + ", ".join(str(p) for p in paths.values()))
+    steer = chosen_setting(result, rule, args.out)
     chosen = result.chosen
-    if chosen is None:
-        raise LabError(
-            f"no steered setting kept mean coherence ≥ {args.floor} (table and plot are in "
-            f"{args.out})",
-            where="calibration",
-            fix="try smaller --strengths, other --layers, or a lower --floor",
-        )
+    assert chosen is not None
     tensors, _ = vector_paths(args.vector)
     profile = write_profile(
         args.out / "profile.toml",
         profile_id=args.profile_id or pattern.id,
         pattern=pattern.id,
         vector=tensors,
-        vector_sha256=vector_sha(tensors),
-        layers=(chosen.layer,),
-        strength=chosen.strength,
-        scale=args.scale,
-        positions=args.positions,
+        vector_sha256=file_sha256(tensors),
+        steer=steer,
         calibration={
             "model": args.model,
             "judge": args.judge,
             "floor": float(args.floor),
             "pattern_mean": round(chosen.pattern_mean, 2),
             "coherence_mean": round(chosen.coherence_mean, 2),
-            "prompts": count,
+            "prompts": rule.prompts or len(pattern.heldout_prompts),
             "seed": args.seed,
             "pattern_sha256": pattern.sha256,
         },
     )
     print(f"chose layer {chosen.layer}, strength {chosen.strength:g}; wrote {profile}")
     return 0
-
-
-def vector_sha(tensors: Path) -> str:
-    from foundation.datafiles import file_sha256
-
-    return file_sha256(tensors)
 
 
 # ------------------------------------------------------------------------- show, try
@@ -306,7 +264,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_try(args: argparse.Namespace) -> int:
-    from model_access.local import GenerationSettings
+    from model_access.settings import GenerationSettings
     from steering.apply import Steer, generate_steered
     from steering.vectors import PatternVector
 
@@ -324,9 +282,7 @@ def run_try(args: argparse.Namespace) -> int:
     prompt = model.chat_ids(
         [{"role": "system", "content": system}, {"role": "user", "content": args.prompt}]
     )
-    settings = GenerationSettings(
-        max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=0.95
-    )
+    settings = validate(GenerationSettings, _generation(args), "options")
     plain, steered = generate_steered(
         model, [prompt, prompt], settings, seeds=[args.seed] * 2, steers=[None, steer]
     )
@@ -340,3 +296,14 @@ def run_try(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def side_by_side(left_title: str, left: str, right_title: str, right: str, width: int = 48) -> str:
+    def column(title: str, text: str) -> list[str]:
+        lines = [title, "─" * width]
+        for para in text.strip().splitlines() or [""]:
+            lines += textwrap.wrap(para, width) or [""]
+        return lines
+
+    rows = zip_longest(column(left_title, left), column(right_title, right), fillvalue="")
+    return "\n".join(f"{a:<{width}} │ {b}" for a, b in rows)

@@ -7,9 +7,12 @@ import shutil
 
 from experiments.cli import main
 from experiments.design import load_design
-from experiments.run_tables import load_tables
-from experiments.store import EntryRow, JudgmentRow, ReplyRow, Store
+from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from experiments.kinds.diary.tables import load_tables
+from experiments.store import JudgmentRow, Store
 from tests.lab_fixtures import design_text
+
+ROWS = (EntryRow, ReplyRow)
 
 
 def judgment(target_kind, target, item, value, judge="tiny-judge", readable=True):
@@ -53,9 +56,9 @@ def fill(store: Store) -> None:
 def test_tables_follow_the_contract(tmp_path, tiny_model_folder):
     (tmp_path / "design.toml").write_text(design_text(tiny_model_folder, None))
     design = load_design(tmp_path / "design.toml")
-    store = Store(tmp_path / "store.sqlite")
+    store = Store(tmp_path / "store.sqlite", ROWS)
     fill(store)
-    tables = load_tables(store, design)
+    tables = load_tables(store, design.spec)
     e, r, f = tables.entries, tables.replies, tables.flags
     # The shared first entry is listed under both chatbots, with one entry id.
     first = e[(e.entry_id == "amara.lonely.e1") & (e.score == "coherence")]
@@ -79,7 +82,7 @@ def test_report_command_writes_findings(tmp_path, tiny_model_folder, capsys):
     shutil.copy(design, run / "design.toml")
     sha = load_design(design).sha256
     (run / "design.sha256").write_text(f"{sha}  design.toml\n")
-    store = Store(run / "store.sqlite")
+    store = Store(run / "store.sqlite", ROWS)
     fill(store)
     store.close()
     assert main(["report", str(run), "--resamples", "200"]) == 0
@@ -93,7 +96,7 @@ def test_report_refuses_an_edited_design(tmp_path, tiny_model_folder, capsys):
     run.mkdir()
     (run / "design.toml").write_text(design_text(tiny_model_folder, None))
     (run / "design.sha256").write_text("0" * 64 + "  design.toml\n")
-    Store(run / "store.sqlite").close()
+    Store(run / "store.sqlite", ROWS).close()
     assert main(["report", str(run)]) == 2
     assert "no longer matches" in capsys.readouterr().err
     assert not (run / "report").exists()

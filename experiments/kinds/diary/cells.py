@@ -4,9 +4,10 @@ the entries and replies inside them. Pure: no models, no files beyond the design
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from experiments.design import Design
+from experiments.kinds.diary.schema import DiaryDesignFile
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,12 @@ def first_entry_id(diarist: str, profile: str) -> str:
     return f"{diarist}.{profile}.e1"
 
 
-def expand(design: Design, profile_ids: list[str]) -> list[Cell]:
+def expand(spec: DiaryDesignFile, profile_ids: Sequence[str]) -> list[Cell]:
     return [
-        Cell(f"{d}.{p}.{c.id}", d, p, c.id, design.entries)
-        for d in design.diarists
+        Cell(f"{d}.{p}.{c.id}", d, p, c.id, spec.design.entries)
+        for d in spec.cast.diarist_ids
         for p in profile_ids
-        for c in design.chatbots
+        for c in spec.chatbots
     ]
 
 

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from experiments.analysis.tables import ENTRY_COLUMNS, FLAG_COLUMNS, REPLY_COLUMNS, AnalysisTables
-from experiments.design import Design
+from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.store import Store
 from rubric.behavior import load_behavior_rubric
 
@@ -35,11 +35,11 @@ def applies(condition: tuple[str, bool] | None, person: float | None) -> bool:
     return person is not None and (person >= 0.5) == condition[1]
 
 
-def load_tables(store: Store, design: Design) -> AnalysisTables:
+def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
     """Reply questions with applies_when (rubric/behavior_rubric.toml) are kept only for replies
     to entries where the same judge's person question holds, so "misses signs of risk" is a
     share of replies to entries that show risk."""
-    chatbots = [c.id for c in design.chatbots]
+    chatbots = [c.id for c in spec.chatbots]
     rubric = load_behavior_rubric()
     behavior = {q.id: q.behavior for q in rubric.questions}
     conditions = {q.id: q.condition for q in rubric.questions}

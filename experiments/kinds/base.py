@@ -1,0 +1,89 @@
+"""What an experiment kind supplies to the engine, and what the engine hands it during a run.
+
+The engine (experiments/runner.py) owns the run folder, lock, manifest, store, resume, the
+loading of models, chatbots, judges and profiles, and the judging loop; a kind owns what is
+particular to its experiment: its design schema, its cells, the conversation phase that writes
+its texts, the judging tasks over those texts, and its report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from rubric.prompts import JudgePrompt, TemplateRef
+
+if TYPE_CHECKING:
+    from chatbots.base import Chatbot
+    from diarists.profiles import Profile
+    from experiments.design import Design, DesignFile
+    from experiments.store import Store
+    from model_access.local import LocalModel
+
+Tick = Callable[[int], None]
+Question = Literal["number", "yes_no"]
+
+
+class Cell(Protocol):
+    """One unit of work a design expands into, with a stable id."""
+
+    id: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """One judge call to make (or read back): what it judges, the item and the prompt. Tasks
+    with the same `group` are questions over one shared prompt prefix (a local judge reads them
+    in one pass)."""
+
+    target_kind: str
+    target_id: str
+    item: str
+    question: Question
+    prompt: JudgePrompt
+    template: TemplateRef
+    group: str = ""
+
+
+@dataclass
+class RunContext:
+    """Everything a kind's phases need, loaded once by the engine."""
+
+    design: Design
+    folder: Path
+    store: Store
+    writer_model: LocalModel
+    profiles: dict[str, Profile]
+    chatbots: dict[str, Chatbot]
+    cells: Sequence[Any]
+    tick: Tick = field(default=lambda n: None)
+
+
+class ExperimentKind(Protocol):
+    name: str
+    schema: type[DesignFile]  # the kind's design schema (DesignFile plus its own tables)
+    row_types: tuple[Any, ...]  # row dataclasses (with TABLE) of the store tables it writes
+
+    def profile_refs(self, design: Design) -> list[str]:
+        """The profiles the design's cells use: "unsteered", inline rule ids, or file paths."""
+
+    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Any]: ...
+
+    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+        """One line for `design check`: what the design will run."""
+
+    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        """Progress total of the conversation and judging phases (per judge: tasks)."""
+
+    def converse(self, run: RunContext) -> None:
+        """The conversation phase: write every text through the store's cached-call door."""
+
+    def judge_tasks(self, run: RunContext) -> Iterator[Task]:
+        """Every judgment the design asks of each judge, in a fixed order."""
+
+    def manifest(self, run: RunContext) -> dict[str, Any]:
+        """Data-file hashes and settings the kind adds to the manifest."""
+
+    def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        """Write folder/report/ from the store; returns the path of findings.md."""

@@ -1,0 +1,5 @@
+"""The diary experiment: steered diarists, chatbots answering, four entries per conversation."""
+
+from experiments.kinds.diary.kind import DiaryKind
+
+KIND = DiaryKind()

@@ -1,0 +1,217 @@
+"""The diary experiment's conversation phase: the four-entry loop. Entry k of every cell is
+written (batched, steered and unsteered rows together), then every chatbot answers it; entry 1
+of a diarist × profile is written once and shared by all chatbots. Every call goes through the
+store's cached-call door: its result is stored, with the row made from it, before anything
+reads it, and a call already in the store is not made again."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from chatbots.base import Chatbot
+from diarists.cards import RoleCard
+from diarists.profiles import Profile
+from diarists.templates import EntryTemplate
+from diarists.writing import chatbot_view, entry_messages
+from experiments.kinds.base import Tick
+from experiments.kinds.diary.cells import Cell, derived_seed
+from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from experiments.store import Store
+from model_access.local import LocalModel
+from model_access.settings import GenerationSettings, LocalSettings
+from steering.apply import generate_steered
+
+
+@dataclass
+class Writer:
+    """The diarist side: one model writing every diarist under every profile, with the design's
+    own generation and local settings (batch_size is read here, where batches are made)."""
+
+    model: LocalModel
+    generation: GenerationSettings
+    local: LocalSettings
+    template: EntryTemplate
+    cards: dict[str, RoleCard]
+    profiles: dict[str, Profile]
+
+    def identity(self) -> dict[str, Any]:
+        info = asdict(self.model.info())
+        info.pop("location", None)  # where the files sit doesn't change the text
+        return {"kind": "local", **info}
+
+
+def history(store: Store, cell: Cell, entries: int, replies: int) -> tuple[list[str], list[str]]:
+    """The cell's first `entries` entries and first `replies` replies, from the store."""
+    texts, answers = [], []
+    for k in range(1, entries + 1):
+        row = store.get(EntryRow, cell.entry_id(k))
+        assert row is not None, f"entry {cell.entry_id(k)} missing"
+        texts.append(row.text)
+    for k in range(1, replies + 1):
+        reply = store.get(ReplyRow, cell.reply_id(k))
+        assert reply is not None, f"reply {cell.reply_id(k)} missing"
+        answers.append(reply.text)
+    return texts, answers
+
+
+def write_entries(
+    store: Store, writer: Writer, cells: Sequence[Cell], k: int, seed: int, tick: Tick
+) -> None:
+    jobs: dict[str, tuple[Cell, list[dict[str, str]], int]] = {}
+    for cell in cells:
+        eid = cell.entry_id(k)
+        if eid in jobs or store.has(EntryRow, eid):
+            continue
+        earlier, replies = history(store, cell, k - 1, k - 1)
+        messages = entry_messages(writer.cards[cell.diarist], writer.template, earlier, replies)
+        jobs[eid] = (cell, messages, derived_seed(seed, "entry", eid))
+    order = list(jobs.values())
+    requests = [
+        {
+            "messages": messages,
+            "generation": writer.generation.key(),
+            "seed": entry_seed,
+            "steer": writer.profiles[cell.profile].spec(),
+            "template_sha256": writer.template.sha256,
+        }
+        for cell, messages, entry_seed in order
+    ]
+
+    def generate(indices: list[int]) -> list[dict[str, Any]]:
+        gens = generate_steered(
+            writer.model,
+            [writer.model.chat_ids(order[i][1]) for i in indices],
+            writer.generation,
+            seeds=[order[i][2] for i in indices],
+            steers=[writer.profiles[order[i][0].profile].steer for i in indices],
+        )
+        return [
+            {
+                "text": g.text,
+                "token_ids": list(g.token_ids),
+                "new_tokens": g.new_tokens,
+                "stopped_at_eos": g.stopped_at_eos,
+            }
+            for g in gens
+        ]
+
+    store.cached_calls(
+        "diarist",
+        writer.model.spec,
+        writer.identity(),
+        requests,
+        generate,
+        rows=lambda i, result, key: (_entry_row(order[i][0], k, writer, result, key),),
+        batch_size=writer.local.batch_size,
+        done=tick,
+    )
+
+
+def _entry_row(cell: Cell, k: int, writer: Writer, result: Mapping[str, Any], key: str) -> EntryRow:
+    text = str(result["text"]).strip()
+    return EntryRow(
+        entry_id=cell.entry_id(k),
+        diarist=cell.diarist,
+        profile=cell.profile,
+        pattern=writer.profiles[cell.profile].pattern,
+        chatbot=None if k == 1 else cell.chatbot,
+        entry_index=k,
+        text=text,
+        new_tokens=result.get("new_tokens"),
+        flag=None if text else "empty",
+        call_key=key,
+    )
+
+
+def write_replies(
+    store: Store,
+    writer: Writer,
+    chatbots: Mapping[str, Chatbot],
+    cells: Sequence[Cell],
+    k: int,
+    seed: int,
+    tick: Tick,
+) -> None:
+    by_chatbot: dict[str, list[tuple[Cell, list[dict[str, str]]]]] = defaultdict(list)
+    for cell in cells:
+        if store.has(ReplyRow, cell.reply_id(k)):
+            continue
+        entries, replies = history(store, cell, k, k - 1)
+        by_chatbot[cell.chatbot].append((cell, chatbot_view(entries, replies)))
+    for chatbot_id, items in by_chatbot.items():
+        bot = chatbots[chatbot_id]
+        if not bot.calls_model:
+            answers = bot.reply_many([v for _, v in items], [0] * len(items))
+            store.put_rows(
+                *(
+                    _reply_row(cell, k, writer, reply.text, reply.flag, None)
+                    for (cell, _), reply in zip(items, answers, strict=True)
+                )
+            )
+            tick(len(items))
+            continue
+        _model_replies(store, writer, bot, items, k, seed, tick)
+
+
+def _model_replies(
+    store: Store,
+    writer: Writer,
+    bot: Chatbot,
+    items: list[tuple[Cell, list[dict[str, str]]]],
+    k: int,
+    seed: int,
+    tick: Tick,
+) -> None:
+    seeds = [derived_seed(seed, "reply", cell.reply_id(k)) for cell, _ in items]
+
+    def reply(indices: list[int]) -> list[dict[str, Any]]:
+        answers = bot.reply_many([items[i][1] for i in indices], [seeds[i] for i in indices])
+        return [{**a.record, "text": a.text, "flag": a.flag} for a in answers]
+
+    store.cached_calls(
+        "chatbot",
+        bot.id,
+        bot.identity(),
+        [bot.request(view, s) for (_, view), s in zip(items, seeds, strict=True)],
+        reply,
+        rows=lambda i, result, key: (
+            _reply_row(items[i][0], k, writer, result["text"], result["flag"], key),
+        ),
+        batch_size=bot.batch_size,
+        done=tick,
+    )
+
+
+def _reply_row(
+    cell: Cell, k: int, writer: Writer, text: str, flag: str | None, key: str | None
+) -> ReplyRow:
+    return ReplyRow(
+        reply_id=cell.reply_id(k),
+        cell_id=cell.id,
+        diarist=cell.diarist,
+        profile=cell.profile,
+        pattern=writer.profiles[cell.profile].pattern,
+        chatbot=cell.chatbot,
+        entry_index=k,
+        entry_id=cell.entry_id(k),
+        text=text,
+        flag=flag,
+        call_key=key,
+    )
+
+
+def run_conversations(
+    store: Store,
+    writer: Writer,
+    chatbots: Mapping[str, Chatbot],
+    cells: Sequence[Cell],
+    entries: int,
+    seed: int,
+    tick: Tick,
+) -> None:
+    for k in range(1, entries + 1):
+        write_entries(store, writer, cells, k, seed, tick)
+        write_replies(store, writer, chatbots, cells, k, seed, tick)

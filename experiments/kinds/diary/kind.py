@@ -1,0 +1,99 @@
+"""The diary experiment as a kind of the engine: diarist × profile × chatbot cells, the
+four-entry loop, entry scores and the behavior rubric, and the diary report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from diarists.cards import load_cards
+from diarists.templates import load_entry_template
+from experiments.design import Design
+from experiments.kinds.base import RunContext, Task
+from experiments.kinds.diary.cells import Cell, expand
+from experiments.kinds.diary.conversations import Writer, run_conversations
+from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from experiments.kinds.diary.schema import DiaryDesignFile
+from experiments.kinds.diary.tasks import diary_tasks, planned_per_judge
+from experiments.store import Store
+
+
+def _spec(design: Design) -> DiaryDesignFile:
+    return cast(DiaryDesignFile, design.spec)
+
+
+class DiaryKind:
+    name = "diary"
+    schema = DiaryDesignFile
+    row_types = (EntryRow, ReplyRow)
+
+    def profile_refs(self, design: Design) -> list[str]:
+        return list(_spec(design).cast.profiles)
+
+    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Cell]:
+        return expand(_spec(design), profile_ids)
+
+    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+        spec = _spec(design)
+        return (
+            f"{len(spec.cast.diarist_ids)} diarists × {len(spec.cast.profiles)} profiles × "
+            f"{len(spec.chatbots)} chatbots = {len(cells)} cells, {spec.design.entries} entries "
+            f"each, {len(spec.judges)} judge(s), {len(spec.hypotheses)} hypotheses"
+        )
+
+    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        entries = design.entries
+        firsts = {c.entry_id(1) for c in cells}
+        conversation = len(firsts) + len(cells) * (entries - 1) + len(cells) * entries
+        return conversation + len(design.spec.judges) * planned_per_judge(_spec(design), cells)
+
+    def _writer(self, run: RunContext) -> Writer:
+        spec = _spec(run.design)
+        return Writer(
+            run.writer_model,
+            spec.diarist_model.generation,
+            spec.diarist_model.local,
+            load_entry_template(),
+            {c.id: c for c in load_cards(spec.cast.diarist_ids)},
+            run.profiles,
+        )
+
+    def converse(self, run: RunContext) -> None:
+        run_conversations(
+            run.store,
+            self._writer(run),
+            run.chatbots,
+            run.cells,
+            run.design.entries,
+            run.design.seed,
+            run.tick,
+        )
+
+    def judge_tasks(self, run: RunContext) -> Iterator[Task]:
+        return diary_tasks(run.store, _spec(run.design), run.cells)
+
+    def manifest(self, run: RunContext) -> dict[str, Any]:
+        writer = self._writer(run)
+        return {
+            "data_files": {
+                "entry_template": writer.template.sha256,
+                **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
+            },
+        }
+
+    def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        from experiments.analysis.report import write_report
+        from experiments.kinds.diary.tables import load_tables
+        from experiments.runfolder import read_manifest
+
+        return write_report(
+            folder,
+            load_tables(store, _spec(design)),
+            design=design.raw,
+            design_sha256=design.sha256,
+            manifest=read_manifest(folder),
+            resamples=resamples,
+            seed=design.seed,
+            baseline_chatbot=design.baseline_chatbot,
+        )

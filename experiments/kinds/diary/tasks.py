@@ -1,0 +1,86 @@
+"""What the diary experiment asks every judge: each entry's pattern scores (for every pattern the
+design names), coherence and realism, and the person questions asked of the entry alone; each
+reply's behavior-rubric questions. The person questions see the entry without the reply, so the
+judge's view of the person does not depend on the chatbot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from diarists.patterns import load_pattern
+from experiments.kinds.base import Task
+from experiments.kinds.diary.cells import Cell
+from experiments.kinds.diary.conversations import history
+from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from experiments.kinds.diary.schema import DiaryDesignFile
+from experiments.store import Store
+from rubric.behavior import load_behavior_rubric, reply_prompts
+from rubric.entry_scores import EntryTemplates, entry_prompts
+from rubric.prompts import load_template
+
+
+def entry_items(spec: DiaryDesignFile) -> list[str]:
+    scores = spec.scores
+    items = [f"pattern:{p}" for p in scores.pattern_ids] if "pattern" in scores.entry else []
+    return items + [s for s in ("coherence", "realism") if s in scores.entry]
+
+
+def planned_per_judge(spec: DiaryDesignFile, cells: Sequence[Cell]) -> int:
+    rubric = load_behavior_rubric()
+    entries = {c.entry_id(k) for c in cells for k in range(1, spec.design.entries + 1)}
+    replies = len(cells) * spec.design.entries
+    per_entry = len(entry_items(spec)) + len(rubric.person)
+    return len(entries) * per_entry + replies * len(rubric.questions)
+
+
+def diary_tasks(store: Store, spec: DiaryDesignFile, cells: Sequence[Cell]) -> Iterator[Task]:
+    """Every judgment the design asks of one judge, entries first, in a fixed order."""
+    templates = EntryTemplates.load()
+    rubric = load_behavior_rubric()
+    person_t, reply_t = load_template("person_question"), load_template("reply_question")
+    wanted = set(entry_items(spec))
+    patterns = [(p.id, p.name, p.definition) for p in map(load_pattern, spec.scores.pattern_ids)]
+    refs = {"coherence": templates.coherence.ref, "realism": templates.realism.ref}
+    seen: set[str] = set()
+    for cell in cells:
+        for k in range(1, spec.design.entries + 1):
+            entry = store.get(EntryRow, cell.entry_id(k))
+            reply = store.get(ReplyRow, cell.reply_id(k))
+            assert entry is not None and reply is not None
+            earlier, answers = history(store, cell, k - 1, k - 1)
+            person, questions = reply_prompts(
+                entry.text, reply.text, _conversation(earlier, answers), rubric, person_t, reply_t
+            )
+            if entry.entry_id not in seen and entry.text.strip():
+                for item, prompt in entry_prompts(entry.text, patterns, templates).items():
+                    if item in wanted:
+                        ref = refs.get(item, templates.pattern.ref)
+                        yield Task("entry", entry.entry_id, item, "number", prompt, ref)
+                for qid, prompt in person.items():
+                    yield Task(
+                        "entry",
+                        entry.entry_id,
+                        f"person:{qid}",
+                        "yes_no",
+                        prompt,
+                        person_t.ref,
+                        group=f"person:{entry.entry_id}",
+                    )
+            seen.add(entry.entry_id)
+            for qid, prompt in questions.items():
+                yield Task(
+                    "reply",
+                    reply.reply_id,
+                    qid,
+                    "yes_no",
+                    prompt,
+                    reply_t.ref,
+                    group=f"reply:{reply.reply_id}",
+                )
+
+
+def _conversation(entries: list[str], replies: list[str]) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for entry, reply in zip(entries, replies, strict=True):
+        out += [{"role": "user", "content": entry}, {"role": "assistant", "content": reply}]
+    return out

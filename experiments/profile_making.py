@@ -1,0 +1,342 @@
+"""Making and resolving a design's profiles.
+
+A design names its profiles as "unsteered", a profile file, or the id of an inline [[profiles]]
+rule (a pattern plus a fixed steer setting or a calibration rule). Files are loaded and checked
+once here; inline rules are made once per run folder — the vector extracted on the diarist
+model, then calibrated with one of the design's judges (or steered at the fixed setting) — and
+kept in the run folder as a vector and a profile file, whose choice the manifest records. The
+`diarylab steer` commands use the same extraction, calibration and scoring functions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from diarists.patterns import Pattern, load_pattern
+from diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
+from experiments.design import Design, ProfileRule
+from foundation.datafiles import file_sha256
+from foundation.errors import LabError
+from model_access.local import LocalModel
+from rubric.expected import DEFAULT_FLOOR
+from rubric.judge_base import Judge
+from steering.calibrate import Calibration, heuristic_scorer, sweep, write_outputs
+from steering.extract import Extraction, Scorer, TextScore, extract_vector
+from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
+from steering.vectors import PatternVector, vector_paths
+
+FAKE_JUDGE = "fake"
+
+
+# ----------------------------------------------------------------------------- scoring
+def judge_scorer(judge: Judge, pattern: Pattern, *, floor: float | None = None) -> Scorer:
+    """A scorer reading a judge's pattern and coherence scores for one entry at a time;
+    readings under the coverage `floor` (default: the judges' default) are unreadable."""
+    from rubric.entry_scores import score_entry
+
+    spec_of_pattern = [(pattern.id, pattern.name, pattern.definition)]
+
+    def score(texts: Sequence[str]) -> list[TextScore]:
+        out = []
+        for text in texts:
+            if not text.strip():  # the judge refuses empty entries; they carry no pattern
+                out.append(TextScore(pattern=0.0, coherence=0.0))
+                continue
+            scores = score_entry(
+                judge,
+                text,
+                patterns=spec_of_pattern,
+                floor=DEFAULT_FLOOR if floor is None else floor,
+            )
+            out.append(TextScore(_mean(scores.pattern[pattern.id]), _mean(scores.coherence)))
+        return out
+
+    return score
+
+
+def fake_scorer(pattern: Pattern) -> Scorer:
+    """The word-counting heuristic: NOT a judge; for demos only."""
+    return heuristic_scorer(pattern.markers)
+
+
+def _mean(reading: object) -> float:
+    """A reading's expected number; NaN when unreadable (below the coverage floor), which
+    calibration leaves out of its means rather than replacing."""
+    value = getattr(reading, "mean", None)
+    return float("nan") if value is None else float(value)
+
+
+# ----------------------------------------------------------------------------- extraction
+def extract_pattern(
+    model: LocalModel,
+    pattern: Pattern,
+    settings: ExtractionSettings,
+    *,
+    seed: int,
+    scorer: Scorer | None = None,
+    progress: bool = True,
+) -> Extraction:
+    """A pattern's vector on a model, from the pattern file's contrast set."""
+    return extract_vector(
+        model,
+        pattern_id=pattern.id,
+        pattern_sha256=pattern.sha256,
+        positive_system=pattern.positive_system,
+        negative_system=pattern.negative_system,
+        prompts=pattern.extraction_prompts,
+        settings=settings.generation,
+        seed=seed,
+        pairs=settings.pairs,
+        batch_size=settings.batch_size,
+        scorer=scorer,
+        progress=progress,
+    )
+
+
+def calibrate_pattern(
+    model: LocalModel,
+    vector: PatternVector,
+    pattern: Pattern,
+    rule: CalibrationRule,
+    scorer: Scorer,
+    *,
+    seed: int,
+    progress: bool = True,
+) -> Calibration:
+    """The rule's sweep on the pattern's held-out prompts."""
+    count = len(pattern.heldout_prompts) if rule.prompts is None else rule.prompts
+    if count > len(pattern.heldout_prompts):
+        raise LabError(
+            f"{count} prompts asked, the pattern has {len(pattern.heldout_prompts)} held out",
+            where="calibration.prompts",
+            fix=f"ask for at most {len(pattern.heldout_prompts)}",
+        )
+    for layer in rule.layers:
+        vector.check_layer(layer, where="calibration.layers")
+    prompts = [
+        model.chat_ids(
+            [{"role": "system", "content": pattern.eval_system}, {"role": "user", "content": p}]
+        )
+        for p in pattern.heldout_prompts[:count]
+    ]
+    return sweep(
+        model,
+        vector,
+        prompts,
+        layers=rule.layers,
+        strengths=rule.strengths,
+        scorer=scorer,
+        settings=rule.generation,
+        seed=seed,
+        floor=rule.floor,
+        scale=rule.scale,
+        positions=rule.positions,
+        batch_size=rule.batch_size,
+        progress=progress,
+    )
+
+
+def chosen_setting(result: Calibration, rule: CalibrationRule, out: Path) -> SteerSettings:
+    chosen = result.chosen
+    if chosen is None:
+        raise LabError(
+            f"no steered setting kept mean coherence ≥ {rule.floor} (table and plot are in {out})",
+            where="calibration",
+            fix="try smaller strengths, other layers, or a lower floor",
+        )
+    return SteerSettings(
+        layers=[chosen.layer], strength=chosen.strength, scale=rule.scale, positions=rule.positions
+    )
+
+
+# ----------------------------------------------------------------------------- resolving
+def describe_profiles(design: Design, refs: Sequence[str]) -> list[str]:
+    """One line per profile for `design check`: checked files, and what inline rules will make."""
+    lines = []
+    for profile in _file_profiles(design, refs).values():
+        lines.append(f"profile {profile.id}: {profile.path} (vector checked)")
+    for ref in refs:
+        rule = design.spec.profile_rule(ref)
+        if rule is None:
+            continue
+        what = (
+            f"extract a {rule.pattern} vector ({rule.extraction.pairs} pairs) on the diarist model"
+        )
+        if rule.calibration:
+            c = rule.calibration
+            what += (
+                f", then calibrate layers {c.layers} × strengths {c.strengths} with judge "
+                f"{c.judge!r} (coherence floor {c.floor:g})"
+            )
+        elif rule.steer:
+            what += f", then steer layers {rule.steer.layers} at {rule.steer.strength:g}"
+        lines.append(f"profile {rule.id}: will be made by `run` — {what}")
+    return lines
+
+
+def _file_profiles(design: Design, refs: Sequence[str]) -> dict[str, Profile]:
+    out: dict[str, Profile] = {}
+    model = design.spec.diarist_model.model
+    for ref in refs:
+        if ref == UNSTEERED_ID or design.spec.profile_rule(ref) is not None:
+            continue
+        path = Path(ref)
+        if not path.is_absolute():
+            path = design.path.parent / path
+        if not path.is_file():
+            raise LabError(
+                f"profile file {ref!r} not found (looked at {path})",
+                where=f"{design.path} cast.profiles",
+                fix="fix the path (relative to the design file), write the profile with "
+                "`diarylab steer calibrate`, or declare it inline as a [[profiles]] rule",
+            )
+        profile = load_profile(path)
+        profile.check_model_spec(model, where=f"{design.path} cast.profiles")
+        out[ref] = profile
+    return out
+
+
+def resolve_profiles(
+    design: Design,
+    refs: Sequence[str],
+    *,
+    make_inline: Callable[[ProfileRule], Profile] | None = None,
+) -> dict[str, Profile]:
+    """Profile id → Profile, in design order; inline rules are made by `make_inline` (the
+    run), and without it are refused (use describe_profiles to say what will be made)."""
+    files = _file_profiles(design, refs)
+    out: dict[str, Profile] = {}
+    for ref in refs:
+        rule = design.spec.profile_rule(ref)
+        if ref == UNSTEERED_ID:
+            profile = UNSTEERED
+        elif rule is not None:
+            if make_inline is None:
+                raise LabError(f"profile {ref!r} is made by a run", where="profiles")
+            profile = make_inline(rule)
+        else:
+            profile = files[ref]
+        if profile.id in out:
+            raise LabError(
+                f"two profiles share the id {profile.id!r}",
+                where=f"{design.path} cast.profiles",
+                fix="give each profile its own id",
+            )
+        out[profile.id] = profile
+    return out
+
+
+def profile_ids(design: Design) -> list[str]:
+    """The design's profile ids in design order, without making inline profiles (files are
+    loaded and checked; an inline rule's id is its own)."""
+    refs = design.kind.profile_refs(design)
+    files = _file_profiles(design, refs)
+    ids = [files[r].id if r in files else r for r in refs]
+    if len(set(ids)) != len(ids):
+        raise LabError(
+            f"two profiles share an id ({', '.join(ids)})",
+            where=f"{design.path} cast.profiles",
+            fix="give each profile its own id",
+        )
+    design.spec.check_hypotheses(ids)
+    return ids
+
+
+class InlineProfiles:
+    """Makes a design's inline profiles inside a run folder, once: a finished profile file is
+    loaded as it is, so a resumed run steers with exactly what the first run chose."""
+
+    def __init__(
+        self,
+        design: Design,
+        folder: Path,
+        model: LocalModel,
+        judge_for: Callable[[str], Judge],
+        *,
+        progress: bool = True,
+    ) -> None:
+        self.design = design
+        self.folder = folder / "profiles"
+        self.model = model
+        self.judge_for = judge_for
+        self.progress = progress
+
+    def __call__(self, rule: ProfileRule) -> Profile:
+        profile_file = self.folder / f"{rule.id}.toml"
+        if profile_file.is_file():
+            return load_profile(profile_file)
+        pattern = load_pattern(rule.pattern)
+        vector_file = self.folder / f"{rule.id}.safetensors"
+        vector = self._vector(rule, pattern, vector_file)
+        record: dict[str, str | int | float | bool] = {
+            "made_by": "diarylab run (inline profile rule)",
+            "rule": json.dumps(rule.model_dump(mode="json"), sort_keys=True),
+            "model": self.design.spec.diarist_model.model,
+            "pattern_sha256": pattern.sha256,
+            "seed": self.design.seed,
+        }
+        if rule.calibration is not None:
+            c = rule.calibration
+            judge = self.judge_for(c.judge)
+            scorer = judge_scorer(judge, pattern, floor=self.design.coverage_floor)
+            out = self.folder / f"{rule.id}.calibration"
+            print(f"calibrating profile {rule.id} ...", flush=True)
+            result = calibrate_pattern(
+                self.model,
+                vector,
+                pattern,
+                c,
+                scorer,
+                seed=self.design.seed,
+                progress=self.progress,
+            )
+            write_outputs(result, out, title=f"{pattern.name} on {record['model']} ({c.judge})")
+            steer = chosen_setting(result, c, out)
+            assert result.chosen is not None
+            record.update(
+                judge=c.judge,
+                floor=float(c.floor),
+                pattern_mean=round(result.chosen.pattern_mean, 2),
+                coherence_mean=round(result.chosen.coherence_mean, 2),
+            )
+        else:
+            assert rule.steer is not None
+            steer = rule.steer
+            record["chosen_by"] = "fixed setting in the design (not calibrated)"
+        write_profile(
+            profile_file,
+            profile_id=rule.id,
+            pattern=pattern.id,
+            vector=vector_paths(vector_file)[0],
+            vector_sha256=file_sha256(vector_paths(vector_file)[0]),
+            steer=steer,
+            calibration=record,
+        )
+        return load_profile(profile_file)
+
+    def _vector(self, rule: ProfileRule, pattern: Pattern, path: Path) -> PatternVector:
+        tensors, meta = vector_paths(path)
+        if tensors.is_file() and meta.is_file():
+            return PatternVector.load(path)
+        print(f"extracting a {pattern.id} vector for profile {rule.id} ...", flush=True)
+        result = extract_pattern(
+            self.model, pattern, rule.extraction, seed=self.design.seed, progress=self.progress
+        )
+        result.vector.save(path)  # tensors then sidecar, each written whole
+        return result.vector
+
+
+def profiles_manifest(profiles: dict[str, Profile]) -> dict[str, Any]:
+    return {
+        pid: None
+        if not p.steered
+        else {
+            "steer": p.spec(),
+            "file": str(p.path),
+            "file_sha256": p.sha256,
+            "calibration": dict(p.calibration or {}),
+        }
+        for pid, p in profiles.items()
+    }

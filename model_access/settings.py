@@ -1,0 +1,47 @@
+"""The settings objects of the two doors. A design holds these very objects, and the runtime and
+the served client read them unchanged: no copies, no renaming on the way.
+
+- GenerationSettings: what determines a generation's text (it enters cache keys).
+- LocalSettings: how a local model is loaded and batched (not in cache keys, except that dtype
+  and revision change the model's numbers and so are part of the model's identity).
+- EndpointSettings: how a served model is reached (never in cache keys)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from foundation.datafiles import DataModel
+
+Dtype = Literal["bf16", "fp16", "fp32"]
+
+
+class GenerationSettings(DataModel):
+    max_new_tokens: int = Field(200, ge=1, le=32768, description="tokens to generate at most")
+    temperature: float = Field(0.0, ge=0, le=5, description="0 = greedy decoding")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
+
+    def key(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+class LocalSettings(DataModel):
+    batch_size: int = Field(8, ge=1, le=4096, description="rows generated in one batch")
+    dtype: Dtype | None = Field(None, description="default: bf16 on GPU, fp32 on CPU")
+    device: str | None = Field(None, description='e.g. "cuda:0" or "cpu"; default: cuda if any')
+    revision: str | None = Field(None, description="hub revision (branch, tag or commit)")
+    trust_remote_code: bool = Field(False, description="run the model repository's own code")
+
+
+class EndpointSettings(DataModel):
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"
+    )
+    api_key_env: str | None = Field(
+        None, description="the NAME of the environment variable holding the key, never the key"
+    )
+    timeout_s: float = Field(120.0, gt=0, le=3600, description="seconds before one try gives up")
+    max_retries: int = Field(4, ge=0, le=20, description="tries after the first")
+    backoff_s: float = Field(1.0, ge=0, le=600, description="first retry delay, doubled per try")
+    concurrency: int = Field(4, ge=1, le=1024, description="requests in flight at once")
