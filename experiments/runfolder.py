@@ -107,7 +107,14 @@ def package_versions() -> dict[str, str | None]:
 
 def write_manifest(folder: Path, design: Design, extra: dict[str, Any]) -> None:
     manifest = {
-        "design": {"name": design.name, "sha256": design.sha256, "file": str(design.path)},
+        "design": {
+            "name": design.name,
+            "kind": design.kind.name,
+            "version": design.spec.design.version,
+            "description": design.spec.design.description,
+            "sha256": design.sha256,
+            "file": str(design.path),
+        },
         "git_commit": git_commit(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),

@@ -83,6 +83,9 @@ def design(tmp_path_factory, tiny_model_folder) -> Path:
         diarists='["amara"]',
         chatbots=CHATBOT.format(model=tiny_model_folder),
     ).replace('baseline_chatbot = "thanks"', 'baseline_chatbot = "tiny-chat"')
+    text = text.replace(
+        'kind = "diary"', 'kind = "diary"\nversion = 3\ndescription = "a resumable run"'
+    )
     path = folder / "design.toml"
     path.write_text(text)
     return path
@@ -137,6 +140,9 @@ def test_run_records_design_and_manifest(design, tmp_path):
     assert (out / "design.toml").read_bytes() == design.read_bytes()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["design"]["sha256"] == (out / "design.sha256").read_text().split()[0]
+    assert manifest["design"]["name"] == "tiny-test" and manifest["design"]["version"] == 3
+    assert manifest["design"]["description"] == "a resumable run"
+    assert out.name == "run"  # --out wins over results/<name>-<hash>
     assert manifest["diarist_model"]["tokenizer_sha256"]
     assert manifest["profiles"]["tiny-social_isolation"]["steer"]["vector_sha256"]
     assert manifest["diarist_settings"]["local"]["batch_size"] == 3

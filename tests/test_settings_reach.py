@@ -1,0 +1,384 @@
+"""Every setting a design can hold arrives where it acts.
+
+Two levels. (1) The settings objects a design holds (generation, local, endpoint) are the very
+objects the runtime, the served client, the chatbots, the judges and the diarist writer read —
+no copies, no renaming. (2) Each field of those objects acts there: batch_size 3 generates in
+batches of 3; concurrency 7 puts 7 requests in flight at a loopback server; a 1 s timeout gives
+up on a server that hangs; retries, backoff, the key variable and the generation settings reach
+the wire. A meta-test walks every field of the design schema and fails when one has no proof, so
+a new setting must be added here (or to the test named for it)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import types
+import typing
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+import experiments.kinds.diary.conversations as conversations
+from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
+from experiments.design import load_design
+from experiments.kinds.base import RunContext
+from experiments.kinds.diary.schema import DiaryDesignFile
+from experiments.runner import JudgeSet, ModelCache, run_design
+from foundation.datafiles import validate
+from model_access.served import CompletionRequest, ServedClient, TransportFailure
+from model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
+from rubric.judges import ServedJudgeSpec
+from tests.fake_judge_server import judge_handler
+from tests.fake_openai import chat_response, serve
+from tests.lab_fixtures import design_text, make_profile
+
+TESTS = Path(__file__).parent
+
+
+class InFlight:
+    """Wraps a handler: holds each request `hold` seconds and records the most at once."""
+
+    def __init__(self, handler, hold: float) -> None:
+        self.handler, self.hold = handler, hold
+        self.now = self.most = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, body):
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            time.sleep(self.hold)
+            return self.handler(body)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def served_design(folder: Path, model_folder: Path, chat_url: str, judge_url: str) -> Path:
+    profile = make_profile(folder, model_folder)
+    chatbots = f"""
+[[chatbots]]
+id = "thanks"
+kind = "fixed"
+
+[[chatbots]]
+id = "api"
+kind = "litellm"
+model = "openai/fake-chat"
+system = "Be brief."
+generation = {{ max_new_tokens = 33, temperature = 0.4, top_p = 0.8 }}
+endpoint = {{ base_url = "{chat_url}", api_key_env = "DIARYLAB_TEST_KEY", concurrency = 7 }}
+"""
+    judges = f"""
+[[judges]]
+id = "served-judge"
+kind = "openai-compatible"
+model = "openai/fake-judge"
+endpoint = {{ base_url = "{judge_url}", concurrency = 7, max_retries = 0 }}
+"""
+    text = design_text(
+        model_folder,
+        profile,
+        entries=1,
+        chatbots=chatbots,
+        judges=judges,
+        diarists='["amara", "tomasz", "lucia", "kenji"]',
+    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    path = folder / "design.toml"
+    path.write_text(text)
+    return path
+
+
+# ------------------------------------------------------------------ (1) the objects travel
+def test_settings_objects_travel_unchanged_to_their_consumers(tmp_path, tiny_model_folder):
+    design = load_design(served_design(tmp_path, tiny_model_folder, "http://x/v1", "http://y/v1"))
+    spec = design.spec
+    models = ModelCache()
+    api_spec = spec.chatbot("api")
+    api = build_chatbot(api_spec, models.get)
+    assert api.generation is api_spec.generation and api.client.settings is api_spec.endpoint
+    local_spec = validate(
+        LocalChatbotSpec,
+        {"id": "l", "kind": "local", "model": str(tiny_model_folder), "local": {"batch_size": 5}},
+        "t",
+    )
+    local = build_chatbot(local_spec, models.get)
+    assert local.local is local_spec.local and local.generation is local_spec.generation
+    assert local.batch_size == 5
+    judge = JudgeSet(design, models).get("served-judge")
+    assert judge.client.settings is spec.judge("served-judge").endpoint
+    assert judge.batch_size == 7
+    writer_model = models.get(spec.diarist_model.model, spec.diarist_model.local)
+    run = RunContext(design, tmp_path, None, writer_model, {}, {}, [])  # type: ignore[arg-type]
+    writer = design.kind._writer(run)  # type: ignore[attr-defined]
+    assert writer.generation is spec.diarist_model.generation
+    assert writer.local is spec.diarist_model.local
+
+
+# ------------------------------------------------------------------ (2) the fields act
+def test_batch_size_3_generates_in_batches_of_3(tmp_path, tiny_model_folder, monkeypatch):
+    profile = make_profile(tmp_path, tiny_model_folder)
+    text = design_text(tiny_model_folder, profile, entries=2, judges=None).replace(
+        "generation = { max_new_tokens = 8, temperature = 0.9 }",
+        "generation = { max_new_tokens = 5, temperature = 0.9 }",
+    )
+    (tmp_path / "design.toml").write_text(text)
+    design = load_design(tmp_path / "design.toml")
+    assert design.spec.diarist_model.local.batch_size == 3
+    batches: list[int] = []
+    real = conversations.generate_steered
+
+    def spy(model, prompts, settings, **kw):
+        batches.append(len(prompts))
+        assert settings is design.spec.diarist_model.generation
+        return real(model, prompts, settings, **kw)
+
+    monkeypatch.setattr(conversations, "generate_steered", spy)
+    run_design(design, tmp_path / "run", progress=False)
+    # 2 diarists × 2 profiles = 4 first entries, then 8 cells' second entries.
+    assert batches == [3, 1, 3, 3, 2]
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
+    assert max(n for (n,) in db.execute("SELECT new_tokens FROM entries")) <= 5
+    request = json.loads(db.execute("SELECT request FROM calls WHERE kind='diarist'").fetchone()[0])
+    assert request["generation"] == {"max_new_tokens": 5, "temperature": 0.9, "top_p": 1.0}
+    # [scores]: every entry is scored for the named patterns and scores, nothing else.
+    items = {i for (i,) in db.execute("SELECT item FROM judgments WHERE target_kind='entry'")}
+    assert {i for i in items if not i.startswith("person:")} == {
+        "pattern:social_isolation",
+        "coherence",
+        "realism",
+    }
+
+
+def test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges(
+    tmp_path, tiny_model_folder, tiny_model, monkeypatch
+):
+    monkeypatch.setenv("DIARYLAB_TEST_KEY", "sk-sentinel-4711")
+    chat = InFlight(lambda body: (200, chat_response("A short reply.")), hold=0.3)
+    judge = InFlight(judge_handler(tiny_model, mode="openai"), hold=0.05)
+    with serve(chat) as chat_server, serve(judge) as judge_server:
+        path = served_design(
+            tmp_path, tiny_model_folder, chat_server.base_url, judge_server.base_url
+        )
+        run_design(load_design(path), tmp_path / "run", progress=False)
+    assert chat.most == 7, chat.most  # 8 cells answered; 7 at once, never more
+    assert judge.most == 7, judge.most
+    # Generation settings and the system message reach the wire; the key only the header.
+    body = chat_server.requests[0]
+    assert (body["max_tokens"], body["temperature"], body["top_p"]) == (33, 0.4, 0.8)
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    headers = {k.lower(): v for k, v in chat_server.headers[0].items()}
+    assert headers["authorization"] == "Bearer sk-sentinel-4711"
+    for file in (tmp_path / "run").rglob("*"):
+        if file.is_file():
+            assert b"sk-sentinel-4711" not in file.read_bytes(), file
+
+
+def test_timeout_gives_up_on_a_server_that_hangs():
+    release = threading.Event()
+
+    def hang(body):
+        release.wait(30)
+        return 200, chat_response("too late")
+
+    spec = validate(
+        ServedChatbotSpec,
+        {"id": "slow", "kind": "litellm", "model": "openai/slow", "endpoint": {}},
+        "t",
+    )
+    with serve(hang) as server:
+        settings = EndpointSettings(base_url=server.base_url, timeout_s=1, max_retries=0)
+        bot = build_chatbot(spec.model_copy(update={"endpoint": settings}), ModelCache().get)
+        start = time.monotonic()
+        with pytest.raises(TransportFailure):
+            bot.reply_many([[{"role": "user", "content": "hello"}]], [1])
+        took = time.monotonic() - start
+        release.set()
+    assert took < 8, took
+
+
+def test_max_retries_and_backoff_are_obeyed():
+    sleeps: list[float] = []
+    with serve(lambda body: (503, {"error": "down"})) as server:
+        settings = EndpointSettings(base_url=server.base_url, max_retries=2, backoff_s=0.25)
+        client = ServedClient("openai/down", settings, sleep=sleeps.append)
+        request = CompletionRequest.of(
+            [{"role": "user", "content": "x"}], generation=GenerationSettings()
+        )
+        with pytest.raises(TransportFailure):
+            client.complete(request)
+    assert len(server.requests) == 3 and len(sleeps) == 2
+    # Exponential with jitter: the n-th wait is backoff × 2^n × [0.5, 1.5).
+    assert 0.125 <= sleeps[0] < 0.375 and 0.25 <= sleeps[1] < 0.75
+
+
+def test_local_settings_load_the_model_as_asked(tiny_model_folder, monkeypatch):
+    import torch
+
+    import model_access.local as local
+
+    seen = {}
+    real = local.load_pretrained
+
+    def spy(source, **kw):
+        seen.update(kw)
+        return real(source, **kw)
+
+    monkeypatch.setattr(local, "load_pretrained", spy)
+    settings = LocalSettings(dtype="bf16", device="cpu", revision="main", trust_remote_code=True)
+    model = ModelCache().get(str(tiny_model_folder), settings)
+    assert model.dtype == torch.bfloat16 and model.device.type == "cpu"
+    assert seen["revision"] == "main" and seen["trust_remote_code"] is True
+
+
+def test_served_judge_options_reach_the_judge():
+    spec = validate(
+        ServedJudgeSpec,
+        {
+            "id": "j",
+            "kind": "litellm",
+            "model": "openai/j",
+            "prefill": False,
+            "expand_floor": 0.01,
+            "tokenizer": "smollm2",
+        },
+        "t",
+    )
+    from rubric.judges import build_judge
+
+    judge = build_judge(spec, ModelCache().get)
+    assert judge.prefill is False and judge.expand_floor == 0.01
+    assert judge.tokenizer is not None and judge.identity()["token_ids"] is True
+
+
+# ------------------------------------------------------------------ every field has a proof
+HERE = "tests/test_settings_reach.py::"
+SETTINGS_PROOFS: dict[type, dict[str, str]] = {
+    GenerationSettings: dict.fromkeys(
+        ("max_new_tokens", "temperature", "top_p"),
+        HERE + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
+    ),
+    LocalSettings: {
+        "batch_size": HERE + "test_batch_size_3_generates_in_batches_of_3",
+        **dict.fromkeys(
+            ("dtype", "device", "revision", "trust_remote_code"),
+            HERE + "test_local_settings_load_the_model_as_asked",
+        ),
+    },
+    EndpointSettings: {
+        "base_url": HERE + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
+        "api_key_env": HERE
+        + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
+        "concurrency": HERE
+        + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
+        "timeout_s": HERE + "test_timeout_gives_up_on_a_server_that_hangs",
+        "max_retries": HERE + "test_max_retries_and_backoff_are_obeyed",
+        "backoff_s": HERE + "test_max_retries_and_backoff_are_obeyed",
+    },
+}
+# The fields that are not inside a settings object, each with the test that shows it acting.
+CONVERSATION = "tests/test_conversations.py::"
+DESIGN = "tests/test_design.py::"
+PROFILES = "tests/test_profile_making.py::"
+HYPOTHESES = "tests/test_hypotheses.py::"
+FIELD_PROOFS = {
+    "design.name": "tests/test_resume.py::test_run_records_design_and_manifest",
+    "design.kind": DESIGN + "test_malformed_design_is_one_clear_error",
+    "design.version": "tests/test_resume.py::test_run_records_design_and_manifest",
+    "design.description": "tests/test_resume.py::test_run_records_design_and_manifest",
+    "design.seed": "tests/test_resume.py::test_killed_runs_resume_to_the_same_store",
+    "design.entries": HERE + "test_batch_size_3_generates_in_batches_of_3",
+    "design.coverage_floor": PROFILES
+    + "test_calibration_rule_uses_the_design_judge_and_records_its_choice",
+    "diarist_model.model": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
+    "chatbots[fixed].id": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
+    "chatbots[fixed].kind": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
+    "chatbots[fixed].text": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
+    "chatbots[local].system": HERE
+    + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
+    "chatbots[litellm].system": HERE
+    + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
+    "judges[litellm|openai-compatible].tokenizer": HERE
+    + "test_served_judge_options_reach_the_judge",
+    "judges[litellm|openai-compatible].prefill": HERE + "test_served_judge_options_reach_the_judge",
+    "judges[litellm|openai-compatible].expand_floor": HERE
+    + "test_served_judge_options_reach_the_judge",
+    "profiles.id": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
+    "profiles.pattern": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
+    "profiles.extraction.pairs": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
+    "profiles.extraction.batch_size": PROFILES
+    + "test_fixed_rule_extracts_once_and_keeps_the_profile",
+    "analysis.resamples": "tests/test_diary_tables.py::test_report_command_writes_findings",
+    "analysis.cluster": "tests/test_comparisons.py",
+    "analysis.baseline_chatbot": "tests/test_report.py",
+    "cast.diarists": DESIGN + "test_valid_design_checks_and_expands",
+    "cast.profiles": DESIGN + "test_valid_design_checks_and_expands",
+    "scores.entry": HERE + "test_batch_size_3_generates_in_batches_of_3",
+    "scores.patterns": HERE + "test_batch_size_3_generates_in_batches_of_3",
+}
+# Prefixes whose fields are all proved by one test.
+PREFIX_PROOFS = {
+    "profiles.steer.": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
+    "profiles.calibration.": PROFILES
+    + "test_calibration_rule_uses_the_design_judge_and_records_its_choice",
+    "hypotheses.": HYPOTHESES,
+    # A spec's id, kind and model pick what is built (the travel test builds every kind).
+    "chatbots[local].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
+    "chatbots[litellm].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
+    "judges[": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
+}
+
+
+def _members(annotation: typing.Any) -> list[typing.Any]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType, list, tuple):
+        return [m for a in typing.get_args(annotation) if a is not Ellipsis for m in _members(a)]
+    return [annotation]
+
+
+def leaves(model: type[BaseModel], prefix: str = "") -> list[tuple[str, type, str]]:
+    """(path, owning model, field name) for every leaf field of a schema."""
+    out = []
+    for name, info in model.model_fields.items():
+        path = f"{prefix}.{name}" if prefix else name
+        subs = [
+            m for m in _members(info.annotation) if isinstance(m, type) and issubclass(m, BaseModel)
+        ]
+        if not subs:
+            out.append((path, model, name))
+            continue
+        for sub in subs:
+            tag = ""
+            if len(subs) > 1:
+                kind = sub.model_fields.get("kind")
+                tag = "[" + "|".join(typing.get_args(kind.annotation) if kind else ()) + "]"
+            out += leaves(sub, path + tag)
+    return out
+
+
+def proof_of(path: str, owner: type, name: str) -> str | None:
+    if owner in SETTINGS_PROOFS:
+        return SETTINGS_PROOFS[owner].get(name)
+    if path in FIELD_PROOFS:
+        return FIELD_PROOFS[path]
+    return next((p for prefix, p in PREFIX_PROOFS.items() if path.startswith(prefix)), None)
+
+
+def test_every_design_field_has_a_proof_that_exists():
+    missing = [
+        path for path, owner, name in leaves(DiaryDesignFile) if not proof_of(path, owner, name)
+    ]
+    assert missing == [], f"add these settings to a reach test: {missing}"
+    for path, owner, name in leaves(DiaryDesignFile):
+        proof = proof_of(path, owner, name)
+        assert proof is not None
+        file, _, test = proof.partition("::")
+        text = (TESTS.parent / file).read_text(encoding="utf-8")
+        assert not test or f"def {test}(" in text, f"{path}: {proof} does not exist"
