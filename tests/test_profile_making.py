@@ -79,7 +79,8 @@ def test_judge_scores_are_read_from_the_rubric(monkeypatch):
 
     seen = []
 
-    def fake_score_entry(judge, text, *, patterns):
+    def fake_score_entry(judge, text, *, patterns, floor):
+        assert floor == 0.5  # the judges' default floor when none is given
         seen.append((judge, text, patterns[0][0]))
         pattern = SimpleNamespace(mean=None if "?" in text else 70.0)
         return SimpleNamespace(
