@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from steering.extract import Scorer
 
 DEFAULT_SEED = 20261130
-TOP_P = 0.95
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,8 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pattern", required=True, help=f"one of {', '.join(available_patterns())}")
     p.add_argument("--out", required=True, type=Path, help="vector file (NAME.safetensors)")
     p.add_argument("--pairs", type=int, default=20, help="contrast pairs (default 20)")
-    p.add_argument("--max-new-tokens", type=int, default=80)
-    p.add_argument("--temperature", type=float, default=0.8)
+    _sampling_args(p)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--batch-size", type=int, default=8)
     add_judge_args(p, prefix="judge-", required=False)
@@ -55,8 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strengths", type=_float_list, nargs="+", required=True)
     p.add_argument("--out", required=True, type=Path, help="output folder")
     p.add_argument("--prompts", type=int, help="held-out prompts to use (default: all)")
-    p.add_argument("--max-new-tokens", type=int, default=80)
-    p.add_argument("--temperature", type=float, default=0.8)
+    _sampling_args(p)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--scale", choices=["relative", "raw"], default="relative")
@@ -77,8 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--positions", choices=["prompt", "response", "both"], default="response")
     p.add_argument("--prompt", default="Write about how today felt, from morning to night.")
     p.add_argument("--system", help="system prompt (default: the pattern's plain diarist)")
-    p.add_argument("--max-new-tokens", type=int, default=120)
-    p.add_argument("--temperature", type=float, default=0.8)
+    _sampling_args(p, max_new_tokens=120)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.set_defaults(handler=run_try)
 
@@ -86,6 +82,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="smollm2", help="hub id, folder, or smollm2 (default)")
     add_local_args(p)
+
+
+def _sampling_args(p: argparse.ArgumentParser, *, max_new_tokens: int | None = None) -> None:
+    """Generation options; defaults are steering's own extraction settings."""
+    from steering.settings import EXTRACTION_GENERATION as default
+
+    p.add_argument("--max-new-tokens", type=int, default=max_new_tokens or default.max_new_tokens)
+    p.add_argument("--temperature", type=float, default=default.temperature)
+    p.add_argument("--top-p", type=float, default=default.top_p)
 
 
 def _int_list(text: str) -> list[int]:
@@ -122,7 +127,7 @@ def _generation(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "max_new_tokens": args.max_new_tokens,
         "temperature": args.temperature,
-        "top_p": TOP_P,
+        "top_p": args.top_p,
     }
 
 
