@@ -17,14 +17,20 @@ Message = Mapping[str, str]
 @dataclass(frozen=True)
 class ChatbotReply:
     text: str
-    flag: str | None  # "refusal" | "empty" | None — stored as returned, flagged, never dropped
+    flag: str | None  # "refusal" | "empty" | "truncated" | None — stored as returned, never dropped
     record: dict[str, Any] = field(default_factory=dict)  # the raw result, for the store
 
     @staticmethod
     def of(
-        text: str, *, api_refusal: bool = False, record: dict[str, Any] | None = None
+        text: str,
+        *,
+        api_refusal: bool = False,
+        truncated: bool = False,
+        record: dict[str, Any] | None = None,
     ) -> ChatbotReply:
-        return ChatbotReply(text, classify(text, api_refusal=api_refusal), dict(record or {}))
+        """Flags: "refusal" or "empty" first; else "truncated" when the token cap cut it."""
+        flag = classify(text, api_refusal=api_refusal) or ("truncated" if truncated else None)
+        return ChatbotReply(text, flag, dict(record or {}))
 
 
 class Chatbot(Protocol):

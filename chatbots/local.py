@@ -58,7 +58,13 @@ class LocalChatbot:
             )
             out += [
                 ChatbotReply.of(
-                    g.text.strip(), record={"text": g.text.strip(), "new_tokens": g.new_tokens}
+                    g.text.strip(),
+                    truncated=not g.stopped_at_eos,
+                    record={
+                        "text": g.text.strip(),
+                        "new_tokens": g.new_tokens,
+                        "stopped_at_eos": g.stopped_at_eos,
+                    },
                 )
                 for g in gens
             ]

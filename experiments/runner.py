@@ -5,27 +5,35 @@ every call already in the store is read back instead of made."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from chatbots.specs import build_chatbot
+from diarists.profiles import Profile
 from experiments.design import Design
 from experiments.judging import judge_tasks
 from experiments.kinds.base import RunContext
-from experiments.profile_making import (
-    InlineProfiles,
-    profile_ids,
-    profiles_manifest,
-    resolve_profiles,
-)
+from experiments.manifest import manifest_of
+from experiments.preflight import preflight
+from experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
 from experiments.progress import Progress
-from experiments.runfolder import default_folder, lock_design, write_manifest
+from experiments.runfolder import (
+    STORE_FILE,
+    add_inputs,
+    check_claimable,
+    claim,
+    default_folder,
+    write_manifest,
+)
+from experiments.runlock import run_lock
 from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
 from rubric.judge_base import Judge
 from rubric.judges import build_judge
+from steering.vectors import vector_paths
 
 
 @dataclass(frozen=True)
@@ -77,41 +85,57 @@ def run_design(design: Design, out: Path | None = None, *, progress: bool = True
     folder = Path(out) if out else default_folder(design)
     kind = design.kind
     spec = design.spec
+    # Everything that can be wrong with the inputs is checked before the folder is claimed.
+    preflight(design)
+    check_claimable(design, folder)
     models = ModelCache()
     judges = JudgeSet(design, models)
-    # Everything that can be wrong with the inputs is checked before the folder is claimed.
     refs = kind.profile_refs(design)
-    profile_ids(design)  # files loaded and checked, hypotheses checked against their ids
     writer_model = models.get(spec.diarist_model.model, spec.diarist_model.local)
     chatbots = {c.id: build_chatbot(c, models.get) for c in spec.chatbots}
-    lock_design(design, folder)
-    inline = InlineProfiles(design, folder, writer_model, judges.get, progress=progress)
-    profiles = resolve_profiles(design, refs, make_inline=inline)
-    for profile in profiles.values():
+    files = resolve_profiles(design, [r for r in refs if spec.profile_rule(r) is None])
+    for profile in files.values():
         profile.check_model(writer_model.info())
-    cells = kind.cells(design, list(profiles))
-    store = Store(folder / "store.sqlite", kind.row_types)
-    try:
-        run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
-        write_manifest(folder, design, _manifest(run, kind.manifest(run)))
-        total = kind.planned_units(design, cells)
-        with Progress(total, store, enabled=progress) as bar:
-            run.tick = bar.tick
-            kind.converse(run)
-            for judge_spec in spec.judges:
-                judge_tasks(
-                    store,
-                    judge_spec.id,
-                    lambda judge_id=judge_spec.id: judges.get(judge_id),  # type: ignore[misc]
-                    kind.judge_tasks(run),
-                    design.coverage_floor,
-                    bar.tick,
-                )
-        rows = {t.TABLE: store.count(t.TABLE) for t in kind.row_types}
-        rows["judgments"] = store.count("judgments")
-        return RunSummary(folder, len(cells), rows, store.made, store.cached)
-    finally:
-        store.close()
+    with run_lock(folder):
+        first = claim(design, folder, [*kind.input_files(design), *_profile_files(files)])
+        inline = InlineProfiles(design, folder, writer_model, judges.get, progress=progress)
+        profiles = resolve_profiles(design, refs, make_inline=inline)
+        made = {p.id: p for p in profiles.values() if p.id not in files and p.steered}
+        add_inputs(folder, _profile_files(made))
+        for profile in profiles.values():
+            profile.check_model(writer_model.info())
+        cells = kind.cells(design, list(profiles))
+        store = Store(folder / STORE_FILE, kind.row_types)
+        try:
+            run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
+            manifest = manifest_of(design, _manifest(run, kind.manifest(run)))
+            write_manifest(folder, manifest, first=first)
+            total = kind.planned_units(design, cells)
+            with Progress(total, store, enabled=progress) as bar:
+                run.tick = bar.tick
+                kind.converse(run)
+                for judge_spec in spec.judges:
+                    judge_tasks(
+                        store,
+                        judge_spec.id,
+                        lambda judge_id=judge_spec.id: judges.get(judge_id),  # type: ignore[misc]
+                        kind.judge_tasks(run),
+                        design.coverage_floor,
+                        bar.tick,
+                    )
+            rows = {t.TABLE: store.count(t.TABLE) for t in kind.row_types}
+            rows["judgments"] = store.count("judgments")
+            return RunSummary(folder, len(cells), rows, store.made, store.cached)
+        finally:
+            store.close()
+
+
+def _profile_files(profiles: Mapping[str, Profile]) -> list[Path]:
+    out: list[Path] = []
+    for p in profiles.values():
+        if p.path is not None and p.vector_path is not None:
+            out += [p.path, *vector_paths(p.vector_path)]
+    return out
 
 
 def _manifest(run: RunContext, extra: dict[str, Any]) -> dict[str, Any]:

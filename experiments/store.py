@@ -172,9 +172,10 @@ class Store:
             computed = list(compute(batch))
             if len(computed) != len(batch):
                 raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
+            inserted = 0
             with self.transaction() as db:
                 for i, result in zip(batch, computed, strict=True):
-                    db.execute(
+                    inserted += db.execute(
                         "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
                         (
                             keys[i],
@@ -184,11 +185,11 @@ class Store:
                             json.dumps(result, sort_keys=True),
                             time.time(),
                         ),
-                    )
+                    ).rowcount
                     results[i] = json.loads(json.dumps(result))  # exactly what a resume reads
                     for row in rows(i, result, keys[i]) if rows else ():
                         self._insert(db, row)
-            self.made += len(batch)
+            self.made += inserted  # calls this run added to the store, so the two always agree
             if done:
                 done(len(batch))
         # Duplicates of a request computed in this call share its result (and get their rows).
@@ -247,6 +248,10 @@ class Store:
     def tables(self) -> list[str]:
         rows = self.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
         return [r[0] for r in rows]
+
+    def count_where(self, table: str, condition: str) -> int:
+        query = f"SELECT COUNT(*) FROM {table} WHERE {condition}"
+        return int(self.db.execute(query).fetchone()[0])
 
     def count(self, table: str) -> int:
         return int(self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])

@@ -36,10 +36,13 @@ def file_sha256(path: Path) -> str:
 
 def load_toml(path: Path) -> dict[str, Any]:
     path = Path(path)
+    if path.is_dir():
+        raise LabError("is a folder, not a file", where=str(path), fix="name the .toml file")
     if not path.is_file():
         raise LabError("file not found", where=str(path), fix="check the path")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: a byte-order mark some editors write is not a mistake worth refusing.
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as exc:
         raise LabError(f"not valid TOML ({exc})", where=str(path), fix="fix the syntax") from exc
     except UnicodeDecodeError as exc:
@@ -51,7 +54,7 @@ def validate(schema: type[S], data: Any, where: str, context: Mapping[str, Any] 
     try:
         return schema.model_validate(data, context=dict(context or {}))
     except ValidationError as exc:
-        raise lab_error(exc, data, where) from None
+        raise lab_error(exc, data, where, schema) from None
 
 
 def load_data(
@@ -62,7 +65,9 @@ def load_data(
     return validate(schema, raw, str(path), context), raw
 
 
-def lab_error(exc: ValidationError, data: Any, where: str) -> LabError:
+def lab_error(
+    exc: ValidationError, data: Any, where: str, schema: type[BaseModel] | None = None
+) -> LabError:
     errors = exc.errors(include_url=False)
     first = errors[0]
     path = field_path(first["loc"], data)
@@ -81,7 +86,8 @@ def lab_error(exc: ValidationError, data: Any, where: str) -> LabError:
         fix = f"use one of {ctx.get('expected_tags')}"
     elif kind == "extra_forbidden":
         message = "unknown field"
-        fix = fix or "remove it or correct its spelling (see `diarylab design schema`)"
+        near = _closest(schema, data, first["loc"]) if schema else None
+        fix = fix or (f"did you mean {near!r}?" if near else "remove it or correct its spelling")
     elif fix is None:
         got = first.get("input")
         if kind not in ("value_error", "assertion_error") and not isinstance(got, dict | list):
@@ -96,7 +102,11 @@ def field_path(loc: Sequence[int | str], data: Any) -> str:
     into the location of a tagged union (which are not keys of the file) are left out."""
     parts: list[str] = []
     node = data
+    tagged = None
     for item in loc:
+        if isinstance(node, dict) and item == node.get("kind") and tagged is not node:
+            tagged = node  # the tag pydantic puts into a tagged union's location, not a key
+            continue
         if isinstance(item, int) and isinstance(node, list) and 0 <= item < len(node):
             parts.append(f"[{item}]")
             node = node[item]
@@ -111,3 +121,57 @@ def field_path(loc: Sequence[int | str], data: Any) -> str:
 
 def _tags(node: Mapping[str, Any]) -> set[str]:
     return {str(v) for k, v in node.items() if k in ("kind", "type") and isinstance(v, str)}
+
+
+def _closest(schema: type[BaseModel], data: Any, loc: Sequence[int | str]) -> str | None:
+    """The known field name nearest to an unknown one: the fields of the schema's models that
+    fit the table the unknown key sits in (they share one of its other keys)."""
+    import difflib
+
+    node = data
+    tagged = None
+    for item in loc[:-1]:
+        if isinstance(node, dict) and item == node.get("kind") and tagged is not node:
+            tagged = node  # a tagged union's tag, not a key
+        else:
+            node = _child(node, item)
+    if not isinstance(node, dict) or not isinstance(loc[-1], str):
+        return None
+    unknown, siblings = loc[-1], set(node) - {loc[-1]}
+    names: set[str] = set()
+    for model in _models(schema):
+        fields = set(model.model_fields)
+        if model is schema and len(loc) == 1 or fields & siblings:
+            names |= fields
+    if not names:  # nothing else in the table to go by: any field of the schema
+        names = {name for model in _models(schema) for name in model.model_fields}
+    found = difflib.get_close_matches(unknown, sorted(names - siblings), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _models(schema: type[BaseModel]) -> list[type[BaseModel]]:
+    import typing
+
+    seen: list[type[BaseModel]] = []
+    todo = [schema]
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.append(model)
+        for info in model.model_fields.values():
+            stack = [info.annotation]
+            while stack:
+                ann = stack.pop()
+                if isinstance(ann, type) and issubclass(ann, BaseModel):
+                    todo.append(ann)
+                stack += [a for a in typing.get_args(ann) if a is not Ellipsis]
+    return seen
+
+
+def _child(node: Any, item: int | str) -> Any:
+    if isinstance(node, dict) and item in node:
+        return node[item]
+    if isinstance(node, list) and isinstance(item, int) and 0 <= item < len(node):
+        return node[item]
+    return node

@@ -8,7 +8,9 @@ belongs in cache keys."""
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import os
 import random
 import threading
@@ -147,11 +149,21 @@ class ServedClient:
         self._sleep = sleep
 
     def complete(self, request: CompletionRequest) -> Completion:
-        attempts = self.settings.max_retries + 1
+        settings = self.settings
+        attempts = settings.max_retries + 1
+        budget = settings.retry_budget_s
+        # Seconds this call has used of its retry budget: each try as measured (from when it has
+        # a slot), each wait between tries as asked of `sleep` (so an injected sleep counts too).
+        spent = 0.0
         for attempt in range(attempts):
             try:
                 with self._slots:
-                    return self._call(request)
+                    began = time.monotonic()
+                    try:
+                        # No try may run past the budget either.
+                        return self._call(request, timeout=min(settings.timeout_s, budget - spent))
+                    finally:
+                        spent += time.monotonic() - began
             except EmptyResponse as exc:
                 problem: Exception = exc
             except Exception as exc:
@@ -161,17 +173,41 @@ class ServedClient:
                         f"{self.model} refused the request: {name}: {_short(exc)}",
                         where=f"model {self.model}",
                         fix="check the model name, base URL and the key variable "
-                        f"{self.settings.api_key_env or '(none set)'}",
+                        f"{settings.api_key_env or '(none set)'}",
                     ) from exc
                 if name not in TRANSIENT:
                     raise
                 problem = exc
-            if attempt + 1 < attempts:
-                # Exponential backoff with jitter so parallel workers don't retry in lockstep.
-                self._sleep(self.settings.backoff_s * 2**attempt * (0.5 + random.random()))
+            if attempt + 1 == attempts:
+                break
+            # Exponential backoff with jitter so parallel workers don't retry in lockstep; never
+            # shorter than the server's Retry-After, when it sends one.
+            backoff = settings.backoff_s * 2**attempt * (0.5 + random.random())
+            asked = retry_after_s(problem)
+            wait = backoff if asked is None else max(asked, backoff)
+            left = budget - spent
+            if wait >= left:
+                if asked is not None and asked >= left:
+                    why = (
+                        f"the server asked to wait {asked:.1f} s before retrying (Retry-After), "
+                        f"more than the {max(left, 0.0):.1f} s left"
+                    )
+                else:
+                    why = f"the next wait of {wait:.1f} s would pass it ({spent:.1f} s spent)"
+                raise TransportFailure(
+                    f"gave up on {self.model} after {attempt + 1} of {attempts} attempts: "
+                    f"retry budget of {budget:g} s (retry_budget_s) — {why}; last error: "
+                    f"{type(problem).__name__}: {_short(problem)}",
+                    where=f"model {self.model} at {settings.base_url or 'provider default'}",
+                    fix=f"raise retry_budget_s (now {budget:g} s) in the endpoint settings, or "
+                    "check that the server is up and within its rate limits; re-running resumes "
+                    "where the run stopped",
+                ) from problem
+            self._sleep(wait)
+            spent += wait
         raise TransportFailure(
             f"no answer after {attempts} attempts ({type(problem).__name__}: {_short(problem)})",
-            where=f"model {self.model} at {self.settings.base_url or 'provider default'}",
+            where=f"model {self.model} at {settings.base_url or 'provider default'}",
             fix="check that the server is up; re-running resumes where the run stopped",
         )
 
@@ -181,7 +217,7 @@ class ServedClient:
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             return list(pool.map(self.complete, requests))
 
-    def _call(self, request: CompletionRequest) -> Completion:
+    def _call(self, request: CompletionRequest, *, timeout: float) -> Completion:
         import litellm
 
         litellm.suppress_debug_info = True
@@ -190,8 +226,19 @@ class ServedClient:
             "messages": [{"role": r, "content": c} for r, c in request.messages],
             "max_tokens": request.generation.max_new_tokens,
             "temperature": request.generation.temperature,
-            "timeout": self.settings.timeout_s,
-            "num_retries": 0,  # retries are ours, so that empty bodies are retried too
+            "timeout": timeout,
+            # Retries are ours (so that empty bodies are retried too, and Retry-After and the
+            # retry budget are honoured once). num_retries=0 keeps litellm's own retry wrapper
+            # off (litellm/utils.py, client(): `kwargs.get("num_retries") or litellm.num_retries`)
+            # and, as litellm/main.py completion() sets max_retries = num_retries, is what reaches
+            # the OpenAI SDK client of openai/ models (litellm/llms/openai/openai.py,
+            # OpenAIChatCompletion.completion() pops "max_retries" with a default of 2, and
+            # _get_openai_client() builds OpenAI(max_retries=...)); that SDK would otherwise retry
+            # twice more on its own (openai/_base_client.py, _should_retry and
+            # _calculate_retry_timeout). max_retries=0 says the same again, explicitly.
+            # hosted_vllm/ models go through litellm's own HTTP handler, which does not retry.
+            "num_retries": 0,
+            "max_retries": 0,
             "stream": False,  # log-probs with streaming are unreliable in litellm
         }
         if self.settings.base_url:
@@ -285,6 +332,78 @@ def _usage(usage: Any) -> dict[str, Any]:
         if isinstance(v, int):
             out[k] = v
     return out
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The seconds a failed try's server asked us to wait before the next (`Retry-After`, as
+    seconds or an HTTP date, or the OpenAI-style `retry-after-ms`), or None when it said nothing.
+    The longest wait found anywhere on the exception or its causes wins.
+
+    Where litellm keeps the headers (litellm 1.110, checked with loopback requests): every mapped
+    exception gets `litellm_response_headers`
+    (litellm/litellm_core_utils/exception_mapping_utils.py, _get_response_headers() and
+    exception_type()); `.response` is the real httpx.Response for openai/ models, but for
+    hosted_vllm/ models it is a stand-in with no headers, so both are read."""
+    found: list[float] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for headers in _header_sets(current):
+            asked = _asked_wait(headers)
+            if asked is not None:
+                found.append(asked)
+        current = current.__cause__ or current.__context__
+    return max(found) if found else None
+
+
+def _header_sets(exc: BaseException) -> list[Mapping[str, Any]]:
+    out = []
+    for get in (
+        lambda: getattr(exc, "litellm_response_headers", None),
+        lambda: getattr(exc, "headers", None),
+        lambda: getattr(getattr(exc, "response", None), "headers", None),
+    ):
+        try:
+            headers = get()
+        except Exception:  # a provider's exception property may itself fail
+            continue
+        if headers is not None and hasattr(headers, "items"):
+            out.append(headers)
+    return out
+
+
+def _asked_wait(headers: Mapping[str, Any]) -> float | None:
+    lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}
+    waits = []
+    if (ms := _number(lower.get("retry-after-ms"))) is not None:
+        waits.append(ms / 1000)
+    if (value := lower.get("retry-after")) is not None:
+        seconds = _number(value)
+        if seconds is None:
+            seconds = _seconds_until(value)
+        if seconds is not None:
+            waits.append(seconds)
+    # A date in the past means "now"; nonsense (NaN) is no answer; infinity stays (never retry).
+    waits = [max(w, 0.0) for w in waits if not math.isnan(w)]
+    return max(waits) if waits else None
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except ValueError:
+        return None
+
+
+def _seconds_until(http_date: str) -> float | None:
+    """An HTTP date (RFC 9110 §10.2.3) as seconds from now, read as openai/_base_client.py
+    _parse_retry_after_header does; a date without a zone is taken as UTC."""
+    try:
+        parts = email.utils.parsedate_tz(http_date)
+        return None if parts is None else email.utils.mktime_tz(parts) - time.time()
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None
 
 
 def _short(exc: BaseException) -> str:

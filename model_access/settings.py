@@ -45,3 +45,10 @@ class EndpointSettings(DataModel):
     max_retries: int = Field(4, ge=0, le=20, description="tries after the first")
     backoff_s: float = Field(1.0, ge=0, le=600, description="first retry delay, doubled per try")
     concurrency: int = Field(4, ge=1, le=1024, description="requests in flight at once")
+    retry_budget_s: float = Field(
+        600.0,
+        gt=0,
+        le=86400,
+        description="seconds one call may spend across all its tries and waits between them; "
+        "a retry whose wait (backoff or the server's Retry-After) would pass it is not made",
+    )

@@ -31,7 +31,12 @@ class SteerSettings(DataModel):
     the raw mean difference. positions: which tokens get the addition."""
 
     layers: list[Layer] = Field(min_length=1, description="decoder blocks to steer")
-    strength: float = Field(description="multiple of the residual norm (relative) or raw vector")
+    strength: float = Field(
+        ge=-100,
+        le=100,
+        allow_inf_nan=False,
+        description="multiple of the residual norm (relative) or raw vector",
+    )
     scale: Scale = "relative"
     positions: Positions = "response"
 
@@ -59,7 +64,9 @@ class CalibrationRule(DataModel):
 
     judge: Slug = Field(description="id of one of the design's [[judges]]")
     layers: list[Layer] = Field(min_length=1)
-    strengths: list[float] = Field(min_length=1)
+    strengths: list[Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)]] = Field(
+        min_length=1
+    )
     floor: float = Field(60.0, ge=0, le=100, description="minimum mean coherence (0–100)")
     prompts: int | None = Field(None, ge=1, description="held-out prompts to use (default all)")
     scale: Scale = "relative"

@@ -1,6 +1,7 @@
 """A local stand-in for an OpenAI-compatible server (like vLLM) on loopback, so the real HTTP,
 litellm and parsing code runs in tests. Behaviour is a plain function: request JSON in,
-(status, response JSON) out; every request is recorded."""
+(status, response JSON) out, or (status, response JSON, extra response headers) for a server that
+sends headers such as Retry-After; every request is recorded."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Handler = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+Handler = Callable[
+    [dict[str, Any]],
+    tuple[int, dict[str, Any]] | tuple[int, dict[str, Any], dict[str, str]],
+]
 
 
 def chat_response(
@@ -63,11 +67,14 @@ def serve(handler: Handler) -> Iterator[FakeServer]:
             body = json.loads(self.rfile.read(length) or b"{}")
             state.requests.append(body)
             state.headers.append(dict(self.headers))
-            status, payload = state.handler(body)
+            status, payload, *rest = state.handler(body)
+            extra: dict[str, str] = rest[0] if rest else {}
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in extra.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 

@@ -193,3 +193,20 @@ def test_total_transport_failure_stops_with_nothing_stored_for_it(tmp_path, tiny
     store = Store(tmp_path / "store.sqlite", (EntryRow, ReplyRow))
     assert store.count("replies") == 0
     assert store.count("entries") == 4  # entries written before the failure are kept
+
+
+def test_entries_and_replies_cut_by_the_token_cap_are_flagged(tmp_path, tiny_model):
+    cut = chat_response("A reply that went on and", finish_reason="length")
+    with serve(lambda req: (200, cut)) as s:
+        store, _ = run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
+    entries = store.db.execute("SELECT flag, new_tokens, call_key FROM entries").fetchall()
+    import json
+
+    for flag, new_tokens, key in entries:
+        result = json.loads(
+            store.db.execute("SELECT result FROM calls WHERE key=?", (key,)).fetchone()[0]
+        )
+        assert flag == (None if result["stopped_at_eos"] else "truncated")
+        assert new_tokens <= 6
+    assert any(flag == "truncated" for flag, _, _ in entries)  # 6 tokens rarely reach EOS
+    assert {f for (f,) in store.db.execute("SELECT flag FROM replies")} == {"truncated"}

@@ -85,6 +85,9 @@ class EchoKind:
             )
             yield Task("answer", cell.id, "friendly", "yes_no", prompt, ref)
 
+    def input_files(self, design):
+        return []
+
     def manifest(self, run):
         return {}
 

@@ -101,7 +101,10 @@ def test_texts_must_not_be_blank(tmp_path):
 def test_unknown_tables_and_keys_are_refused(tmp_path):
     path = _broken(tmp_path, "[heuristic]", "[heuristics]")
     message = _error(path)
-    assert message.startswith(f"{path} heuristics: unknown field") and "spelling" in message
+    assert (
+        message.startswith(f"{path} heuristics: unknown field")
+        and "did you mean 'heuristic'" in message
+    )
     path = _broken(tmp_path, "[evaluation]", "[evaluation]\ntemperature = 0.7")
     assert _error(path).startswith(f"{path} evaluation.temperature: unknown field")
 

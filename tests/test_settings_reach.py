@@ -279,6 +279,8 @@ SETTINGS_PROOFS: dict[type, dict[str, str]] = {
         "timeout_s": HERE + "test_timeout_gives_up_on_a_server_that_hangs",
         "max_retries": HERE + "test_max_retries_and_backoff_are_obeyed",
         "backoff_s": HERE + "test_max_retries_and_backoff_are_obeyed",
+        "retry_budget_s": "tests/test_served.py::"
+        "test_the_retry_budget_stops_a_call_whose_waits_would_pass_it",
     },
 }
 # The fields that are not inside a settings object, each with the test that shows it acting.

@@ -17,6 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     check = verbs.add_parser("check", help="validate a design; exit 2 with one message if wrong")
     check.add_argument("file")
+    check.add_argument(
+        "--no-probe", action="store_true", help="don't send served judges their probe request"
+    )
     check.set_defaults(handler=run_check)
     exp = verbs.add_parser("expand", help="print the cells a design expands into")
     exp.add_argument("file")
@@ -28,8 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from experiments.preflight import preflight
+
     design = load_design(args.file)
-    cells = design.kind.cells(design, profile_ids(design))
+    cells = design.kind.cells(design, preflight(design, probe=not args.no_probe))
     print(
         f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
         f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"

@@ -9,7 +9,9 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write DIR/report/findings.md from a run folder")
     p.add_argument("dir")
-    p.add_argument("--resamples", type=int, help="bootstrap resamples (default: the design's)")
+    p.add_argument(
+        "--resamples", type=int, help="bootstrap resamples, at least 100 (default: the design's)"
+    )
     p.set_defaults(handler=run_report)
 
 
@@ -20,21 +22,19 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def make_report(folder: Path, *, resamples: int | None = None) -> Path:
-    from experiments.design import load_design
-    from experiments.runfolder import read_locked_sha
-    from experiments.store import Store
+    from experiments.runfolder import open_run_folder
     from foundation.errors import LabError
 
-    sha = read_locked_sha(folder)
-    design = load_design(folder / "design.toml")
-    if design.sha256 != sha:
+    if resamples is not None and resamples < 100:
         raise LabError(
-            "design.toml no longer matches design.sha256",
-            where=str(folder),
-            fix="restore the locked design; it must not change after data exist",
+            f"--resamples {resamples} is too few for an interval",
+            where="--resamples",
+            fix="use at least 100 (the design's own count when left out)",
         )
-    store = Store(folder / "store.sqlite", design.kind.row_types)
+    run = open_run_folder(folder)
     try:
-        return design.kind.report(folder, store, design, resamples or design.resamples)
+        return run.design.kind.report(
+            folder, run.store, run.design, resamples or run.design.resamples
+        )
     finally:
-        store.close()
+        run.store.close()

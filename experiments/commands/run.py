@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 
 from experiments.design import load_design
-from experiments.runfolder import read_locked_sha, read_manifest
-from experiments.store import Store
+from experiments.runfolder import open_run_folder
 from foundation.errors import LabError
 
 
@@ -19,6 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_run)
     s = sub.add_parser("status", help="what a run folder holds")
     s.add_argument("dir")
+    s.add_argument(
+        "--verify",
+        action="store_true",
+        help="full check: SQLite integrity check of the store, every locked input unchanged",
+    )
     s.set_defaults(handler=run_status)
     e = sub.add_parser("export", help="export a run's tables to Parquet")
     e.add_argument("dir")
@@ -38,36 +42,27 @@ def run_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(folder: Path) -> Store:
-    read_locked_sha(folder)
-    path = folder / "store.sqlite"
-    if not path.exists():
-        raise LabError(
-            "run folder has no store.sqlite", where=str(folder), fix="run the design first"
-        )
-    return Store(path)
-
-
 def run_status(args: argparse.Namespace) -> int:
-    folder = Path(args.dir)
-    store = _open(folder)
-    manifest = read_manifest(folder)
-    design = manifest.get("design", {})
-    print(f"{folder}: design {design.get('name')} sha256 {read_locked_sha(folder)[:12]}…")
-    tables = [t for t in store.tables() if t != "meta"]
-    for table in tables:
-        print(f"  {table:10s} {store.count(table)}")
-    flags: dict[str, int] = {}
-    for table in tables:
-        columns = {r[1] for r in store.db.execute(f"PRAGMA table_info({table})")}
-        if "flag" in columns:
-            for flag, n in store.db.execute(
-                f"SELECT flag, COUNT(*) FROM {table} WHERE flag IS NOT NULL GROUP BY flag"
-            ):
-                flags[f"{table}:{flag}"] = n
-    unreadable = store.db.execute("SELECT COUNT(*) FROM judgments WHERE readable=0").fetchone()[0]
-    print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
-    store.close()
+    run = open_run_folder(Path(args.dir), verify=args.verify)
+    store = run.store
+    try:
+        print(f"{run.folder}: design {run.design.name} sha256 {run.design.sha256[:12]}…")
+        tables = [t for t in store.tables() if t != "meta"]
+        for table in tables:
+            print(f"  {table:10s} {store.count(table)}")
+        flags: dict[str, int] = {}
+        for table in tables:
+            columns = {r[1] for r in store.db.execute(f"PRAGMA table_info({table})")}
+            if "flag" in columns:
+                for flag, n in store.db.execute(
+                    f"SELECT flag, COUNT(*) FROM {table} WHERE flag IS NOT NULL GROUP BY flag"
+                ):
+                    flags[f"{table}:{flag}"] = n
+        unreadable = store.count_where("judgments", "readable=0")
+        print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
+        print(f"  {run.integrity}; design and every locked input unchanged")
+    finally:
+        store.close()
     return 0
 
 
@@ -75,11 +70,14 @@ def run_export(args: argparse.Namespace) -> int:
     from experiments.export import export_tables
 
     folder = Path(args.dir)
-    store = _open(folder)
+    target = Path(args.to) if args.to else folder / "export"
+    if target.exists() and not target.is_dir():
+        raise LabError("--to is a file", where=str(target), fix="name a folder (new or existing)")
+    run = open_run_folder(folder)
     try:
-        written = export_tables(store, Path(args.to) if args.to else folder / "export")
+        written = export_tables(run.store, target)
     finally:
-        store.close()
+        run.store.close()
     for path in written:
         print(path)
     return 0

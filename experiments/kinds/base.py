@@ -82,6 +82,10 @@ class ExperimentKind(Protocol):
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         """Every judgment the design asks of each judge, in a fixed order."""
 
+    def input_files(self, design: Design) -> list[Path]:
+        """The lab data files the kind's results depend on (role cards, patterns, templates,
+        rubric...): locked into the run folder by hash, so a changed one is refused."""
+
     def manifest(self, run: RunContext) -> dict[str, Any]:
         """Data-file hashes and settings the kind adds to the manifest."""
 

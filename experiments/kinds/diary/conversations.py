@@ -121,9 +121,16 @@ def _entry_row(cell: Cell, k: int, writer: Writer, result: Mapping[str, Any], ke
         entry_index=k,
         text=text,
         new_tokens=result.get("new_tokens"),
-        flag=None if text else "empty",
+        flag=_entry_flag(text, result),
         call_key=key,
     )
+
+
+def _entry_flag(text: str, result: Mapping[str, Any]) -> str | None:
+    """Stored as written, flagged: an empty entry, or one the token cap cut off."""
+    if not text:
+        return "empty"
+    return None if result.get("stopped_at_eos", True) else "truncated"
 
 
 def write_replies(

@@ -73,6 +73,25 @@ class DiaryKind:
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         return diary_tasks(run.store, _spec(run.design), run.cells)
 
+    def input_files(self, design: Design) -> list[Path]:
+        from chatbots.refusals import REFUSALS_FILE
+        from diarists.cards import CARDS_DIR
+        from diarists.patterns import PATTERNS_DIR
+        from diarists.templates import TEMPLATES_DIR
+        from rubric.behavior import RUBRIC_FILE
+        from rubric.prompts import TEMPLATES_DIR as JUDGE_TEMPLATES
+
+        spec = _spec(design)
+        patterns = {*spec.scores.pattern_ids, *(p.pattern for p in spec.profiles)}
+        return [
+            TEMPLATES_DIR / "entry.toml",
+            *(CARDS_DIR / f"{c}.toml" for c in spec.cast.diarist_ids),
+            *(PATTERNS_DIR / f"{p}.toml" for p in sorted(patterns)),
+            RUBRIC_FILE,
+            *sorted(JUDGE_TEMPLATES.glob("*.toml")),
+            REFUSALS_FILE,
+        ]
+
     def manifest(self, run: RunContext) -> dict[str, Any]:
         writer = self._writer(run)
         return {

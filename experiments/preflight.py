@@ -1,0 +1,77 @@
+"""The complete check of a design before anything is claimed, shared by `design check` and the
+start of `run`: the schema (ranges of every setting, every name a hypothesis uses) has passed
+when the design loaded; here every profile file and vector, every model name, every key
+variable, and a probe of every served judge (one yes/no reading: the server answers and returns
+log-probabilities). A design that fails here leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
+from experiments.design import Design
+from experiments.profile_making import profile_ids
+from foundation.errors import LabError
+from model_access.loading import resolve
+from rubric.judge_base import Judge
+from rubric.judges import LocalJudgeSpec, ServedJudgeSpec, build_judge, default_load_local
+from rubric.prompts import JudgePrompt
+
+PROBE = JudgePrompt.chat(
+    [{"role": "user", "content": "Is the sky above the ground? Answer yes or no."}],
+    prefill="Answer:",
+)
+
+
+def preflight(design: Design, *, probe: bool = True) -> list[str]:
+    """Raise the first problem as a LabError; returns the profile ids in design order."""
+    ids = profile_ids(design)
+    spec = design.spec
+    where = str(design.path)
+    _model(spec.diarist_model.model, f"{where} diarist_model.model")
+    for i, bot in enumerate(spec.chatbots):
+        at = f"{where} chatbots[{i}]"
+        if isinstance(bot, LocalChatbotSpec):
+            _model(bot.model, f"{at}.model")
+        elif isinstance(bot, ServedChatbotSpec):
+            _key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
+    for i, judge in enumerate(spec.judges):
+        at = f"{where} judges[{i}]"
+        if isinstance(judge, LocalJudgeSpec):
+            _model(judge.model, f"{at}.model")
+            continue
+        _key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
+        if judge.tokenizer:
+            _model(judge.tokenizer, f"{at}.tokenizer")
+        if probe:
+            _probe(judge, at, lambda j=judge: build_judge(j, default_load_local))  # type: ignore[misc]
+    return ids
+
+
+def _model(name: str, where: str) -> None:
+    try:
+        resolve(name)
+    except LabError as exc:
+        raise LabError(str(exc).split(" — fix: ")[0], where=where, fix=exc.fix) from None
+
+
+def _key(name: str | None, where: str) -> None:
+    if name and not os.environ.get(name):
+        raise LabError(
+            f"environment variable {name} is not set",
+            where=where,
+            fix=f"export {name}=<your key> before running (the design names the variable only)",
+        )
+
+
+def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> None:
+    try:
+        make().read_yes_no(PROBE, floor=0.0)
+    except LabError as exc:
+        raise LabError(
+            f"the judge failed its probe: {exc}",
+            where=where,
+            fix="start the server (or fix endpoint.base_url), serve the judge with "
+            "log-probabilities, or skip probes with `design check --no-probe`",
+        ) from None

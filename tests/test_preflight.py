@@ -1,0 +1,89 @@
+"""`design check` and the start of `run` make the same complete check before anything is
+claimed: models resolvable, key variables set, served judges passing their probe. A design that
+fails leaves nothing behind."""
+
+from __future__ import annotations
+
+import socket
+
+from experiments.cli import main
+from tests.fake_judge_server import judge_handler
+from tests.fake_openai import chat_response, serve
+from tests.lab_fixtures import design_text
+
+SERVED_JUDGE = """
+[[judges]]
+id = "served"
+kind = "openai-compatible"
+model = "openai/fake-judge"
+endpoint = {{ base_url = "{url}", max_retries = 0, timeout_s = 5 }}
+"""
+KEYED_CHATBOT = """
+[[chatbots]]
+id = "thanks"
+kind = "fixed"
+
+[[chatbots]]
+id = "api"
+kind = "litellm"
+model = "openai/x"
+endpoint = { api_key_env = "DIARYLAB_UNSET_KEY_FOR_TESTS" }
+"""
+
+
+def closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def both_refuse(tmp_path, text, capsys, message, *, check_args=()):
+    design = tmp_path / "design.toml"
+    design.write_text(text)
+    out = tmp_path / "run"
+    assert main(["design", "check", str(design), *check_args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert main(["run", str(design), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert not out.exists()  # nothing claimed, nothing written
+
+
+def test_a_judge_whose_server_is_down_fails_its_probe(tmp_path, tiny_model_folder, capsys):
+    judges = SERVED_JUDGE.format(url=closed_port_url())
+    text = design_text(tiny_model_folder, None, judges=judges)
+    both_refuse(tmp_path, text, capsys, "judges[0]: the judge failed its probe")
+
+
+def test_a_judge_without_log_probabilities_fails_its_probe(tmp_path, tiny_model_folder, capsys):
+    with serve(lambda body: (200, chat_response("yes"))) as server:
+        judges = SERVED_JUDGE.format(url=server.base_url)
+        text = design_text(tiny_model_folder, None, judges=judges)
+        both_refuse(tmp_path, text, capsys, "no log-probabilities")
+
+
+def test_a_judge_that_answers_passes_and_no_probe_skips(tmp_path, tiny_model, tiny_model_folder):
+    with serve(judge_handler(tiny_model, mode="openai")) as server:
+        design = tmp_path / "design.toml"
+        judges = SERVED_JUDGE.format(url=server.base_url)
+        design.write_text(design_text(tiny_model_folder, None, judges=judges))
+        assert main(["design", "check", str(design)]) == 0
+        assert len(server.requests) == 1 and server.requests[0]["logprobs"] is True
+        assert main(["design", "check", str(design), "--no-probe"]) == 0
+        assert len(server.requests) == 1
+
+
+def test_an_unset_key_variable_is_refused(tmp_path, tiny_model_folder, capsys, monkeypatch):
+    monkeypatch.delenv("DIARYLAB_UNSET_KEY_FOR_TESTS", raising=False)
+    text = design_text(tiny_model_folder, None, chatbots=KEYED_CHATBOT)
+    both_refuse(tmp_path, text, capsys, "DIARYLAB_UNSET_KEY_FOR_TESTS is not set")
+
+
+def test_a_model_that_cannot_be_found_is_refused(tmp_path, tiny_model_folder, capsys):
+    text = design_text(tiny_model_folder, None).replace(
+        f'[diarist_model]\nmodel = "{tiny_model_folder}"',
+        f'[diarist_model]\nmodel = "{tmp_path}/gone"',
+    )
+    both_refuse(tmp_path, text, capsys, "diarist_model.model")

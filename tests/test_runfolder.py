@@ -1,0 +1,149 @@
+"""Run folders: every input locked whole at the first run (a changed profile, vector, role card
+or template is refused, naming the file), the manifest written once, and one routine opening a
+folder for status, report and export that refuses what is not a sound run folder — creating
+nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from experiments.cli import main
+from experiments.design import load_design
+from experiments.runner import run_design
+from tests.lab_fixtures import design_text, make_profile
+
+CHATBOT = """
+[[chatbots]]
+id = "thanks"
+kind = "fixed"
+"""
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, tiny_model_folder):
+    """A small finished run (fixed replies, local tiny judge) and its inputs."""
+    folder = tmp_path_factory.mktemp("runfolder")
+    profile = make_profile(folder, tiny_model_folder)
+    text = design_text(
+        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=CHATBOT
+    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    design = folder / "design.toml"
+    design.write_text(text)
+    run = folder / "run"
+    run_design(load_design(design), run, progress=False)
+    return folder, design, profile, run
+
+
+def copy_run(finished, tmp_path):
+    folder, design, profile, run = finished
+    target = tmp_path / "run"
+    shutil.copytree(run, target)
+    return target
+
+
+def test_inputs_are_locked_with_their_hashes(finished):
+    _, _, profile, run = finished
+    locked = json.loads((run / "inputs.json").read_text())
+    names = list(locked)
+    assert str(profile.resolve()) in names
+    assert any(n.endswith("tiny-social_isolation.safetensors") for n in names)
+    assert "diarists/cards/amara.toml" in names and "rubric/behavior_rubric.toml" in names
+    assert "diarists/templates/entry.toml" in names and "chatbots/refusals.toml" in names
+
+
+def test_a_changed_profile_is_refused_by_run_status_report_and_export(finished, tmp_path, capsys):
+    folder, design, profile, run = finished
+    original = profile.read_text()
+    try:
+        profile.write_text(original.replace("strength = 0.8", "strength = 3.0"))
+        for argv in (
+            ["run", str(design), "--out", str(run), "--no-progress"],
+            ["status", str(run)],
+            ["report", str(run)],
+            ["export", str(run), "--to", str(tmp_path / "export")],
+        ):
+            assert main(argv) == 2, argv
+            err = capsys.readouterr().err
+            assert "changed since it started" in err and str(profile.resolve()) in err, err
+        assert not (tmp_path / "export").exists()
+    finally:
+        profile.write_text(original)
+    assert main(["status", str(run)]) == 0
+
+
+def test_manifest_is_written_once_and_resumes_are_recorded(finished, tmp_path):
+    _, design, _, _ = finished
+    run = copy_run(finished, tmp_path)
+    before = (run / "manifest.json").read_bytes()
+    summary = run_design(load_design(design), run, progress=False)
+    assert summary.calls_made == 0
+    assert (run / "manifest.json").read_bytes() == before
+    resumes = (run / "resumes.jsonl").read_text().splitlines()
+    assert len(resumes) == 1 and "resumed" in json.loads(resumes[0])
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda run: (run / "design.sha256").write_text(""), "does not hold a sha256"),
+        (lambda run: (run / "design.sha256").unlink(), "not a run folder"),
+        (lambda run: (run / "manifest.json").write_text("{not json"), "manifest.json is unread"),
+        (lambda run: (run / "inputs.json").write_text("[1, 2]"), "not a map of file"),
+        (lambda run: (run / "store.sqlite").unlink(), "has no store.sqlite"),
+        (
+            lambda run: (run / "store.sqlite").write_bytes(
+                (run / "store.sqlite").read_bytes()[:2048]
+            ),
+            "the store is damaged",
+        ),
+        (lambda run: (run / "store.sqlite").write_bytes(b"x" * 4096), "the store is damaged"),
+        (
+            lambda run: (run / "design.toml").write_text(
+                (run / "design.toml").read_text() + "\n# edited\n"
+            ),
+            "no longer matches design.sha256",
+        ),
+    ],
+)
+def test_a_damaged_run_folder_is_one_clear_error_for_every_command(
+    finished, tmp_path, capsys, damage, message
+):
+    run = copy_run(finished, tmp_path)
+    for extra in ("store.sqlite-wal", "store.sqlite-shm"):
+        (run / extra).unlink(missing_ok=True)
+    damage(run)
+    listing = sorted(p.name for p in run.iterdir())
+    for argv in (["status", str(run)], ["report", str(run)], ["export", str(run)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in run.iterdir()) == listing  # nothing created
+
+
+def test_status_verify_runs_the_full_check(finished, capsys):
+    _, _, _, run = finished
+    assert main(["status", str(run), "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert "integrity check ok" in out and "every locked input unchanged" in out
+
+
+def test_export_to_a_file_and_too_few_resamples_are_refused(finished, tmp_path, capsys):
+    _, _, _, run = finished
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    assert main(["export", str(run), "--to", str(target)]) == 2
+    assert "--to is a file" in capsys.readouterr().err
+    assert main(["report", str(run), "--resamples", "0"]) == 2
+    assert "too few" in capsys.readouterr().err
+
+
+def test_out_that_is_a_file_is_refused_before_anything(finished, tmp_path, capsys):
+    _, design, _, _ = finished
+    target = tmp_path / "file"
+    target.write_text("x")
+    assert main(["run", str(design), "--out", str(target), "--no-progress"]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert target.read_text() == "x"
