@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 
 from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
-from experiments.analysis.hypotheses import Hypothesis
+from experiments.analysis.hypothesis_schema import Hypothesis
 from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, file_sha256, load_toml
 from foundation.datafiles import validate as validate_data
 from foundation.errors import LabError

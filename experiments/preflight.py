@@ -24,8 +24,9 @@ PROBE = JudgePrompt.chat(
 )
 
 
-def preflight(design: Design, *, probe: bool = True) -> list[str]:
-    """Raise the first problem as a LabError; returns the profile ids in design order."""
+def preflight(design: Design, *, environment: bool = True) -> list[str]:
+    """Raise the first problem as a LabError; returns the profile ids in design order. With
+    environment=False only what the files show is checked (no key variables, no probes)."""
     ids = profile_ids(design)
     spec = design.spec
     where = str(design.path)
@@ -34,17 +35,15 @@ def preflight(design: Design, *, probe: bool = True) -> list[str]:
         at = f"{where} chatbots[{i}]"
         if isinstance(bot, LocalChatbotSpec):
             _model(bot.model, f"{at}.model")
-        elif isinstance(bot, ServedChatbotSpec):
+        elif isinstance(bot, ServedChatbotSpec) and environment:
             _key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
     for i, judge in enumerate(spec.judges):
         at = f"{where} judges[{i}]"
         if isinstance(judge, LocalJudgeSpec):
             _model(judge.model, f"{at}.model")
             continue
-        _key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
-        if judge.tokenizer:
-            _model(judge.tokenizer, f"{at}.tokenizer")
-        if probe:
+        if environment:
+            _key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
             _probe(judge, at, lambda j=judge: build_judge(j, default_load_local))  # type: ignore[misc]
     return ids
 
@@ -72,6 +71,6 @@ def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> None
         raise LabError(
             f"the judge failed its probe: {exc}",
             where=where,
-            fix="start the server (or fix endpoint.base_url), serve the judge with "
-            "log-probabilities, or skip probes with `design check --no-probe`",
+            fix="start the server (or fix endpoint.base_url) and serve the judge with "
+            "log-probabilities; `design check --offline` checks the files alone",
         ) from None

@@ -8,20 +8,35 @@ belongs in cache keys."""
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from foundation.errors import LabError
-from model_access.settings import EndpointSettings, GenerationSettings
+from model_access.completions import (
+    Completion,
+    CompletionRequest,
+    EmptyResponse,
+    TokenLogprob,
+    parse_response,
+)
+from model_access.retry_after import retry_after_s
+from model_access.settings import EndpointSettings
+
+__all__ = [
+    "Completion",
+    "CompletionRequest",
+    "EmptyResponse",
+    "ServedClient",
+    "TokenLogprob",
+    "TransportFailure",
+    "retry_after_s",
+]
 
 # litellm fetches a price list over the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -46,89 +61,8 @@ USER_FIXABLE = (
 )
 
 
-@dataclass(frozen=True)
-class CompletionRequest:
-    messages: tuple[tuple[str, str], ...]  # (role, content)
-    generation: GenerationSettings
-    seed: int | None = None
-    top_logprobs: int = 0  # 0: no log-probabilities asked
-    extra_body: str = "{}"  # JSON; server-specific options such as vLLM's continue_final_message
-
-    @staticmethod
-    def of(messages: Sequence[Mapping[str, str]], **kwargs: Any) -> CompletionRequest:
-        extra = kwargs.pop("extra_body", None) or {}
-        return CompletionRequest(
-            messages=tuple((m["role"], m["content"]) for m in messages),
-            extra_body=json.dumps(extra, sort_keys=True),
-            **kwargs,
-        )
-
-    def key_fields(self) -> dict[str, Any]:
-        """Everything that determines the result, for cache keys (with the model name)."""
-        return {
-            "messages": [list(m) for m in self.messages],
-            "generation": self.generation.key(),
-            "seed": self.seed,
-            "top_logprobs": self.top_logprobs,
-            "extra_body": json.loads(self.extra_body),
-        }
-
-
-@dataclass(frozen=True)
-class TokenLogprob:
-    token: str
-    logprob: float
-    top: tuple[tuple[str, float], ...] = ()
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    finish_reason: str | None
-    logprobs: tuple[TokenLogprob, ...] | None
-    served_model: str | None = None
-    refusal: bool = False
-    raw_usage: dict[str, Any] = field(default_factory=dict)
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "finish_reason": self.finish_reason,
-            "logprobs": None
-            if self.logprobs is None
-            else [
-                {"token": t.token, "logprob": t.logprob, "top": [list(p) for p in t.top]}
-                for t in self.logprobs
-            ],
-            "served_model": self.served_model,
-            "refusal": self.refusal,
-            "usage": self.raw_usage,
-        }
-
-    @staticmethod
-    def from_record(record: Mapping[str, Any]) -> Completion:
-        lps = record.get("logprobs")
-        return Completion(
-            text=record["text"],
-            finish_reason=record.get("finish_reason"),
-            logprobs=None
-            if lps is None
-            else tuple(
-                TokenLogprob(t["token"], t["logprob"], tuple((a, b) for a, b in t["top"]))
-                for t in lps
-            ),
-            served_model=record.get("served_model"),
-            refusal=bool(record.get("refusal")),
-            raw_usage=dict(record.get("usage") or {}),
-        )
-
-
 class TransportFailure(LabError):
     """The server could not be reached or kept answering with nothing, after every retry."""
-
-
-class EmptyResponse(Exception):
-    """A response without a body: a transport problem, retried, never stored as model output."""
 
 
 class ServedClient:
@@ -261,7 +195,7 @@ class ServedClient:
         if extra:
             kwargs["extra_body"] = extra
         response = litellm.completion(**kwargs)
-        return _parse(response)
+        return parse_response(response)
 
     def _key(self) -> str | None:
         name = self.settings.api_key_env
@@ -275,135 +209,6 @@ class ServedClient:
                 fix=f"export {name}=<your key> before running",
             )
         return value
-
-
-def _parse(response: Any) -> Completion:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        raise EmptyResponse("response has no choices")
-    choice = choices[0]
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None)
-    finish = getattr(choice, "finish_reason", None)
-    refusal_text = getattr(message, "refusal", None)
-    if text is None and not refusal_text:
-        raise EmptyResponse(f"response has no content (finish_reason={finish})")
-    logprobs = None
-    lp = getattr(choice, "logprobs", None)
-    content = getattr(lp, "content", None) if lp is not None else None
-    if content is None and isinstance(lp, dict):
-        content = lp.get("content")
-    if content:
-        logprobs = tuple(_token(t) for t in content)
-    usage = getattr(response, "usage", None)
-    return Completion(
-        text=text if text is not None else str(refusal_text),
-        finish_reason=finish,
-        logprobs=logprobs,
-        served_model=getattr(response, "model", None),
-        refusal=bool(refusal_text) or finish == "content_filter",
-        raw_usage=_usage(usage),
-    )
-
-
-def _token(item: Any) -> TokenLogprob:
-    get = item.get if isinstance(item, dict) else lambda k, d=None: getattr(item, k, d)
-    top = get("top_logprobs") or []
-    pairs = []
-    for t in top:
-        tget = t.get if isinstance(t, dict) else lambda k, d=None, t=t: getattr(t, k, d)
-        pairs.append((str(tget("token")), _logprob(tget("logprob"))))
-    return TokenLogprob(str(get("token")), _logprob(get("logprob")), tuple(pairs))
-
-
-def _logprob(value: Any) -> float:
-    # A missing value must not read as log 0 = probability 1.
-    if value is None:
-        raise EmptyResponse("a token in the response has no log-probability")
-    return float(value)
-
-
-def _usage(usage: Any) -> dict[str, Any]:
-    if usage is None:
-        return {}
-    out = {}
-    for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
-        v = usage.get(k) if isinstance(usage, dict) else getattr(usage, k, None)
-        if isinstance(v, int):
-            out[k] = v
-    return out
-
-
-def retry_after_s(exc: BaseException) -> float | None:
-    """The seconds a failed try's server asked us to wait before the next (`Retry-After`, as
-    seconds or an HTTP date, or the OpenAI-style `retry-after-ms`), or None when it said nothing.
-    The longest wait found anywhere on the exception or its causes wins.
-
-    Where litellm keeps the headers (litellm 1.110, checked with loopback requests): every mapped
-    exception gets `litellm_response_headers`
-    (litellm/litellm_core_utils/exception_mapping_utils.py, _get_response_headers() and
-    exception_type()); `.response` is the real httpx.Response for openai/ models, but for
-    hosted_vllm/ models it is a stand-in with no headers, so both are read."""
-    found: list[float] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        for headers in _header_sets(current):
-            asked = _asked_wait(headers)
-            if asked is not None:
-                found.append(asked)
-        current = current.__cause__ or current.__context__
-    return max(found) if found else None
-
-
-def _header_sets(exc: BaseException) -> list[Mapping[str, Any]]:
-    out = []
-    for get in (
-        lambda: getattr(exc, "litellm_response_headers", None),
-        lambda: getattr(exc, "headers", None),
-        lambda: getattr(getattr(exc, "response", None), "headers", None),
-    ):
-        try:
-            headers = get()
-        except Exception:  # a provider's exception property may itself fail
-            continue
-        if headers is not None and hasattr(headers, "items"):
-            out.append(headers)
-    return out
-
-
-def _asked_wait(headers: Mapping[str, Any]) -> float | None:
-    lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}
-    waits = []
-    if (ms := _number(lower.get("retry-after-ms"))) is not None:
-        waits.append(ms / 1000)
-    if (value := lower.get("retry-after")) is not None:
-        seconds = _number(value)
-        if seconds is None:
-            seconds = _seconds_until(value)
-        if seconds is not None:
-            waits.append(seconds)
-    # A date in the past means "now"; nonsense (NaN) is no answer; infinity stays (never retry).
-    waits = [max(w, 0.0) for w in waits if not math.isnan(w)]
-    return max(waits) if waits else None
-
-
-def _number(value: str | None) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except ValueError:
-        return None
-
-
-def _seconds_until(http_date: str) -> float | None:
-    """An HTTP date (RFC 9110 §10.2.3) as seconds from now, read as openai/_base_client.py
-    _parse_retry_after_header does; a date without a zone is taken as UTC."""
-    try:
-        parts = email.utils.parsedate_tz(http_date)
-        return None if parts is None else email.utils.mktime_tz(parts) - time.time()
-    except (TypeError, ValueError, OverflowError, IndexError):
-        return None
 
 
 def _short(exc: BaseException) -> str:

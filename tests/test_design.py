@@ -169,8 +169,11 @@ def test_shipped_designs_load_and_check(capsys):
     assert {c.kind for c in spec.chatbots} == {"fixed", "litellm"}
     assert spec.diarist_model.local.batch_size == 32
     assert load_design(SHIPPED[0]).spec.diarist_model.model == "smollm2"
+    # diary-full names key variables and vLLM servers this machine lacks: offline checks the
+    # files alone; the demo passes the complete check.
     for path in SHIPPED:
-        assert main(["design", "check", str(path)]) == 0, capsys.readouterr().err
+        offline = ["--offline"] if path.name == "diary-full.toml" else []
+        assert main(["design", "check", str(path), *offline]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "will be made by `run`" in out and "calibrate layers [10, 13, 16, 19]" in out
 

@@ -18,7 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     check = verbs.add_parser("check", help="validate a design; exit 2 with one message if wrong")
     check.add_argument("file")
     check.add_argument(
-        "--no-probe", action="store_true", help="don't send served judges their probe request"
+        "--offline",
+        action="store_true",
+        help="check what the files alone can show: skip key variables and served-judge probes "
+        "(what `run` checks in the environment it runs in)",
     )
     check.set_defaults(handler=run_check)
     exp = verbs.add_parser("expand", help="print the cells a design expands into")
@@ -34,7 +37,7 @@ def run_check(args: argparse.Namespace) -> int:
     from experiments.preflight import preflight
 
     design = load_design(args.file)
-    cells = design.kind.cells(design, preflight(design, probe=not args.no_probe))
+    cells = design.kind.cells(design, preflight(design, environment=not args.offline))
     print(
         f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
         f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"

@@ -1,0 +1,235 @@
+"""The hypothesis schema: a preregistered hypothesis as a typed table, its contrast a tagged
+union on `kind` (the whole contrast language), and the checks of the names it uses. Evaluation
+lives in experiments/analysis/hypotheses.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator
+
+from experiments.analysis.tables import UNSTEERED
+from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
+from foundation.errors import LabError
+
+STEERED = "steered"  # in a contrast's profile: every steered profile of the design, pooled
+MINUS = "\N{MINUS SIGN}"
+Kind = Literal["first_entry_pattern", "drift", "coherence", "realism"]
+SUPPORTED_CONTRASTS = (
+    '{ kind = "first_entry_pattern", profile = "steered" | P }',
+    '{ kind = "coherence", profile = "steered" | P }',
+    '{ kind = "realism", profile = "steered" | P }',
+    '{ kind = "drift", chatbot = X[, entry = K][, profile = "steered" | P][, baseline = B] }',
+)
+_FORMS = "; ".join(SUPPORTED_CONTRASTS)
+
+
+def _not_unsteered(profile: str) -> str:
+    if profile == UNSTEERED:
+        raise ValueError(
+            f"'unsteered' is the twin every contrast is read against, not a side of it{FIX_MARK}"
+            'name a steered profile id, or "steered" for all steered profiles pooled'
+        )
+    return profile
+
+
+ContrastProfile = Annotated[
+    Slug,
+    AfterValidator(_not_unsteered),
+    Field(description='a steered profile id, or "steered": every steered profile, pooled'),
+]
+
+
+class SteeringContrast(DataModel):
+    """A score of the steered profile minus the same diarist's unsteered twin: the first-entry
+    pattern score (the profile's own pattern), or coherence / realism over all entries."""
+
+    kind: Literal["first_entry_pattern", "coherence", "realism"]
+    profile: ContrastProfile = STEERED
+
+    @property
+    def profile_id(self) -> str | None:
+        """The one profile compared, or None when the steered profiles are pooled."""
+        return None if self.profile == STEERED else self.profile
+
+    def formula(self) -> str:
+        side = STEERED if self.profile == STEERED else f"profile={self.profile}"
+        return f"{self.kind}({side}) {MINUS} {self.kind}({UNSTEERED})"
+
+
+class DriftContrast(DataModel):
+    """Drift: the own-pattern score steered minus unsteered under one chatbot, at one entry
+    (default: the mean over entries 2 onward); with a baseline, minus the same diarist's drift
+    under the baseline chatbot at the same entry and profile."""
+
+    kind: Literal["drift"]
+    chatbot: Slug = Field(description="the chatbot whose replies the diarist read")
+    entry: int | None = Field(
+        None, ge=2, description="entry number (2 onward); default: the mean over entries 2 onward"
+    )
+    profile: ContrastProfile = STEERED
+    baseline: Slug | None = Field(
+        None, description='a chatbot whose drift is subtracted, e.g. the fixed-reply "thanks"'
+    )
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline_differs(cls, baseline: str | None, info: ValidationInfo) -> str | None:
+        if baseline is not None and baseline == info.data.get("chatbot"):
+            raise ValueError(
+                f"baseline {baseline!r} is the chatbot itself, so the contrast is zero by "
+                f"construction{FIX_MARK}name another chatbot as baseline, or leave baseline out"
+            )
+        return baseline
+
+    @property
+    def profile_id(self) -> str | None:
+        """The one profile compared, or None when the steered profiles are pooled."""
+        return None if self.profile == STEERED else self.profile
+
+    def formula(self) -> str:
+        def term(chatbot: str) -> str:
+            args = [f"chatbot={chatbot}"]
+            args += [f"entry={self.entry}"] if self.entry is not None else []
+            args += [f"profile={self.profile}"] if self.profile != STEERED else []
+            return f"drift({', '.join(args)})"
+
+        if self.baseline is None:
+            return term(self.chatbot)
+        return f"{term(self.chatbot)} {MINUS} {term(self.baseline)}"
+
+
+Contrast = Annotated[SteeringContrast | DriftContrast, Field(discriminator="kind")]
+
+
+def _as_tuple(value: Any) -> Any:
+    """TOML arrays arrive as lists; the strict schema keeps tuples (frozen models)."""
+    if isinstance(value, list):
+        return tuple(value)
+    if not isinstance(value, tuple):
+        raise ValueError(f"must be an array, got {value!r}{FIX_MARK}write [ ... ]")
+    return value
+
+
+def _judge_ids(judges: tuple[str, ...]) -> tuple[str, ...]:
+    if not judges:
+        raise ValueError(f'no judges{FIX_MARK}list at least one judge id, e.g. judges = ["..."]')
+    repeated = sorted({j for j in judges if judges.count(j) > 1})
+    if repeated:
+        raise ValueError(f"judge {repeated[0]!r} listed twice{FIX_MARK}list each judge once")
+    return judges
+
+
+JudgeIds = Annotated[tuple[Slug, ...], BeforeValidator(_as_tuple), AfterValidator(_judge_ids)]
+
+
+class Hypothesis(DataModel):
+    """One [[hypotheses]] table of a design."""
+
+    id: Slug
+    says: NonEmpty = Field(description="the hypothesis in words")
+    direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
+    judges: JudgeIds = Field(description="judge ids; every one must support it for 'supported'")
+    contrast: Contrast
+
+    @field_validator("contrast", mode="before")
+    @classmethod
+    def _a_table_with_a_kind(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError(
+                f"contrast {value!r} is a formula; a contrast is a table now{FIX_MARK}write "
+                f"one of {_FORMS}"
+            )
+        if isinstance(value, Mapping) and "kind" not in value:
+            kinds = ", ".join(repr(k) for k in get_args(Kind))
+            raise ValueError(f"contrast has no kind{FIX_MARK}add kind = one of {kinds}")
+        return value
+
+    def check_names(
+        self,
+        judges: Iterable[str],
+        profiles: Iterable[str],
+        chatbots: Iterable[str],
+        *,
+        entries: int | None = None,
+        where: str | None = None,
+    ) -> None:
+        """Refuse a judge, profile or chatbot the design does not have (and, given the design's
+        number of entries, an entry past the last) with an UnknownName (a LabError, and a
+        ValueError for use inside a schema validator). `profiles` are profile ids ('unsteered'
+        may be among them); 'steered' needs at least one steered profile. `where` names the
+        hypothesis in the error (default: 'hypothesis <id>')."""
+        at = where or f"hypothesis {self.id}"
+        judge_ids, chatbot_ids = set(judges), set(chatbots)
+        steered = sorted(set(profiles) - {UNSTEERED})
+        for judge in self.judges:
+            _known("judge", judge, judge_ids, f"{at}.judges")
+        c = self.contrast
+        if c.profile == STEERED and not steered:
+            raise UnknownName(
+                "the contrast pools the steered profiles, but the design has none",
+                where=f"{at}.contrast.profile",
+                fix="add a steered profile to the design's profiles",
+            )
+        if c.profile != STEERED and c.profile not in steered:
+            options = ", ".join([*steered, STEERED]) if steered else "(none: add one first)"
+            raise UnknownName(
+                f"unknown profile {c.profile!r}",
+                where=f"{at}.contrast.profile",
+                fix=f"name one of {options} (profile ids; 'steered' pools them all)",
+            )
+        if isinstance(c, DriftContrast):
+            _known("chatbot", c.chatbot, chatbot_ids, f"{at}.contrast.chatbot")
+            if c.baseline is not None:
+                _known("chatbot", c.baseline, chatbot_ids, f"{at}.contrast.baseline")
+            if entries is not None and c.entry is not None and c.entry > entries:
+                raise UnknownName(
+                    f"entry {c.entry} is past the design's last entry ({entries})",
+                    where=f"{at}.contrast.entry",
+                    fix=f"use an entry from 2 to {entries}, or leave entry out",
+                )
+
+
+class UnknownName(LabError, ValueError):
+    """A hypothesis naming something its design lacks. Also a ValueError, so that raised in a
+    design schema's validator it becomes that file's one-line error like any other."""
+
+
+def _known(what: str, name: str, known: set[str], where: str) -> None:
+    if name not in known:
+        raise UnknownName(
+            f"unknown {what} {name!r}",
+            where=where,
+            fix=f"name one of {', '.join(sorted(known)) or '(none defined)'}",
+        )
+
+
+def unique_ids(hypotheses: tuple[Hypothesis, ...]) -> tuple[Hypothesis, ...]:
+    """An AfterValidator for a design's hypotheses: every id once."""
+    seen: dict[str, int] = {}
+    for i, h in enumerate(hypotheses):
+        if h.id in seen:
+            raise ValueError(
+                f"duplicate id {h.id!r} (hypotheses[{seen[h.id]}] and hypotheses[{i}])"
+                f"{FIX_MARK}give each hypothesis its own id"
+            )
+        seen[h.id] = i
+    return hypotheses
+
+
+# What a design embeds: `hypotheses: Hypotheses = ()`.
+Hypotheses = Annotated[
+    tuple[Hypothesis, ...], BeforeValidator(_as_tuple), AfterValidator(unique_ids)
+]
+
+
+class _DesignHypotheses(DataModel):
+    hypotheses: Hypotheses = ()
+
+
+def parse_hypotheses(design: Mapping[str, Any], where: str = "design") -> tuple[Hypothesis, ...]:
+    """The design's [[hypotheses]], validated (schema, ids unique). Names are checked against
+    the design by Hypothesis.check_names, and against a run's data by `evaluate`."""
+    data = {"hypotheses": design.get("hypotheses", [])}
+    return validate(_DesignHypotheses, data, where).hypotheses

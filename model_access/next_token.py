@@ -1,0 +1,123 @@
+"""Reading a local model's next-token probabilities with the prompt's KV cache computed once:
+the prompt runs one forward pass, and every continuation (a trie node of a judge's numbers, the
+tail of a rubric question) reuses its cache. LocalModel inherits this reader."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import torch
+
+
+def _cache_argument(model: Any) -> str:
+    # transformers 5.2x renamed forward()'s `past_key_values` to `cache`; accept both.
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _cache_of(output: Any) -> Any:
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
+class NextTokenReader:
+    """Expects `model` (a transformers causal LM), `tokenizer` and `device` on the instance."""
+
+    model: Any
+    tokenizer: Any
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def next_token_logprobs(
+        self,
+        prompt_ids: Sequence[int],
+        prefixes: Sequence[Sequence[int]] = ((),),
+        *,
+        chunk: int = 64,
+    ) -> torch.Tensor:
+        """Full next-token log-probability vectors after prompt + each prefix, shape
+        (len(prefixes), vocab). The prompt is run once; its KV cache serves every prefix."""
+        rows = {}
+        for index, steps in self._cached_pass(prompt_ids, prefixes, chunk=chunk):
+            rows[index] = steps[-1]
+        return torch.stack([rows[i] for i in range(len(prefixes))])
+
+    def continuation_logprobs(
+        self, prompt_ids: Sequence[int], continuations: Sequence[Sequence[int]], *, chunk: int = 64
+    ) -> list[list[float]]:
+        """log P(token_i | prompt, continuation[:i]) for every token of every continuation,
+        with the prompt's KV cache computed once."""
+        result: list[list[float]] = [[] for _ in continuations]
+        for index, steps in self._cached_pass(prompt_ids, continuations, chunk=chunk):
+            tokens = continuations[index]
+            result[index] = [float(steps[i][t]) for i, t in enumerate(tokens)]
+        return result
+
+    def full_pass_logprobs(self, ids: Sequence[int]) -> torch.Tensor:
+        """Next-token log-probs after every position of one sequence, by a plain forward pass
+        with no cache: the reference the cached path is tested against."""
+        with torch.no_grad():
+            logits = self.model(torch.tensor([list(ids)], device=self.device)).logits[0]
+        return torch.log_softmax(logits.float(), dim=-1).cpu()
+
+    def _cached_pass(
+        self, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]], *, chunk: int
+    ) -> Iterator[tuple[int, list[torch.Tensor]]]:
+        """For each sequence, yield the next-token log-prob vectors after the prompt and after
+        each of its tokens (len(seq) + 1 vectors)."""
+        if not prompt_ids:
+            raise ValueError("prompt_ids is empty")
+        with torch.no_grad():
+            prompt = torch.tensor([list(prompt_ids)], device=self.device)
+            # Only the last position's logits are needed: a full-vocabulary row per prompt token
+            # costs more than the rest of the pass on long judge prompts.
+            out = self.model(prompt, use_cache=True, logits_to_keep=1)
+            first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu()
+            cache = _cache_of(out)
+            pending = []
+            for index, seq in enumerate(seqs):
+                if len(seq) == 0:
+                    yield index, [first]
+                else:
+                    pending.append(index)
+            for start in range(0, len(pending), chunk):
+                batch = pending[start : start + chunk]
+                yield from self._continue(
+                    cache, len(prompt_ids), first, [(i, seqs[i]) for i in batch]
+                )
+
+    def _continue(
+        self,
+        cache: Any,
+        prompt_len: int,
+        first: torch.Tensor,
+        items: list[tuple[int, Sequence[int]]],
+    ) -> Iterator[tuple[int, list[torch.Tensor]]]:
+        width = max(len(seq) for _, seq in items)
+        pad = int(self.tokenizer.pad_token_id)
+        ids = torch.full((len(items), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(items), prompt_len + width), dtype=torch.long)
+        mask[:, :prompt_len] = 1
+        for row, (_, seq) in enumerate(items):
+            ids[row, : len(seq)] = torch.tensor(list(seq))
+            mask[row, prompt_len : prompt_len + len(seq)] = 1
+        # Right padding: pads sit after every real token, so causal attention keeps them from
+        # touching real positions; the cache is copied because the forward pass extends it.
+        batch_cache = copy.deepcopy(cache)
+        batch_cache.batch_repeat_interleave(len(items))
+        positions = torch.arange(prompt_len, prompt_len + width).unsqueeze(0).expand(len(items), -1)
+        out = self.model(
+            ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device),
+            use_cache=True,
+            **{_cache_argument(self.model): batch_cache},
+        )
+        logprobs = torch.log_softmax(out.logits.float(), dim=-1).cpu()
+        for row, (index, seq) in enumerate(items):
+            yield index, [first, *logprobs[row, : len(seq)]]
