@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,12 @@ def describe_profiles(design: Design, refs: Sequence[str]) -> list[str]:
 
 
 def _file_profiles(design: Design, refs: Sequence[str]) -> dict[str, Profile]:
+    return dict(_load_file_profiles(design, tuple(refs)))
+
+
+@lru_cache(maxsize=16)
+def _load_file_profiles(design: Design, refs: tuple[str, ...]) -> dict[str, Profile]:
+    """Each profile file and its vector are read and checked once per loaded design."""
     out: dict[str, Profile] = {}
     model = design.spec.diarist_model.model
     for ref in refs:
