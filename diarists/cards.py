@@ -12,6 +12,18 @@ from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
 from foundation.errors import LabError
 
 CARDS_DIR = Path(__file__).parent / "cards"
+# The names a prompt template can use for a card's values (RoleCard.fields() gives each).
+CARD_FIELDS = (
+    "name",
+    "age",
+    "pronouns",
+    "home",
+    "work",
+    "situation",
+    "people",
+    "cares_about",
+    "voice",
+)
 
 
 class RoleCard(DataModel):
@@ -40,7 +52,7 @@ class RoleCard(DataModel):
         return self._sha256
 
     def fields(self) -> dict[str, str]:
-        """Values a prompt template can name."""
+        """Values a prompt template can name (one for each of CARD_FIELDS)."""
         return {
             "name": self.name,
             "age": str(self.age),

@@ -194,7 +194,11 @@ def split_conversation(messages: Sequence[Message]) -> tuple[list[Message], str,
         (i for i, m in enumerate(messages[:reply_at]) if m.get("role") == "user"), default=None
     )
     if entry_at is None:
-        raise LabError("no user message (the entry) before the last reply", where="conversation")
+        raise LabError(
+            "no user message (the entry) before the last reply",
+            where="conversation",
+            fix="put the diary entry as a user message before the chatbot's reply",
+        )
     return list(messages[:entry_at]), messages[entry_at]["content"], messages[reply_at]["content"]
 
 

@@ -23,6 +23,9 @@ from model_access.local import ModelInfo
 FORMAT = "diarylab-pattern-vector"
 FORMAT_VERSION = 1
 _TENSORS = ("directions", "diff_norms", "residual_norms", "residual_norm_sds")
+# The sidecar's scalar fields, by their annotation (the module's annotations are strings).
+_META_TYPES: dict[str, type] = {"int": int, "str": str, "str | None": str}
+_TYPE_WORDS = {int: "an integer", str: "a string"}
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: tensors have no single truth value
@@ -158,10 +161,19 @@ class PatternVector:
                     fix="a vector is two files, NAME.safetensors and NAME.json; make one with "
                     "`diarylab steer extract`",
                 )
+        remake = "re-extract the vector with `diarylab steer extract` (or restore both files)"
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise LabError(f"unreadable metadata ({exc})", where=str(meta_path)) from exc
+            raise LabError(
+                f"unreadable metadata ({exc})", where=str(meta_path), fix=remake
+            ) from exc
+        if not isinstance(meta, dict):
+            raise LabError(
+                f"metadata is not a JSON object (got {type(meta).__name__})",
+                where=str(meta_path),
+                fix=remake,
+            )
         if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
             raise LabError(
                 f"not a {FORMAT} v{FORMAT_VERSION} file",
@@ -184,20 +196,35 @@ class PatternVector:
         try:
             tensors = load_file(str(tensors_path))
         except SafetensorError as exc:
-            raise LabError(f"unreadable safetensors file ({exc})", where=where) from exc
+            raise LabError(f"unreadable safetensors file ({exc})", where=where, fix=remake) from exc
         missing = [n for n in _TENSORS if n not in tensors]
         if missing:
-            raise LabError(f"tensor file lacks {', '.join(missing)}", where=where)
+            raise LabError(f"tensor file lacks {', '.join(missing)}", where=where, fix=remake)
         names = {f.name for f in fields(cls)} - set(_TENSORS)
         absent = sorted(n for n in names if n not in meta and n != "notes")
         if absent:
-            raise LabError(f"metadata lacks {', '.join(absent)}", where=str(meta_path))
+            raise LabError(f"metadata lacks {', '.join(absent)}", where=str(meta_path), fix=remake)
+        for f in fields(cls):
+            want = _META_TYPES.get(str(f.type))
+            value = meta.get(f.name)
+            if want is None or (value is None and f.name in ("model_revision", "notes")):
+                continue
+            if not isinstance(value, want) or isinstance(value, bool):
+                raise LabError(
+                    f"metadata field {f.name} should be {_TYPE_WORDS[want]} (got {value!r})",
+                    where=str(meta_path),
+                    fix=remake,
+                )
         try:
             values: dict[str, Any] = {n: meta[n] for n in names if n in meta}
             values.update({n: tensors[n] for n in _TENSORS})
             return cls(**values)
         except ValueError as exc:
-            raise LabError(f"inconsistent vector ({exc})", where=where) from exc
+            raise LabError(
+                f"inconsistent vector ({exc})",
+                where=where,
+                fix="the tensor file and its metadata disagree: " + remake,
+            ) from exc
 
     def describe(self) -> str:
         """Human-readable summary: what, for which model, how made, and per-layer norms."""

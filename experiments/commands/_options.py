@@ -4,16 +4,62 @@ packages take (the same objects a design holds)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
-from foundation.datafiles import validate
+from pydantic import BaseModel, ValidationError
+
+from foundation.datafiles import FIX_MARK
+from foundation.errors import LabError
 from model_access.settings import EndpointSettings, LocalSettings
+
+S = TypeVar("S", bound=BaseModel)
+
+
+def validated(
+    schema: type[S],
+    values: Mapping[str, Any],
+    *,
+    prefix: str = "",
+    flags: Mapping[str, str] | None = None,
+) -> S:
+    """Option values as `schema`, or one LabError naming the option at fault (--top-p for
+    generation.top_p; `flags` maps a field to an option spelt otherwise, e.g. layers → --layer)."""
+    try:
+        return schema.model_validate(dict(values))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        names = [str(x) for x in first["loc"] if isinstance(x, str)]
+        field = names[-1] if names else ""
+        flag = (flags or {}).get(field) or f"--{prefix}{field.replace('_', '-')}"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        fix = f"give {flag} a valid value"
+        if FIX_MARK in message:
+            message, fix = message.split(FIX_MARK, 1)
+        got = first.get("input")
+        if first["type"] != "value_error" and not isinstance(got, dict | list):
+            message = f"{message} (got {got!r})"
+        more = len(exc.errors()) - 1
+        if more:
+            message += f" ({more} more problem(s) after this one)"
+        raise LabError(message, where=flag, fix=fix) from None
+
+
+def retarget(exc: LabError, where: str) -> LabError:
+    """The same mistake, named by the option the user typed (e.g. --model, not "model")."""
+    text = str(exc)
+    if exc.where:
+        text = text.removeprefix(f"{exc.where}: ")
+    if exc.fix:
+        text = text.removesuffix(f" — fix: {exc.fix}")
+    return LabError(text, where=where, fix=exc.fix)
 
 
 def add_local_args(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
     p.add_argument(f"--{prefix}device", help="local model: cpu, cuda, ... (default: best)")
+    # no argparse `choices`: argparse refuses with its usage block; the schema says one line
     p.add_argument(
-        f"--{prefix}dtype", choices=["bf16", "fp16", "fp32"], help="local model: default per device"
+        f"--{prefix}dtype", help="local model: bf16, fp16 or fp32 (default: bf16 on GPU, else fp32)"
     )
 
 
@@ -24,7 +70,9 @@ def local_settings(args: argparse.Namespace, *, prefix: str = "", **more: Any) -
         "dtype": getattr(args, f"{key}dtype"),
         **more,
     }
-    return validate(LocalSettings, {k: v for k, v in values.items() if v is not None}, "options")
+    return validated(
+        LocalSettings, {k: v for k, v in values.items() if v is not None}, prefix=prefix
+    )
 
 
 def add_endpoint_args(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
@@ -41,7 +89,9 @@ def endpoint_settings(args: argparse.Namespace, *, prefix: str = "") -> Endpoint
     key = prefix.replace("-", "_")
     names = ("base_url", "api_key_env", "timeout_s", "max_retries", "concurrency")
     values = {n: getattr(args, f"{key}{n}") for n in names}
-    return validate(EndpointSettings, {k: v for k, v in values.items() if v is not None}, "options")
+    return validated(
+        EndpointSettings, {k: v for k, v in values.items() if v is not None}, prefix=prefix
+    )
 
 
 def add_judge_args(p: argparse.ArgumentParser, *, prefix: str = "", required: bool = True) -> None:
@@ -76,3 +126,16 @@ def judge_spec_of(args: argparse.Namespace, *, prefix: str = "") -> Any:
         tokenizer=getattr(args, f"{key}tokenizer"),
         prefill=not getattr(args, f"{key}no_prefill"),
     )
+
+
+def pattern_option(text: str, flag: str = "--pattern") -> Any:  # -> diarists.patterns.Pattern
+    """A shipped pattern by id, or a pattern file by path; an unknown id is named as the option
+    (a bad pattern file is named by its path, as every data file is)."""
+    from diarists.patterns import load_pattern
+
+    try:
+        return load_pattern(text)
+    except LabError as exc:
+        if exc.where == "pattern":
+            raise retarget(exc, flag) from None
+        raise

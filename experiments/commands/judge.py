@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from experiments.commands._options import add_judge_args, judge_spec_of
+from experiments.commands._options import add_judge_args, judge_spec_of, pattern_option, retarget
 from foundation.errors import LabError
 
 
@@ -69,8 +69,15 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
 
 
 def _judge(args: argparse.Namespace) -> Any:
+    """The judge the options name, built once every option has been checked."""
     from rubric.judges import build_judge, default_load_local
 
+    if not 0.0 <= args.floor <= 1.0:  # also refuses nan
+        raise LabError(
+            f"coverage floor {args.floor} is not between 0 and 1",
+            where="--floor",
+            fix="give the least probability on valid answers a reading needs, e.g. 0.5",
+        )
     return build_judge(judge_spec_of(args), default_load_local)
 
 
@@ -80,9 +87,11 @@ def _read_text(path: Path, what: str) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise LabError("not UTF-8 text", where=str(path)) from exc
+        raise LabError(
+            f"{what} is not UTF-8 text", where=str(path), fix="save the file as UTF-8"
+        ) from exc
     if not text.strip():
-        raise LabError(f"{what} is empty", where=str(path))
+        raise LabError(f"{what} is empty", where=str(path), fix=f"write the {what}'s text into it")
     return text
 
 
@@ -144,9 +153,7 @@ def run_read(args: argparse.Namespace) -> int:
 def _pattern(args: argparse.Namespace) -> tuple[str, str, str]:
     if args.definition_file is not None:
         return args.pattern, args.pattern, _read_text(args.definition_file, "definition file")
-    from diarists.patterns import load_pattern
-
-    pattern = load_pattern(args.pattern)
+    pattern = pattern_option(args.pattern)
     return pattern.id, pattern.name, pattern.definition
 
 
@@ -175,7 +182,11 @@ def _conversation(path: Path) -> list[dict[str, str]]:
     try:
         data = json.loads(_read_text(path, "conversation file"))
     except json.JSONDecodeError as exc:
-        raise LabError(f"not valid JSON ({exc})", where=str(path)) from exc
+        raise LabError(
+            f"not valid JSON ({exc})",
+            where=str(path),
+            fix='write the conversation as a JSON list of {"role": ..., "content": ...}',
+        ) from exc
     ok = isinstance(data, list) and all(
         isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
         for m in data
@@ -193,7 +204,10 @@ def run_rubric(args: argparse.Namespace) -> int:
     from rubric.behavior import score_reply, split_conversation
 
     messages = _conversation(args.conversation_file)
-    history, entry, reply = split_conversation(messages)
+    try:
+        history, entry, reply = split_conversation(messages)
+    except LabError as exc:
+        raise retarget(exc, str(args.conversation_file)) from None
     scores = score_reply(_judge(args), entry, reply, history, floor=args.floor)
     payload = {
         "rubric": scores.rubric.to_record(),

@@ -13,9 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from diarists.patterns import available_patterns, load_pattern
-from experiments.commands._options import add_judge_args, add_local_args, judge_spec_of
+from experiments.commands._options import (
+    add_judge_args,
+    add_local_args,
+    judge_spec_of,
+    pattern_option,
+    retarget,
+    validated,
+)
 from experiments.commands._options import local_settings as local_settings_of
-from foundation.datafiles import validate
 from foundation.errors import LabError
 
 if TYPE_CHECKING:
@@ -56,8 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _sampling_args(p)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--scale", choices=["relative", "raw"], default="relative")
-    p.add_argument("--positions", choices=["prompt", "response", "both"], default="response")
+    _steer_args(p)
     p.add_argument("--profile-id", help="id of the written profile (default: the pattern id)")
     p.set_defaults(handler=run_calibrate)
 
@@ -70,8 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _model_args(p)
     p.add_argument("--layer", type=int, required=True)
     p.add_argument("--strength", type=float, required=True)
-    p.add_argument("--scale", choices=["relative", "raw"], default="relative")
-    p.add_argument("--positions", choices=["prompt", "response", "both"], default="response")
+    _steer_args(p)
     p.add_argument("--prompt", default="Write about how today felt, from morning to night.")
     p.add_argument("--system", help="system prompt (default: the pattern's plain diarist)")
     _sampling_args(p, max_new_tokens=120)
@@ -82,6 +86,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="smollm2", help="hub id, folder, or smollm2 (default)")
     add_local_args(p)
+
+
+def _steer_args(p: argparse.ArgumentParser) -> None:
+    # checked by the settings schema, not argparse `choices` (whose refusal is a usage block)
+    p.add_argument("--scale", default="relative", help="relative (default) or raw")
+    p.add_argument("--positions", default="response", help="prompt, response (default) or both")
 
 
 def _sampling_args(p: argparse.ArgumentParser, *, max_new_tokens: int | None = None) -> None:
@@ -112,15 +122,41 @@ def _float_list(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number list like 0.5,1") from exc
 
 
+def _writable(out: Path, *, folder: bool) -> None:
+    """Refuse an --out that cannot be written before any work is done: a folder where a file
+    goes (or the reverse), or a file on the way to it."""
+    if not folder and out.is_dir():
+        raise LabError("--out is a folder", where=str(out), fix="give a file name")
+    if folder and out.exists() and not out.is_dir():
+        raise LabError("--out is a file", where=str(out), fix="name a folder (new or existing)")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise LabError(
+                    f"--out lies under {parent}, which is a file",
+                    where=str(out),
+                    fix="choose a path whose folders are folders",
+                )
+            break
+
+
 def _flat(groups: Sequence[Sequence[float]] | None) -> list:
     return [x for g in groups or [] for x in g]
 
 
 def _load_model(args: argparse.Namespace):  # -> LocalModel, imported late: torch is slow
+    from model_access.loading import resolve
     from model_access.local import LocalModel
 
-    print(f"loading {args.model} ...", flush=True)
-    return LocalModel.load(args.model, local_settings_of(args))
+    settings = local_settings_of(args)
+    try:
+        resolve(args.model)
+        print(f"loading {args.model} ...", flush=True)
+        return LocalModel.load(args.model, settings)
+    except LabError as exc:
+        if exc.where == "model":
+            raise retarget(exc, "--model") from None
+        raise
 
 
 def _generation(args: argparse.Namespace) -> dict[str, Any]:
@@ -135,10 +171,10 @@ def _scorer(args: argparse.Namespace, pattern: Pattern) -> Scorer:
     from experiments.profile_making import FAKE_JUDGE, fake_scorer, judge_scorer
     from rubric.judges import build_judge, default_load_local
 
+    spec = judge_spec_of(args, prefix="judge-")  # checks the judge options, even for 'fake'
     if args.judge == FAKE_JUDGE:
         print("judge 'fake': a word-counting heuristic, NOT a judge; numbers are not findings")
         return fake_scorer(pattern)
-    spec = judge_spec_of(args, prefix="judge-")
     return judge_scorer(build_judge(spec, default_load_local), pattern)
 
 
@@ -146,16 +182,14 @@ def _scorer(args: argparse.Namespace, pattern: Pattern) -> Scorer:
 def run_extract(args: argparse.Namespace) -> int:
     from steering.vectors import vector_paths
 
-    pattern = load_pattern(args.pattern)
-    if args.out.is_dir():
-        raise LabError("--out is a folder", where=str(args.out), fix="give a file name")
+    pattern = pattern_option(args.pattern)
+    _writable(args.out, folder=False)
     from experiments.profile_making import extract_pattern
     from steering.settings import ExtractionSettings
 
-    settings = validate(
+    settings = validated(
         ExtractionSettings,
         {"pairs": args.pairs, "generation": _generation(args), "batch_size": args.batch_size},
-        "options",
     )
     scorer = _scorer(args, pattern) if args.judge else None
     model = _load_model(args)
@@ -192,7 +226,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from steering.settings import CalibrationRule
     from steering.vectors import PatternVector, vector_paths
 
-    pattern = load_pattern(args.pattern)
+    pattern = pattern_option(args.pattern)
+    _writable(args.out, folder=True)
     vector = PatternVector.load(args.vector)
     if vector.pattern_id != pattern.id:
         raise LabError(
@@ -200,7 +235,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
             where=str(args.vector),
             fix=f"pass --pattern {vector.pattern_id} or another vector",
         )
-    rule = validate(
+    rule = validated(
         CalibrationRule,
         {
             "judge": "cli",
@@ -213,7 +248,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
             "batch_size": args.batch_size,
             **({"prompts": args.prompts} if args.prompts is not None else {}),
         },
-        "options",
     )
     for layer in rule.layers:
         vector.check_layer(layer, where="--layers")
@@ -271,10 +305,23 @@ def run_show(args: argparse.Namespace) -> int:
 def run_try(args: argparse.Namespace) -> int:
     from model_access.settings import GenerationSettings
     from steering.apply import Steer, generate_steered
+    from steering.settings import SteerSettings
     from steering.vectors import PatternVector
 
     vector = PatternVector.load(args.vector)
+    # every option is checked before the model loads
+    setting = validated(
+        SteerSettings,
+        {
+            "layers": [args.layer],
+            "strength": args.strength,
+            "scale": args.scale,
+            "positions": args.positions,
+        },
+        flags={"layers": "--layer"},
+    )
     vector.check_layer(args.layer, where="--layer")
+    settings = validated(GenerationSettings, _generation(args))
     system = args.system
     if system is None:
         system = (
@@ -283,11 +330,10 @@ def run_try(args: argparse.Namespace) -> int:
             else "You keep a private diary. Write in the first person about your own day."
         )
     model = _load_model(args)
-    steer = Steer(vector, (args.layer,), args.strength, args.scale, args.positions)
+    steer = Steer.of(vector, setting)
     prompt = model.chat_ids(
         [{"role": "system", "content": system}, {"role": "user", "content": args.prompt}]
     )
-    settings = validate(GenerationSettings, _generation(args), "options")
     plain, steered = generate_steered(
         model, [prompt, prompt], settings, seeds=[args.seed] * 2, steers=[None, steer]
     )
