@@ -9,6 +9,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import typing
 from collections.abc import Sequence
 
 from foundation.errors import LabError
@@ -17,8 +18,15 @@ from foundation.errors import LabError
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is the lab's one-line error (exit 2), not a usage block."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise LabError(message, where=self.prog, fix=f"see `{self.prog} --help`")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="diarylab",
         description="A lab for simulated diarists: steered diarists, chatbots, judges read by "
         "probability, preregistered designs and bootstrapped reports.",
@@ -36,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         result = args.handler(args)
     except LabError as exc:
         print(f"diarylab: error: {exc}", file=sys.stderr)

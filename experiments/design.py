@@ -18,7 +18,7 @@ from pydantic import Field, model_validator
 from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
 from experiments.analysis.hypothesis_schema import Hypothesis
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, file_sha256, load_toml
+from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug, file_sha256, load_toml
 from foundation.datafiles import validate as validate_data
 from foundation.errors import LabError
 from model_access.settings import GenerationSettings, LocalSettings
@@ -85,11 +85,13 @@ class ProfileRule(DataModel):
         return self
 
 
-def _unique(ids: Sequence[str], what: str) -> None:
+def _unique(table: str, ids: Sequence[str], what: str) -> None:
     seen: set[str] = set()
-    for ident in ids:
+    for i, ident in enumerate(ids):
         if ident in seen:
-            raise ValueError(f"{what} id {ident!r} is used twice{FIX_MARK}give each its own id")
+            raise At(
+                (table, i, "id"), f"{what} id {ident!r} is used twice{FIX_MARK}give each its own id"
+            )
         seen.add(ident)
 
 
@@ -106,23 +108,27 @@ class DesignFile(DataModel):
 
     @model_validator(mode="after")
     def _names(self) -> DesignFile:
-        _unique([c.id for c in self.chatbots], "chatbot")
-        _unique([j.id for j in self.judges], "judge")
-        _unique([p.id for p in self.profiles], "profile")
-        _unique([h.id for h in self.hypotheses], "hypothesis")
+        _unique("chatbots", [c.id for c in self.chatbots], "chatbot")
+        _unique("judges", [j.id for j in self.judges], "judge")
+        _unique("profiles", [p.id for p in self.profiles], "profile")
+        _unique("hypotheses", [h.id for h in self.hypotheses], "hypothesis")
         judges = {j.id for j in self.judges}
-        for rule in self.profiles:
+        for i, rule in enumerate(self.profiles):
             if rule.calibration and rule.calibration.judge not in judges:
-                raise ValueError(
+                raise At(
+                    ("profiles", i, "calibration", "judge"),
                     f"profile {rule.id!r} calibrates with unknown judge "
-                    f"{rule.calibration.judge!r}{FIX_MARK}name one of {', '.join(sorted(judges))}"
+                    f"{rule.calibration.judge!r}{FIX_MARK}name one of {', '.join(sorted(judges))}",
                 )
             if rule.id == UNSTEERED:
-                raise ValueError(f"{UNSTEERED!r} is built in{FIX_MARK}choose another id")
+                raise At(
+                    ("profiles", i, "id"), f"{UNSTEERED!r} is built in{FIX_MARK}choose another id"
+                )
         if self.analysis.baseline_chatbot not in {c.id for c in self.chatbots}:
-            raise ValueError(
+            raise At(
+                ("analysis", "baseline_chatbot"),
                 f"baseline chatbot {self.analysis.baseline_chatbot!r} is not among the chatbots"
-                f"{FIX_MARK}add a fixed-reply chatbot with that id or name an existing one"
+                f"{FIX_MARK}add a fixed-reply chatbot with that id or name an existing one",
             )
         return self
 

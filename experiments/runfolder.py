@@ -114,12 +114,24 @@ def add_inputs(folder: Path, paths: list[Path]) -> None:
 
 
 # ----------------------------------------------------------------------------- claiming
+def refuse_under_a_file(folder: Path, option: str) -> None:
+    """A folder to create must not be a file or lie under one."""
+    for place in (folder, *folder.parents):
+        if place.exists():
+            if not place.is_dir():
+                raise LabError(
+                    "is a file, not a folder" if place == folder else f"{place} is a file",
+                    where=str(folder),
+                    fix=f"choose another {option}",
+                )
+            return
+
+
 def check_claimable(design: Design, folder: Path) -> None:
     """Whether `design` may run into `folder` — checked without writing anything."""
     from experiments.runlock import refuse_if_held
 
-    if folder.exists() and not folder.is_dir():
-        raise LabError("is a file, not a folder", where=str(folder), fix="choose another --out")
+    refuse_under_a_file(folder, "--out")
     refuse_if_held(folder)
     _check_folder(design, folder)
 
@@ -248,12 +260,15 @@ def _check_store(path: Path, *, full: bool) -> str:
         try:
             pragma = "integrity_check" if full else "quick_check"
             rows = [r[0] for r in db.execute(f"PRAGMA {pragma}")]
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
         raise _corrupt(path, str(exc)) from None
     if rows != ["ok"]:
         raise _corrupt(path, "; ".join(map(str, rows[:3])))
+    if not {"meta", "calls"} <= tables:
+        raise _corrupt(path, "it holds none of the lab's tables")
     return "integrity check ok" if full else "quick check ok"
 
 

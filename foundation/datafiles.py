@@ -23,6 +23,15 @@ Slug = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
 NonEmpty = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
 
 
+class At(ValueError):
+    """A validator's error about a field below the one it validates: `loc` continues the
+    location pydantic gives the validator (e.g. ("chatbots", 1, "id") from the model's root)."""
+
+    def __init__(self, loc: tuple[int | str, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
 class DataModel(BaseModel):
     """Base of every data-file schema: immutable, unknown keys refused (a misspelt key is a
     mistake, not a default), and strict types (no "3" for 3, no true for 1)."""
@@ -70,7 +79,11 @@ def lab_error(
 ) -> LabError:
     errors = exc.errors(include_url=False)
     first = errors[0]
-    path = field_path(first["loc"], data)
+    loc = tuple(first["loc"])
+    raised = (first.get("ctx") or {}).get("error")
+    if isinstance(raised, At):  # a cross-field rule that knows which field is wrong
+        loc += raised.loc
+    path = field_path(loc, data)
     message = str(first["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     fix = None
     if FIX_MARK in message:

@@ -261,21 +261,6 @@ def served(endpoint: str) -> str:
 Build = Callable[[Lab], "str | bytes"]
 
 
-NAMES_NO_FIELD = pytest.mark.xfail(
-    strict=True,
-    reason="experiments/design.py DesignFile._names checks ids in a model validator on the whole "
-    "file, so the message names the file but no field; fix: check each list in a "
-    "field_validator (chatbots, judges, profiles, hypotheses) and name the entry, e.g. "
-    "'chatbots[1].id', and 'profiles[0].calibration.judge' for an unknown calibration judge",
-)
-NAMES_TABLE_ONLY = pytest.mark.xfail(
-    strict=True,
-    reason="experiments/kinds/diary/schema.py checks [cast] and [scores] in model validators, so "
-    "the message names the table, not the field; fix: field_validator('diarists'), "
-    "field_validator('profiles') and field_validator('patterns') instead",
-)
-
-
 def D(build: Build, field: str | None, says: str, *, id: str, marks=()):
     return pytest.param(build, field, says, id=f"design-{id}", marks=marks)
 
@@ -532,7 +517,6 @@ DESIGN_CASES = [
         "chatbots",
         "chatbot id 'thanks' is used twice",
         id="duplicate-chatbot-id",
-        marks=NAMES_NO_FIELD,
     ),
     D(
         lambda lab: lab.text(
@@ -551,7 +535,6 @@ model = "{lab.model}"
         "judges",
         "judge id 'j' is used twice",
         id="duplicate-judge-id",
-        marks=NAMES_NO_FIELD,
     ),
     D(
         lambda lab: (
@@ -560,14 +543,12 @@ model = "{lab.model}"
         "hypotheses",
         "hypothesis id 'H1' is used twice",
         id="duplicate-hypothesis-id",
-        marks=NAMES_NO_FIELD,
     ),
     D(
         lambda lab: sub(lab.text(), '["amara", "tomasz"]', '["amara", "amara"]'),
         "cast.diarists",
         "a diarist is listed twice",
         id="duplicate-diarist",
-        marks=NAMES_TABLE_ONLY,
     ),
     D(
         lambda lab: sub(
@@ -578,14 +559,12 @@ model = "{lab.model}"
         "cast.profiles",
         "a profile is listed twice",
         id="duplicate-profile",
-        marks=NAMES_TABLE_ONLY,
     ),
     D(
         lambda lab: sub(lab.text(), 'patterns = ["social_isolation"]', 'patterns = ["gloom"]'),
         "scores.patterns",
         "unknown pattern 'gloom'",
         id="unknown-score-pattern",
-        marks=NAMES_TABLE_ONLY,
     ),
     # --- hypotheses naming what the design lacks
     D(
@@ -665,7 +644,6 @@ model = "{lab.model}"
         "profiles[0].calibration.judge",
         "calibrates with unknown judge 'oracle'",
         id="inline-calibration-unknown-judge",
-        marks=NAMES_NO_FIELD,
     ),
     D(
         lambda lab: inline(
@@ -1125,13 +1103,6 @@ RUN_CASES = [
         inside("store.sqlite"),
         "",
         id="empty-store",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="an emptied store.sqlite (0 bytes: its data lost) opens as a fresh store: "
-            "status/report/export exit 0 and Store() writes new tables into the run folder "
-            "(experiments/runfolder.py open_run_folder, experiments/store.py); fix: refuse a "
-            "store without the engine's tables (meta, calls) before Store() creates them",
-        ),
     ),
     R(damaged(store_as_folder), itself, "no store.sqlite", id="store-is-a-folder"),
 ]
@@ -1234,22 +1205,6 @@ def judge_read(lab: Lab, *more: str) -> list[str]:
 def C(argv: Argv, names: list[str], *, id: str, marks=()):
     return pytest.param(argv, names, id=f"cli-{id}", marks=marks)
 
-
-ARGPARSE_ONE_LINE = pytest.mark.xfail(
-    strict=True,
-    reason="argparse's own refusals (bad choice, not a number) print the usage block and the "
-    "error: several lines, and SystemExit instead of a returned 2 (experiments/cli.py)",
-)
-
-
-OUT_UNDER_A_FILE = pytest.mark.xfail(
-    strict=True,
-    reason="a path under a file (--out FILE/run, --to FILE/export) is not checked: run loads "
-    "its models and then fails in mkdir, export in export_tables, each with a traceback "
-    "(NotADirectoryError) from experiments/runfolder.py check_claimable and "
-    "experiments/commands/run.py run_export; fix: refuse it up front when the nearest existing "
-    "ancestor is not a folder (as steer's _writable now does)",
-)
 
 CLI_CASES = [
     # steer try / show
@@ -1539,7 +1494,6 @@ CLI_CASES = [
         lambda lab: ["export", str(lab.own_run()), "--to", str(plain_file(lab) / "exported")],
         ["notes.txt", "--to"],
         id="export-to-under-a-file",
-        marks=OUT_UNDER_A_FILE,
     ),
     C(
         lambda lab: [
@@ -1551,19 +1505,16 @@ CLI_CASES = [
         ],  # fmt: skip
         ["notes.txt", "--out"],
         id="run-out-under-a-file",
-        marks=OUT_UNDER_A_FILE,
     ),
     C(
         lambda lab: ["report", str(lab.own_run()), "--resamples", "many"],
         ["--resamples", "many"],
         id="report-resamples-not-a-number",
-        marks=ARGPARSE_ONE_LINE,
     ),
     C(
         lambda lab: ["design", "schema", "--kind", "poetry"],
         ["--kind", "poetry"],
         id="design-schema-unknown-kind",
-        marks=ARGPARSE_ONE_LINE,
     ),
 ]
 

@@ -64,7 +64,9 @@ def test_a_judge_without_log_probabilities_fails_its_probe(tmp_path, tiny_model_
         both_refuse(tmp_path, text, capsys, "no log-probabilities")
 
 
-def test_a_judge_that_answers_passes_and_offline_skips_the_probe(tmp_path, tiny_model, tiny_model_folder):
+def test_a_judge_that_answers_passes_and_offline_skips_the_probe(
+    tmp_path, tiny_model, tiny_model_folder
+):
     with serve(judge_handler(tiny_model, mode="openai")) as server:
         design = tmp_path / "design.toml"
         judges = SERVED_JUDGE.format(url=server.base_url)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from experiments.design import load_design
-from experiments.runfolder import open_run_folder
+from experiments.runfolder import open_run_folder, refuse_under_a_file
 from foundation.errors import LabError
 
 
@@ -71,8 +71,14 @@ def run_export(args: argparse.Namespace) -> int:
 
     folder = Path(args.dir)
     target = Path(args.to) if args.to else folder / "export"
-    if target.exists() and not target.is_dir():
-        raise LabError("--to is a file", where=str(target), fix="name a folder (new or existing)")
+    if folder.is_dir() and (folder / "design.sha256").is_file():
+        # The target is checked before the store is opened (opening it touches the folder);
+        # what is not a run folder at all is said first, by open_run_folder.
+        if target.exists() and not target.is_dir():
+            raise LabError(
+                "--to is a file", where=str(target), fix="name a folder (new or existing)"
+            )
+        refuse_under_a_file(target, "--to")
     run = open_run_folder(folder)
     try:
         written = export_tables(run.store, target)

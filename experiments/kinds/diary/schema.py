@@ -10,22 +10,26 @@ from pydantic import Field, model_validator
 from diarists.cards import available_cards
 from diarists.patterns import available_patterns
 from experiments.design import UNSTEERED, DesignFile
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
+from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 
 EntryScore = Literal["pattern", "coherence", "realism"]
 ENTRY_SCORES: tuple[EntryScore, ...] = ("pattern", "coherence", "realism")
 
 
-def _chosen(value: list[str] | Literal["all"], known: list[str], noun: str) -> list[str]:
+def _chosen(
+    value: list[str] | Literal["all"], known: list[str], noun: str, field: str = ""
+) -> list[str]:
     if value == "all":
         return list(known)
-    for ident in value:
+    for i, ident in enumerate(value):
         if ident not in known:
-            raise ValueError(
-                f'unknown {noun} {ident!r}{FIX_MARK}choose from {", ".join(known)} or write "all"'
+            raise At(
+                (field, i) if field else (),
+                f'unknown {noun} {ident!r}{FIX_MARK}choose from {", ".join(known)} or write "all"',
             )
     if len(set(value)) != len(value):
-        raise ValueError(f"a {noun} is listed twice{FIX_MARK}list each once")
+        at = next(i for i, v in enumerate(value) if v in value[:i])
+        raise At((field, at) if field else (), f"a {noun} is listed twice{FIX_MARK}list each once")
     return list(value)
 
 
@@ -41,9 +45,10 @@ class Cast(DataModel):
 
     @model_validator(mode="after")
     def _known(self) -> Cast:
-        _chosen(self.diarists, available_cards(), "diarist")
+        _chosen(self.diarists, available_cards(), "diarist", "diarists")
         if len(set(self.profiles)) != len(self.profiles):
-            raise ValueError(f"a profile is listed twice{FIX_MARK}list each once")
+            at = next(i for i, v in enumerate(self.profiles) if v in self.profiles[:i])
+            raise At(("profiles", at), f"a profile is listed twice{FIX_MARK}list each once")
         return self
 
     @property
@@ -59,9 +64,9 @@ class Scores(DataModel):
 
     @model_validator(mode="after")
     def _known(self) -> Scores:
-        _chosen(self.patterns, available_patterns(), "pattern")
+        _chosen(self.patterns, available_patterns(), "pattern", "patterns")
         if len(set(self.entry)) != len(self.entry):
-            raise ValueError(f"an entry score is listed twice{FIX_MARK}list each once")
+            raise At(("entry",), f"an entry score is listed twice{FIX_MARK}list each once")
         return self
 
     @property
