@@ -5,8 +5,7 @@ Every CLI case runs in-process through `experiments.cli.main` and asserts: exit 
 is exactly one line starting "diarylab: error:", with " — fix: " and no "Traceback"; it names
 the file (or the option) and, where there is one, the field, plus a fragment of what is wrong;
 and a recursive listing (names, sizes, mtimes) of the folders involved is unchanged — for `run`,
-the --out folder does not exist afterwards. Cases marked xfail(strict) are defects outside the
-files this corpus may fix; each reason says where and what the fix is.
+the --out folder does not exist afterwards.
 
 Designs (each refused alike by `design check`, `design expand --json` and `run --out`):
   shape     table-is-a-number (design = 5), chatbots-is-a-number, diarist-model-is-a-string,
@@ -23,13 +22,13 @@ Designs (each refused alike by `design check`, `design expand --json` and `run -
             entries-a-billion, coverage-floor-two, resamples-zero, seed-negative, version-zero,
             name-not-a-slug
   kinds     judge-kind-unknown, chatbot-kind-is-a-judge-kind, experiment-kind-missing
-  names     duplicate-chatbot-id, duplicate-judge-id, duplicate-hypothesis-id (xfail: no field
-            named), duplicate-diarist, duplicate-profile, unknown-score-pattern (xfail: only the
-            table named)
+  names     duplicate-chatbot-id, duplicate-judge-id, duplicate-hypothesis-id (the entry's
+            id named), duplicate-diarist, duplicate-profile, unknown-score-pattern (the list
+            item named)
   hypotheses  hypothesis-unknown-profile, -unknown-baseline-chatbot, -unknown-judge,
             -entry-beyond-the-design, -without-judges, -unknown-direction
   inline profiles  inline-strength-1e30, inline-strength-nan, inline-steer-and-calibration,
-            inline-calibration-unknown-judge (xfail: no field named), inline-calibration-floor-150,
+            inline-calibration-unknown-judge (profiles[0].calibration.judge), inline-calibration-floor-150,
             inline-extraction-pairs-zero, inline-unknown-pattern, inline-profile-not-cast,
             profile-path-missing, profile-neither-file-nor-rule
   the file  empty-file, not-utf8, key-written-twice, unterminated-string, design-missing,
@@ -46,8 +45,8 @@ Profile files and their vectors (named in a design's cast.profiles; `design chec
 Run folders (`status`, `status --verify`, `report`, `export`, `export --to`):
   a-file, missing, not-a-run-folder, empty-design-sha256, garbled-design-sha256,
   locked-design-missing, manifest-not-json, manifest-a-list, inputs-not-a-map,
-  locked-input-missing, truncated-store, store-is-a-folder, empty-store (xfail: a 0-byte store
-  opens as a new one, exit 0, tables written); and `run` into another design's run folder or a
+  locked-input-missing, truncated-store, store-is-a-folder, empty-store (a 0-byte store is
+  refused, not opened as a new one); and `run` into another design's run folder or a
   folder of other files
 
 Command-line options:
@@ -64,9 +63,9 @@ Command-line options:
                timeout-zero, floor-above-one; score: unknown-pattern; rubric: not-json,
                not-a-list, no-reply, no-entry
   runs         report-resamples-zero, export-to-an-existing-file, run-out-is-a-file;
-               export-to-under-a-file and run-out-under-a-file (xfail: traceback),
-               report-resamples-not-a-number and design-schema-unknown-kind (xfail: argparse's
-               usage block, several lines)
+               export-to-under-a-file and run-out-under-a-file (refused up front),
+               report-resamples-not-a-number and design-schema-unknown-kind (argparse's own
+               refusals, as one line)
 
 Lab data files (loaded directly; one LabError naming the file and the field, with a fix):
   the entry template refuses unknown placeholders ({hometown}, {weather}, {reply[0]}) and
