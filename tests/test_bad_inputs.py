@@ -29,7 +29,8 @@ Designs (each refused alike by `design check`, `design expand --json` and `run -
             -entry-beyond-the-design, -without-judges, -unknown-direction
   inline profiles  inline-strength-1e30, inline-strength-nan, inline-steer-and-calibration,
             inline-calibration-unknown-judge (profiles[0].calibration.judge),
-            inline-calibration-floor-150, inline-extraction-pairs-zero, inline-unknown-pattern, inline-profile-not-cast,
+            inline-calibration-floor-150, inline-extraction-pairs-zero, inline-unknown-pattern,
+            inline-profile-not-cast,
             profile-path-missing, profile-neither-file-nor-rule
   the file  empty-file, not-utf8, key-written-twice, unterminated-string, design-missing,
             design-is-a-folder; positive control: a UTF-8 byte-order mark is accepted (exit 0)
