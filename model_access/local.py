@@ -67,6 +67,7 @@ class LocalModel(NextTokenReader):
             # are masked, so the choice only matters for models that misbehave on pad == EOS.
             tokenizer.pad_token = tokenizer.unk_token or tokenizer.eos_token
         tokenizer.padding_side = "left"
+        self._neutralise_generation_config()
         self._info: ModelInfo | None = None
         self._nnsight: Any = None
 
@@ -85,6 +86,23 @@ class LocalModel(NextTokenReader):
             trust_remote_code=settings.trust_remote_code,
         )
         return cls(model, tokenizer, spec=spec, source=source)
+
+    def _neutralise_generation_config(self) -> None:
+        """transformers fills every generation setting a call leaves unset from the model's own
+        generation_config (transformers/generation/utils.py, _prepare_generation_config): a
+        repetition_penalty or no_repeat_ngram_size shipped with a model would silently act
+        inside the lab's generate, in no cache key. Keep only the special-token ids; the lab's
+        GenerationSettings say everything else."""
+        from transformers import GenerationConfig
+
+        shipped = getattr(self.model, "generation_config", None)
+        self.shipped_generation_config = shipped.to_dict() if shipped is not None else {}
+        tokens = {
+            k: getattr(shipped, k, None) for k in ("bos_token_id", "eos_token_id", "pad_token_id")
+        }
+        self.model.generation_config = GenerationConfig(
+            **{k: v for k, v in tokens.items() if v is not None}
+        )
 
     # ----------------------------------------------------------------- description
     @property

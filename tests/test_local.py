@@ -162,3 +162,30 @@ def test_embedded_default_writes_text(smollm2):
     )[0]
     assert out.new_tokens > 5 and len(out.text.split()) > 3
     assert smollm2.num_layers == 30
+
+
+def test_the_models_own_generation_config_does_not_act(tiny_model_folder):
+    """A repetition penalty shipped in a model's generation_config would change the text
+    without being in any cache key; only the lab's GenerationSettings act."""
+    plain = LocalModel.load(str(tiny_model_folder), LocalSettings(device="cpu"))
+    shipped = LocalModel.load(str(tiny_model_folder), LocalSettings(device="cpu"))
+    prompt = plain.chat_ids([{"role": "user", "content": "Dear diary, today"}])
+    settings = GenerationSettings(max_new_tokens=12)
+    baseline = plain.generate([prompt], settings)[0].token_ids
+
+    from transformers import GenerationConfig
+
+    shipped.model.generation_config = GenerationConfig(
+        repetition_penalty=50.0,
+        suppress_tokens=[baseline[0]],
+        eos_token_id=plain.eos_token_ids,
+    )
+    penalised = shipped.model.generate(
+        input_ids=shipped.batch_inputs([prompt])[0],
+        attention_mask=shipped.batch_inputs([prompt])[1],
+        **shipped.generation_kwargs(settings, None, 1),
+    )[0, len(prompt) :].tolist()
+    assert penalised[: len(baseline)] != list(baseline)  # the shipped config would act...
+    wrapped = LocalModel(shipped.model, shipped.tokenizer, spec="tiny")
+    assert wrapped.generate([prompt], settings)[0].token_ids == baseline  # ...and is neutralised
+    assert wrapped.shipped_generation_config["repetition_penalty"] == 50.0
