@@ -38,23 +38,28 @@ TESTS = Path(__file__).parent
 
 
 class InFlight:
-    """Wraps a handler: holds each request `hold` seconds and records the most at once."""
+    """Wraps a handler: holds each request until `target` requests are in flight together (or
+    `hold` seconds pass, so a client that never sends that many still gets answers) and records
+    the most at once. Waiting for the target, not a fixed time, keeps a slow machine from
+    starting the client's threads too far apart to overlap."""
 
-    def __init__(self, handler, hold: float) -> None:
-        self.handler, self.hold = handler, hold
+    def __init__(self, handler, hold: float, target: int = 7) -> None:
+        self.handler, self.hold, self.target = handler, hold, target
         self.now = self.most = 0
-        self.lock = threading.Lock()
+        self.changed = threading.Condition()
 
     def __call__(self, body):
-        with self.lock:
+        with self.changed:
             self.now += 1
             self.most = max(self.most, self.now)
+            self.changed.notify_all()
+            self.changed.wait_for(lambda: self.now >= self.target, timeout=self.hold)
         try:
-            time.sleep(self.hold)
             return self.handler(body)
         finally:
-            with self.lock:
+            with self.changed:
                 self.now -= 1
+                self.changed.notify_all()
 
 
 def served_design(folder: Path, model_folder: Path, chat_url: str, judge_url: str) -> Path:
@@ -85,7 +90,7 @@ endpoint = {{ base_url = "{judge_url}", concurrency = 7, max_retries = 0 }}
         entries=1,
         chatbots=chatbots,
         judges=judges,
-        diarists='["amara", "tomasz", "lucia", "kenji"]',
+        diarists='"all"',  # 8 diarists: at least 7 distinct replies even if twins agree
     ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
     path = folder / "design.toml"
     path.write_text(text)
@@ -159,14 +164,14 @@ def test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges(
     tmp_path, tiny_model_folder, tiny_model, monkeypatch
 ):
     monkeypatch.setenv("DIARYLAB_TEST_KEY", "sk-sentinel-4711")
-    chat = InFlight(lambda body: (200, chat_response("A short reply.")), hold=0.3)
-    judge = InFlight(judge_handler(tiny_model, mode="openai"), hold=0.05)
+    chat = InFlight(lambda body: (200, chat_response("A short reply.")), hold=1.0)
+    judge = InFlight(judge_handler(tiny_model, mode="openai"), hold=0.2)
     with serve(chat) as chat_server, serve(judge) as judge_server:
         path = served_design(
             tmp_path, tiny_model_folder, chat_server.base_url, judge_server.base_url
         )
         run_design(load_design(path), tmp_path / "run", progress=False)
-    assert chat.most == 7, chat.most  # 8 cells answered; 7 at once, never more
+    assert chat.most == 7, chat.most  # 16 cells answered; 7 at once, never more
     assert judge.most == 7, judge.most
     # Generation settings and the system message reach the wire; the key only the header.
     body = chat_server.requests[0]
