@@ -18,14 +18,7 @@ from typing import Any
 
 from diarists.patterns import Pattern, load_pattern
 from diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
-from experiments.calibration import (
-    FAKE_JUDGE,
-    calibrate_pattern,
-    chosen_setting,
-    extract_pattern,
-    fake_scorer,
-    judge_scorer,
-)
+from experiments.calibration import calibrate_pattern, chosen_setting, extract_pattern, judge_scorer
 from experiments.design import Design, ProfileRule
 from foundation.datafiles import file_sha256
 from foundation.errors import LabError
@@ -33,8 +26,6 @@ from model_access.local import LocalModel
 from rubric.judge_base import Judge
 from steering.calibrate import write_outputs
 from steering.vectors import PatternVector, vector_paths
-
-__all__ = ["FAKE_JUDGE", "InlineProfiles", "extract_pattern", "fake_scorer", "judge_scorer"]
 
 
 # ----------------------------------------------------------------------------- resolving

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from diarists.patterns import load_pattern
+from experiments.calibration import judge_scorer
 from experiments.design import load_design
-from experiments.profile_making import InlineProfiles, judge_scorer, resolve_profiles
+from experiments.profile_making import InlineProfiles, resolve_profiles
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
 from rubric.judges import build_judge

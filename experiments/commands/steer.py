@@ -5,28 +5,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import textwrap
-from collections.abc import Sequence
 from dataclasses import asdict
-from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from diarists.patterns import available_patterns, load_pattern
+from experiments.commands import _steer_options as so
 from experiments.commands._options import (
     add_judge_args,
-    add_local_args,
-    judge_spec_of,
     pattern_option,
-    retarget,
     validated,
 )
-from experiments.commands._options import local_settings as local_settings_of
 from foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from diarists.patterns import Pattern
-    from steering.extract import Scorer
+    pass
 
 DEFAULT_SEED = 20261130
 
@@ -36,33 +29,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     steps = steer.add_subparsers(dest="steer_command", required=True, metavar="STEP")
 
     p = steps.add_parser("extract", help="extract a pattern vector from the pattern's contrast set")
-    _model_args(p)
+    so.model_args(p)
     p.add_argument("--pattern", required=True, help=f"one of {', '.join(available_patterns())}")
     p.add_argument("--out", required=True, type=Path, help="vector file (NAME.safetensors)")
     p.add_argument("--pairs", type=int, default=20, help="contrast pairs (default 20)")
-    _sampling_args(p)
+    so.sampling_args(p)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--batch-size", type=int, default=8)
     add_judge_args(p, prefix="judge-", required=False)
     p.add_argument(
-        "--layers", type=_int_list, nargs="+", help="layers to report (all are extracted)"
+        "--layers", type=so.int_list, nargs="+", help="layers to report (all are extracted)"
     )
     p.set_defaults(handler=run_extract)
 
     p = steps.add_parser("calibrate", help="sweep layers × strengths, write table, plot, profile")
-    _model_args(p)
+    so.model_args(p)
     p.add_argument("--vector", required=True, type=Path)
     p.add_argument("--pattern", required=True)
     add_judge_args(p, prefix="judge-")
     p.add_argument("--floor", type=float, default=60.0, help="minimum mean coherence (0-100)")
-    p.add_argument("--layers", type=_int_list, nargs="+", required=True)
-    p.add_argument("--strengths", type=_float_list, nargs="+", required=True)
+    p.add_argument("--layers", type=so.int_list, nargs="+", required=True)
+    p.add_argument("--strengths", type=so.float_list, nargs="+", required=True)
     p.add_argument("--out", required=True, type=Path, help="output folder")
     p.add_argument("--prompts", type=int, help="held-out prompts to use (default: all)")
-    _sampling_args(p)
+    so.sampling_args(p)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--batch-size", type=int, default=8)
-    _steer_args(p)
+    so.steer_args(p)
     p.add_argument("--profile-id", help="id of the written profile (default: the pattern id)")
     p.set_defaults(handler=run_calibrate)
 
@@ -72,128 +65,32 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = steps.add_parser("try", help="write one entry unsteered and steered, side by side")
     p.add_argument("vector", type=Path)
-    _model_args(p)
+    so.model_args(p)
     p.add_argument("--layer", type=int, required=True)
     p.add_argument("--strength", type=float, required=True)
-    _steer_args(p)
+    so.steer_args(p)
     p.add_argument("--prompt", default="Write about how today felt, from morning to night.")
     p.add_argument("--system", help="system prompt (default: the pattern's plain diarist)")
-    _sampling_args(p, max_new_tokens=120)
+    so.sampling_args(p, max_new_tokens=120)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.set_defaults(handler=run_try)
 
 
-def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="smollm2", help="hub id, folder, or smollm2 (default)")
-    add_local_args(p)
-
-
-def _steer_args(p: argparse.ArgumentParser) -> None:
-    # checked by the settings schema, not argparse `choices` (whose refusal is a usage block)
-    p.add_argument("--scale", default="relative", help="relative (default) or raw")
-    p.add_argument("--positions", default="response", help="prompt, response (default) or both")
-
-
-def _sampling_args(p: argparse.ArgumentParser, *, max_new_tokens: int | None = None) -> None:
-    """Generation options; defaults are steering's own extraction settings."""
-    from steering.settings import EXTRACTION_GENERATION as default
-
-    p.add_argument("--max-new-tokens", type=int, default=max_new_tokens or default.max_new_tokens)
-    p.add_argument("--temperature", type=float, default=default.temperature)
-    p.add_argument("--top-p", type=float, default=default.top_p)
-
-
-def _int_list(text: str) -> list[int]:
-    """'20', '18,20,22' or '16-22'."""
-    out: list[int] = []
-    try:
-        for part in filter(None, text.split(",")):
-            lo, sep, hi = part.partition("-")
-            out += list(range(int(lo), int(hi) + 1)) if sep else [int(part)]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a layer list like 20 or 16-22") from exc
-    return out
-
-
-def _float_list(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number list like 0.5,1") from exc
-
-
-def _writable(out: Path, *, folder: bool) -> None:
-    """Refuse an --out that cannot be written before any work is done: a folder where a file
-    goes (or the reverse), or a file on the way to it."""
-    if not folder and out.is_dir():
-        raise LabError("--out is a folder", where=str(out), fix="give a file name")
-    if folder and out.exists() and not out.is_dir():
-        raise LabError("--out is a file", where=str(out), fix="name a folder (new or existing)")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise LabError(
-                    f"--out lies under {parent}, which is a file",
-                    where=str(out),
-                    fix="choose a path whose folders are folders",
-                )
-            break
-
-
-def _flat(groups: Sequence[Sequence[float]] | None) -> list:
-    return [x for g in groups or [] for x in g]
-
-
-def _load_model(args: argparse.Namespace):  # -> LocalModel, imported late: torch is slow
-    from model_access.loading import resolve
-    from model_access.local import LocalModel
-
-    settings = local_settings_of(args)
-    try:
-        resolve(args.model)
-        print(f"loading {args.model} ...", flush=True)
-        return LocalModel.load(args.model, settings)
-    except LabError as exc:
-        if exc.where == "model":
-            raise retarget(exc, "--model") from None
-        raise
-
-
-def _generation(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "max_new_tokens": args.max_new_tokens,
-        "temperature": args.temperature,
-        "top_p": args.top_p,
-    }
-
-
-def _scorer(args: argparse.Namespace, pattern: Pattern) -> Scorer:
-    from experiments.profile_making import FAKE_JUDGE, fake_scorer, judge_scorer
-    from rubric.judges import build_judge, default_load_local
-
-    spec = judge_spec_of(args, prefix="judge-")  # checks the judge options, even for 'fake'
-    if args.judge == FAKE_JUDGE:
-        print("judge 'fake': a word-counting heuristic, NOT a judge; numbers are not findings")
-        return fake_scorer(pattern)
-    return judge_scorer(build_judge(spec, default_load_local), pattern)
-
-
-# ------------------------------------------------------------------------- extract
 def run_extract(args: argparse.Namespace) -> int:
     from steering.vectors import vector_paths
 
     pattern = pattern_option(args.pattern)
-    _writable(args.out, folder=False)
-    from experiments.profile_making import extract_pattern
+    so.writable(args.out, folder=False)
+    from experiments.calibration import extract_pattern
     from steering.settings import ExtractionSettings
 
     settings = validated(
         ExtractionSettings,
-        {"pairs": args.pairs, "generation": _generation(args), "batch_size": args.batch_size},
+        {"pairs": args.pairs, "generation": so.generation(args), "batch_size": args.batch_size},
     )
-    scorer = _scorer(args, pattern) if args.judge else None
-    model = _load_model(args)
-    for layer in _flat(args.layers):
+    scorer = so.scorer(args, pattern) if args.judge else None
+    model = so.load_model(args)
+    for layer in so.flat(args.layers):
         if not 0 <= layer < model.num_layers:
             raise LabError(
                 f"layer {layer} does not exist (model has 0..{model.num_layers - 1})",
@@ -208,7 +105,7 @@ def run_extract(args: argparse.Namespace) -> int:
             f.write(json.dumps(asdict(pair), ensure_ascii=False) + "\n")
     v = result.vector
     print(f"kept {v.pairs} of {len(result.pairs)} pairs")
-    for layer in _flat(args.layers):
+    for layer in so.flat(args.layers):
         print(
             f"layer {layer}: residual norm {float(v.residual_norms[layer]):.1f}, "
             f"raw difference {float(v.diff_norms[layer]):.1f}"
@@ -220,14 +117,14 @@ def run_extract(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- calibrate
 def run_calibrate(args: argparse.Namespace) -> int:
     from diarists.profiles import write_profile
-    from experiments.profile_making import calibrate_pattern, chosen_setting
+    from experiments.calibration import calibrate_pattern, chosen_setting
     from foundation.datafiles import file_sha256
     from steering.calibrate import write_outputs
     from steering.settings import CalibrationRule
     from steering.vectors import PatternVector, vector_paths
 
     pattern = pattern_option(args.pattern)
-    _writable(args.out, folder=True)
+    so.writable(args.out, folder=True)
     vector = PatternVector.load(args.vector)
     if vector.pattern_id != pattern.id:
         raise LabError(
@@ -239,20 +136,20 @@ def run_calibrate(args: argparse.Namespace) -> int:
         CalibrationRule,
         {
             "judge": "cli",
-            "layers": _flat(args.layers),
-            "strengths": _flat(args.strengths),
+            "layers": so.flat(args.layers),
+            "strengths": so.flat(args.strengths),
             "floor": args.floor,
             "scale": args.scale,
             "positions": args.positions,
-            "generation": _generation(args),
+            "generation": so.generation(args),
             "batch_size": args.batch_size,
             **({"prompts": args.prompts} if args.prompts is not None else {}),
         },
     )
     for layer in rule.layers:
         vector.check_layer(layer, where="--layers")
-    scorer = _scorer(args, pattern)
-    model = _load_model(args)
+    scorer = so.scorer(args, pattern)
+    model = so.load_model(args)
     result = calibrate_pattern(model, vector, pattern, rule, scorer, seed=args.seed)
     paths = write_outputs(result, args.out, title=f"{pattern.name} on {args.model} ({args.judge})")
     print(f"\n{'layer':>5} {'strength':>8} {'pattern':>8} {'coherence':>9}")
@@ -321,7 +218,7 @@ def run_try(args: argparse.Namespace) -> int:
         flags={"layers": "--layer"},
     )
     vector.check_layer(args.layer, where="--layer")
-    settings = validated(GenerationSettings, _generation(args))
+    settings = validated(GenerationSettings, so.generation(args))
     system = args.system
     if system is None:
         system = (
@@ -329,7 +226,7 @@ def run_try(args: argparse.Namespace) -> int:
             if vector.pattern_id in available_patterns()
             else "You keep a private diary. Write in the first person about your own day."
         )
-    model = _load_model(args)
+    model = so.load_model(args)
     steer = Steer.of(vector, setting)
     prompt = model.chat_ids(
         [{"role": "system", "content": system}, {"role": "user", "content": args.prompt}]
@@ -338,7 +235,7 @@ def run_try(args: argparse.Namespace) -> int:
         model, [prompt, prompt], settings, seeds=[args.seed] * 2, steers=[None, steer]
     )
     print(
-        side_by_side(
+        so.side_by_side(
             "unsteered",
             plain.text,
             f"steered: layer {args.layer}, {args.strength:g} × "
@@ -347,14 +244,3 @@ def run_try(args: argparse.Namespace) -> int:
         )
     )
     return 0
-
-
-def side_by_side(left_title: str, left: str, right_title: str, right: str, width: int = 48) -> str:
-    def column(title: str, text: str) -> list[str]:
-        lines = [title, "─" * width]
-        for para in text.strip().splitlines() or [""]:
-            lines += textwrap.wrap(para, width) or [""]
-        return lines
-
-    rows = zip_longest(column(left_title, left), column(right_title, right), fillvalue="")
-    return "\n".join(f"{a:<{width}} │ {b}" for a, b in rows)
