@@ -1,0 +1,110 @@
+"""The verdict test holds its error rate at the lab's sample sizes; Holm and the verdict rules."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from experiments.analysis.verdicts import (
+    decide,
+    holm,
+    minimum_detectable_effect,
+    overall,
+    sign_flip,
+    sign_flip_interval,
+)
+
+
+def test_sign_flip_exact_p_on_a_hand_counted_case() -> None:
+    # [1, 2, 3]: 8 sign patterns, sums 6,4,2,0,0,-2,-4,-6; only +++ reaches 6.
+    test = sign_flip([1.0, 2.0, 3.0])
+    assert test.exact and test.n == 3
+    assert test.p_greater == pytest.approx(1 / 8)
+    assert test.p_less == pytest.approx(1.0)
+    assert test.p_two_sided == pytest.approx(2 / 8)
+
+
+def test_sign_flip_counts_ties_as_extreme() -> None:
+    # [1, 1]: sums 2, 0, 0, -2 → P(sum >= 2) = 1/4.
+    assert sign_flip([1.0, 1.0]).p_greater == pytest.approx(1 / 4)
+
+
+def test_sign_flip_sampled_past_the_exact_limit_is_seeded_and_sane() -> None:
+    rng = np.random.default_rng(3)
+    values = list(rng.normal(0.0, 1.0, 30))
+    first, again = sign_flip(values, seed=5), sign_flip(values, seed=5)
+    assert not first.exact and first == again
+    assert 0.0 < first.p_two_sided <= 1.0
+
+
+def _coverage(n: int, draws: int, noise: str) -> float:
+    """Share of simulated studies whose test at the true effect does not reject (= coverage)."""
+    rng = np.random.default_rng(20261201 + n)
+    effect, kept = 0.6, 0
+    for _ in range(draws):
+        if noise == "normal":
+            values = effect + rng.normal(0.0, 1.0, n)
+        else:  # heavy-tailed, still symmetric
+            values = effect + rng.standard_t(3, n)
+        kept += sign_flip(values, null=effect).p_two_sided >= 0.05
+    return kept / draws
+
+
+@pytest.mark.parametrize("noise", ["normal", "t3"])
+def test_planted_effect_coverage_at_8_diarists_is_within_93_to_97_percent(noise: str) -> None:
+    assert 0.93 <= _coverage(8, 3000, noise) <= 0.97
+
+
+def test_planted_effect_coverage_at_30_diarists_is_within_93_to_97_percent() -> None:
+    assert 0.93 <= _coverage(30, 1500, "normal") <= 0.97
+
+
+def test_the_interval_is_the_set_of_unrejected_nulls() -> None:
+    values = [0.4, 1.1, -0.2, 0.9, 1.6, 0.3, 0.8, 1.2]
+    low, high = sign_flip_interval(values)
+    assert low < np.mean(values) < high
+    assert sign_flip(values, null=low + 1e-3).p_two_sided >= 0.05
+    assert sign_flip(values, null=low - 1e-2).p_two_sided < 0.05
+    assert sign_flip(values, null=high + 1e-2).p_two_sided < 0.05
+
+
+def test_two_and_three_diarists_give_too_few_diarists() -> None:
+    for values in ([1.0, 2.0], [0.5, 3.0, 1.0]):
+        test = sign_flip(values)
+        assert decide(test, test.p_two_sided, "greater") == "too few diarists"
+
+
+def test_decide_names_supported_contradicted_and_inconclusive() -> None:
+    up = sign_flip([1.0, 2.0, 1.5, 0.7, 1.1, 0.9, 1.3, 2.2])  # all positive: p = 2/256
+    assert up.p_two_sided == pytest.approx(2 / 256)
+    assert decide(up, up.p_two_sided, "greater") == "supported"
+    assert decide(up, up.p_two_sided, "less") == "contradicted"
+    assert decide(up, 0.2, "greater") == "inconclusive"
+    assert decide(up, up.p_two_sided, "greater", min_clusters=9) == "too few diarists"
+
+
+def test_holm_on_a_hand_computed_case() -> None:
+    # sorted 0.01, 0.02, 0.03, 0.04 → ×4, ×3, ×2, ×1 = 0.04, 0.06, 0.06 (monotone), 0.06
+    adjusted = holm([0.03, 0.01, 0.04, 0.02])
+    assert adjusted == pytest.approx((0.06, 0.04, 0.06, 0.06))
+    assert holm([0.5, 0.9]) == pytest.approx((1.0, 1.0))
+    nan_kept = holm([math.nan, 0.01])
+    assert math.isnan(nan_kept[0]) and nan_kept[1] == pytest.approx(0.01)
+
+
+def test_overall_needs_every_judge_to_agree() -> None:
+    assert overall(["supported", "supported"]) == "supported"
+    assert overall(["contradicted", "contradicted"]) == "contradicted"
+    assert overall(["supported", "inconclusive"]) == "inconclusive"
+    assert overall(["supported", "contradicted"]) == "inconclusive"
+    assert overall(["supported", "too few diarists"]) == "too few diarists"
+
+
+def test_minimum_detectable_effect_shrinks_with_n_and_grows_with_stricter_alpha() -> None:
+    at8, at32 = minimum_detectable_effect(10.0, 8), minimum_detectable_effect(10.0, 32)
+    assert at32 < at8
+    assert minimum_detectable_effect(10.0, 8, alpha=0.01) > at8
+    # Large-n limit: (1.96 + 0.84) · sd / √n
+    assert minimum_detectable_effect(1.0, 10_000) == pytest.approx(2.80 / 100, rel=0.01)
