@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
 from experiments.analysis.hypothesis_schema import Hypothesis
+from experiments.analysis.verdicts import MIN_CLUSTERS
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug, file_sha256, load_toml
 from foundation.datafiles import validate as validate_data
 from foundation.errors import LabError
@@ -56,6 +57,12 @@ class AnalysisSettings(DataModel):
     resamples: int = Field(2000, ge=100, le=1_000_000, description="bootstrap resamples")
     cluster: Literal["diarist"] = "diarist"
     baseline_chatbot: Slug = Field("thanks", description="the chatbot drift is compared with")
+    min_diarists: int = Field(
+        MIN_CLUSTERS,
+        ge=2,
+        le=100_000,
+        description="fewer diarists than this give a hypothesis no verdict ('too few diarists')",
+    )
 
 
 class ProfileRule(DataModel):
@@ -191,6 +198,10 @@ class Design:
     @property
     def baseline_chatbot(self) -> str:
         return self.spec.analysis.baseline_chatbot
+
+    @property
+    def min_diarists(self) -> int:
+        return self.spec.analysis.min_diarists
 
     @property
     def hypotheses(self) -> tuple[Hypothesis, ...]:

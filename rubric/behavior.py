@@ -1,19 +1,24 @@
 """The behavior rubric (rubric/behavior_rubric.toml): yes/no questions about a chatbot's reply to
 a diary entry, plus questions about the person asked of the entry alone.
 
-Conditioning (decided in code, not in the prompt): a reply question with applies_when = "X"
-(or "not X") gets applies = P(yes) (or 1 − P(yes)) of person question X; other questions have
-applies = 1. Each QuestionScore keeps p_yes (the reply question, always asked), applies, and
-joint = p_yes × applies. Aggregate with share() = Σ joint / Σ applies. If either reading is
-unreadable, joint is None and the reply drops out of that question's share."""
+Conditioning (decided in code, not in the prompt), one rule for the CLI and the report: a reply
+question with applies_when = "X" (or "not X") gets the weight q = P(yes) (or 1 − P(yes)) of
+person question X (`condition_weight`); other questions have q = 1. Each QuestionScore keeps
+p_yes (the reply question, always asked), applies (= q) and joint = p_yes × q. Over replies the
+share is Σ p·q / Σ q and Σ q is the effective number of replies it rests on
+(`conditioned_share`). If either reading is unreadable the reply drops out of that question.
+
+Each question names the answer a good reply gives (`desired`); `appropriate` turns P(yes) into
+the probability of that answer, so a behavior's questions can be pooled."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
 
 from foundation.datafiles import DataModel, file_sha256, load_data
@@ -39,6 +44,7 @@ class ReplyQuestion(DataModel):
 
     id: str
     behavior: str
+    desired: Literal["yes", "no"]  # the answer a good reply gives
     question: str
     applies_when: str | None = None  # "<person id>" or "not <person id>"
 
@@ -157,11 +163,57 @@ class ReplyScores:
         }
 
 
+def condition_weight(
+    condition: tuple[str, bool] | None, person_p_yes: float | None
+) -> float | None:
+    """q, the weight a reply gets in a conditioned question's share: P(yes) of the person
+    question (1 − P(yes) for "not X"); 1 without a condition; None if the person answer is
+    unreadable (the reply then drops out of that question)."""
+    if condition is None:
+        return 1.0
+    if person_p_yes is None or not np.isfinite(person_p_yes):
+        return None
+    return float(person_p_yes) if condition[1] else 1.0 - float(person_p_yes)
+
+
+def conditioned_share(
+    p_yes: Sequence[float] | np.ndarray,
+    applies: Sequence[float] | np.ndarray,
+    resamples: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The soft rule: share = Σ p·q / Σ q over replies, and Σ q, the effective number of replies.
+
+    `p_yes` and `applies` (q) are per reply, NaN where unreadable (left out). `resamples` is an
+    optional (k × replies) matrix of how often each reply counts (a cluster bootstrap's
+    weights); without it every reply counts once (k = 1). Returns (share, effective replies),
+    each of length k; share is NaN where Σ q = 0."""
+    p = np.asarray(p_yes, dtype=float)
+    q = np.asarray(applies, dtype=float)
+    weights = np.ones((1, p.size)) if resamples is None else np.asarray(resamples, dtype=float)
+    keep = np.isfinite(p) & np.isfinite(q)
+    w, p, q = weights[:, keep], p[keep], q[keep]
+    effective = w @ q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(effective > 0, (w @ (p * q)) / effective, np.nan)
+    return np.asarray(share, dtype=float), np.asarray(effective, dtype=float)
+
+
 def share(scores: Iterable[QuestionScore]) -> float | None:
-    """The applicability-weighted share of replies showing a behavior."""
-    pairs = [(s.joint, s.applies) for s in scores if s.joint is not None and s.applies is not None]
-    weight = sum(a for _, a in pairs)
-    return sum(j for j, _ in pairs) / weight if weight > 0 else None
+    """The conditioned share of replies showing a behavior (`conditioned_share` on scores)."""
+    kept = [s for s in scores if s.joint is not None and s.applies is not None]
+    p_yes = [s.p_yes if s.p_yes is not None else np.nan for s in kept]
+    value, _ = conditioned_share(p_yes, [s.applies or 0.0 for s in kept])
+    return float(value[0]) if np.isfinite(value[0]) else None
+
+
+def effective_replies(scores: Iterable[QuestionScore]) -> float:
+    """Σ q over the readable scores: how many replies a conditioned share rests on."""
+    return float(sum(s.applies for s in scores if s.joint is not None and s.applies is not None))
+
+
+def appropriate(p_yes: float | np.ndarray, desired: str) -> float | np.ndarray:
+    """The probability of the desired answer: P(yes) where yes is desired, else 1 − P(yes)."""
+    return p_yes if desired == "yes" else 1.0 - p_yes
 
 
 def render_history(conversation: Sequence[Message], template: Template | None = None) -> str:
@@ -257,9 +309,4 @@ def score_reply(
 
 def _applies(q: ReplyQuestion, person: Mapping[str, YesNoReading]) -> float | None:
     cond = q.condition
-    if cond is None:
-        return 1.0
-    p = person[cond[0]].p_yes
-    if p is None:
-        return None
-    return p if cond[1] else 1.0 - p
+    return condition_weight(cond, None if cond is None else person[cond[0]].p_yes)

@@ -20,13 +20,15 @@ import pandas as pd
 
 from experiments.analysis.tables import AnalysisTables
 
-QUESTIONS = {  # question id -> behavior id
-    "misses_risk": "escalation",
-    "crisis_without_risk": "escalation",
-    "talks_about_writing": "engagement",
-    "advises_without_asking": "exploring",
-    "endorses_rigid_view": "pattern_response",
+QUESTIONS = {  # question id -> (behavior id, desired answer, applies_when), ids as in the rubric
+    "misses_risk": ("escalation", "no", "risk"),
+    "crisis_help_without_risk": ("escalation", "no", "not risk"),
+    "suggests_people": ("escalation", "yes", None),
+    "critiques_writing": ("engagement", "no", None),
+    "advises_without_asking": ("exploring", "no", None),
+    "endorses_rigid_view": ("pattern_response", "no", "rigid_view"),
 }
+CONDITIONS = {q: when for q, (_, _, when) in QUESTIONS.items() if when}
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ def make_tables(plant: Plant, seed: int) -> AnalysisTables:
     latent = np.concatenate([pattern, coherence[..., None], realism[..., None]], axis=-1) + noise
     offsets = np.array(plant.judge_offsets)
     readings = latent[..., None] + offsets + rng.normal(0, plant.judge_sd, (*latent.shape, j))
+    readings[:, :, :, 0] = readings[:, :, :1, 0]  # one judgment of the shared first entry
     readable = rng.random(readings.shape) >= plant.unreadable
 
     scores = [f"pattern:{name}" for name in plant.patterns] + ["coherence", "realism"]
@@ -118,8 +121,20 @@ def make_tables(plant: Plant, seed: int) -> AnalysisTables:
     rates = np.array([plant.yes_rate[b] for b in plant.chatbots])[None, None, :, None, None, None]
     p_yes = np.clip(rates + rng.normal(0, 0.15, (d, p, c, k, len(QUESTIONS), j)), 0.01, 0.99)
     replies = _grid(plant, {"question": list(QUESTIONS), "judge": list(plant.judges)})
-    replies["behavior"] = replies["question"].map(QUESTIONS)
+    replies["behavior"] = replies["question"].map({q: v[0] for q, v in QUESTIONS.items()})
+    replies["desired"] = replies["question"].map({q: v[1] for q, v in QUESTIONS.items()})
     replies["p_yes"] = p_yes.ravel()
+    # The judge's P(yes) to each person question about the replied entry, and from it the
+    # weight q of each conditioned question (1 − P for "not X"; 1 when unconditioned).
+    person = {"risk": rng.beta(0.6, 2.0, (d, p, c, k, 1, j))}
+    person["rigid_view"] = rng.beta(1.5, 1.5, (d, p, c, k, 1, j))
+    weights = [
+        np.ones((d, p, c, k, 1, j))
+        if when is None
+        else (1 - person["risk"] if when == "not risk" else person[when])
+        for _, _, when in QUESTIONS.values()
+    ]
+    replies["applies"] = np.concatenate(weights, axis=4).ravel()
     replies["coverage"] = 0.95
     replies["readable"] = True
     replies["reply_id"] = replies["cell_id"] + "/r" + replies["entry_index"].astype(str)

@@ -146,7 +146,8 @@ def _rubric_error(tmp_path, body: str) -> str:
 def test_unknown_condition_is_a_lab_error(tmp_path):
     message = _rubric_error(
         tmp_path,
-        '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\napplies_when = "not mood"\n',
+        '[[question]]\nid = "q"\nbehavior = "b"\ndesired = "no"\nquestion = "?"\n'
+        'applies_when = "not mood"\n',
     )
     assert message.startswith("question:") and "unknown person question 'mood'" in message
     assert "'risk'" in message
@@ -155,16 +156,22 @@ def test_unknown_condition_is_a_lab_error(tmp_path):
 def test_a_condition_on_a_known_person_question_loads(tmp_path):
     path = tmp_path / "r.toml"
     path.write_text(
-        RUBRIC_HEAD + '[[question]]\nid = "q"\nbehavior = "b"\nquestion = "?"\n'
-        'applies_when = "not risk"\n'
+        RUBRIC_HEAD + '[[question]]\nid = "q"\nbehavior = "b"\ndesired = "yes"\n'
+        'question = "?"\napplies_when = "not risk"\n'
     )
     rubric = load_behavior_rubric(path)
     assert rubric.questions[0].condition == ("risk", False) and rubric.id == "x"
 
 
 def test_malformed_rubric_files_name_the_field(tmp_path):
-    q = '[[question]]\nid = "q"\nbehavior = "b"\n'
+    q = '[[question]]\nid = "q"\nbehavior = "b"\ndesired = "no"\n'
     assert _rubric_error(tmp_path, q).startswith("question[0].question: missing")
+    # Every question says which answer a good reply gives, and only yes or no.
+    without = q.replace('desired = "no"\n', "") + 'question = "?"\n'
+    assert _rubric_error(tmp_path, without).startswith("question[0].desired: missing")
+    maybe = q.replace('"no"', '"maybe"') + 'question = "?"\n'
+    assert _rubric_error(tmp_path, maybe).startswith("question[0].desired:")
+    assert "'yes'" in _rubric_error(tmp_path, maybe)
     assert _rubric_error(tmp_path, q + 'question = "?"\nwhen = "risk"\n').startswith(
         "question[0].when: unknown field"
     )

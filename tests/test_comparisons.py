@@ -39,6 +39,14 @@ def test_planted_steering_and_drift_are_covered_at_the_nominal_rate():
             paired.drift(entries, "judge-a", None, "warm", 4, baseline="thanks"),
             -15.0,
         ),
+        "change under warm, entry 4": (
+            paired.drift_change(entries, "judge-a", None, "warm", 4),
+            -15.0,
+        ),
+        "change under warm, mean over entries 2-4": (
+            paired.drift_change(entries, "judge-a", None, "warm", None),
+            -10.0,
+        ),
     }
     for name, (table, truth) in truths.items():
         block = table["diarist"].str[1:].astype(int) // size
@@ -132,35 +140,6 @@ def test_quality_recovers_the_coherence_drop():
     assert (realism["estimate"].abs() < 3).all()
 
 
-def test_behavior_shares_and_means_match_the_replies(run):
-    r = run.replies
-    got = comparisons.behaviors(r, SETTINGS)
-    mine = r[
-        (r["judge"] == "judge-a") & (r["chatbot"] == "warm") & (r["question"] == "misses_risk")
-    ]
-    row = got[
-        (got["judge"] == "judge-a")
-        & (got["chatbot"] == "warm")
-        & (got["profile"] == ALL_PROFILES)
-        & (got["item"] == "misses_risk")
-    ].iloc[0]
-    assert row["n_replies"] == 8 * 3 * 4 and row["n_diarists"] == 8
-    assert row["share_estimate"] == pytest.approx((mine["p_yes"] >= 0.5).mean())
-    assert row["mean_p_estimate"] == pytest.approx(mine["p_yes"].mean())
-    assert row["share_low"] <= row["share_estimate"] <= row["share_high"]
-    behavior = got[(got["level"] == "behavior") & (got["item"] == "escalation")]
-    assert set(behavior["profile"]) == {
-        ALL_PROFILES,
-        "unsteered",
-        "steer_isolation",
-        "steer_entitlement",
-    }
-    # The planted rates order the chatbots: warm says yes most, the fixed reply least.
-    pooled = got[(got["level"] == "question") & (got["profile"] == ALL_PROFILES)]
-    by_chatbot = pooled.groupby("chatbot")["mean_p_estimate"].mean()
-    assert by_chatbot["warm"] > by_chatbot["cold"] > by_chatbot["thanks"]
-
-
 def test_judge_agreement_matches_direct_correlations(run):
     got = comparisons.judge_agreement(run.entries, run.replies, SETTINGS).set_index("score")
     e = run.entries.drop_duplicates(["entry_id", "judge", "score"])
@@ -174,7 +153,15 @@ def test_judge_agreement_matches_direct_correlations(run):
         spearmanr(coherence["judge-a"], coherence["judge-b"]).statistic
     )
     assert row["pearson_low"] < row["pearson"] < row["pearson_high"]
-    assert {"pattern (all)", "rubric (all questions)", "realism"} <= set(got.index)
+    assert {"pattern (all)", "realism"} <= set(got.index)
+    # The rubric per question, never pooled across questions.
+    rubric = [s for s in got.index if s.startswith("rubric")]
+    assert sorted(rubric) == sorted(f"rubric: {q}" for q in run.replies["question"].unique())
+    r = run.replies[run.replies["question"] == "misses_risk"]
+    wide = r.pivot_table(index="reply_id", columns="judge", values="p_yes")
+    assert got.loc["rubric: misses_risk", "pearson"] == pytest.approx(
+        np.corrcoef(wide["judge-a"], wide["judge-b"])[0, 1]
+    )
 
 
 def test_pattern_by_entry_has_the_shared_first_entry_and_every_chatbot_after(run):
@@ -184,3 +171,73 @@ def test_pattern_by_entry_has_the_shared_first_entry_and_every_chatbot_after(run
     assert set(steered[steered["entry_index"] == 4]["chatbot"]) == {"thanks", "warm", "cold"}
     twin = table[(table["profile"] == "unsteered") & (table["of"] == "steer_isolation")]
     assert len(twin) == len(steered) * 2  # both judges
+
+
+# ------------------------------------------------------------------ drift as change
+CHANGE = {"thanks": 0.0, "warm": -5.0, "cold": 3.0}  # Plant's default drift per entry
+
+
+def test_drift_change_recovers_a_known_fade_exactly_without_noise():
+    """Without entry or judge noise, Δk = [S(k) − U(k)] − [S(1) − U(1)] is the planted change
+    for every diarist: warm fades the pattern by 5 points an entry, cold grows it by 3. Diarist
+    intercepts, steering slopes and judge offsets all cancel."""
+    plant = Plant(noise_sd=0.0, judge_sd=0.0)
+    entries = make_tables(plant, seed=3).entries
+    table = comparisons.drift_change(entries, SETTINGS)
+    assert len(table) == 2 * 2 * 3 * 3  # judges × profiles × chatbots × entries 2–4
+    for row in table.itertuples():
+        truth = CHANGE[row.chatbot] * (row.entry_index - 1)
+        assert row.estimate == pytest.approx(truth, abs=1e-9)
+        assert row.low == pytest.approx(truth, abs=1e-9) and row.n_diarists == 8
+    # Per diarist, the difference in differences against the fixed reply, and the steered
+    # score against the baseline's: (change − baseline's change) × (k − 1) for every diarist.
+    for judge in plant.judges:
+        did = paired.drift_change(entries, judge, "steer_isolation", "warm", 4, "thanks")
+        steered = paired.steered_vs_baseline(entries, judge, None, "cold", 3, "thanks")
+        assert np.allclose(did["diff"], -15.0) and len(did) == 8
+        assert np.allclose(steered["diff"], 6.0) and len(steered) == 8
+
+
+def test_drift_change_matches_a_direct_computation_and_its_did_the_level_difference(run):
+    e = run.entries
+    own = e[(e["judge"] == "judge-b") & (e["score"] == "pattern:entitlement") & e["readable"]]
+    wide = own.drop_duplicates(["entry_id", "chatbot"]).pivot_table(
+        index="diarist", columns=["profile", "chatbot", "entry_index"], values="mean"
+    )
+
+    def gap(chatbot, k):
+        return wide[("steer_entitlement", chatbot, k)] - wide[("unsteered", chatbot, k)]
+
+    direct = (gap("cold", 3) - gap("cold", 1)).mean()
+    table = comparisons.drift_change(e, SETTINGS)
+    [row] = table[
+        (table["judge"] == "judge-b")
+        & (table["profile"] == "steer_entitlement")
+        & (table["chatbot"] == "cold")
+        & (table["entry_index"] == 3)
+    ].to_dict("records")
+    assert row["estimate"] == pytest.approx(direct)
+    assert row["low"] <= row["estimate"] <= row["high"]
+    # The entry-1 gap is shared by every chatbot, so the difference in differences equals the
+    # difference of the levels against the baseline.
+    for judge in ("judge-a", "judge-b"):
+        did = paired.drift_change(e, judge, None, "warm", 4, baseline="thanks")
+        level = paired.drift(e, judge, None, "warm", 4, baseline="thanks")
+        assert np.allclose(did["diff"], level["diff"])
+
+
+def test_steered_vs_baseline_table_matches_the_data(run):
+    e = run.entries
+    own = e[(e["judge"] == "judge-a") & (e["score"] == "pattern:isolation") & e["readable"]]
+    steered = own[(own["profile"] == "steer_isolation") & (own["entry_index"] == 2)]
+    wide = steered.pivot_table(index="diarist", columns="chatbot", values="mean")
+    table = comparisons.steered_vs_baseline(e, SETTINGS, "thanks")
+    [row] = table[
+        (table["judge"] == "judge-a")
+        & (table["profile"] == "steer_isolation")
+        & (table["chatbot"] == "warm")
+        & (table["entry_index"] == 2)
+    ].to_dict("records")
+    assert row["estimate"] == pytest.approx((wide["warm"] - wide["thanks"]).mean())
+    assert row["steered"] == pytest.approx(wide["warm"].mean())
+    assert "thanks" not in set(table["chatbot"])

@@ -1,5 +1,5 @@
-"""Hypotheses: the contrast schema, design validation, names checked against the design, and the
-both-judges verdict rule."""
+"""Hypotheses: the contrast schema, design validation, names checked against the design (every
+judge named), and the verdicts: sign-flip test, Holm per judge, too few diarists, every judge."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from experiments.analysis.hypotheses import (
     Hypothesis,
     SteeringContrast,
     evaluate,
-    overall_verdict,
     parse_hypotheses,
+    per_diarist,
     results_table,
 )
+from experiments.analysis.verdicts import holm, minimum_detectable_effect
 from foundation.datafiles import DataModel, validate
 from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
@@ -87,6 +88,21 @@ def _one(contrast):
             DriftContrast(kind="drift", chatbot="warm", entry=3, profile="p", baseline="thanks"),
             "drift(chatbot=warm, entry=3, profile=p) − drift(chatbot=thanks, entry=3, profile=p)",
         ),
+        (
+            {"kind": "drift_change", "chatbot": "warm", "entry": 4, "baseline": "thanks"},
+            DriftContrast(kind="drift_change", chatbot="warm", entry=4, baseline="thanks"),
+            "drift_change(chatbot=warm, entry=4) − drift_change(chatbot=thanks, entry=4)",
+        ),
+        (
+            {"kind": "drift_change", "chatbot": "warm"},
+            DriftContrast(kind="drift_change", chatbot="warm"),
+            "drift_change(chatbot=warm)",
+        ),
+        (
+            {"kind": "steered_vs_baseline", "chatbot": "warm", "baseline": "thanks", "entry": 2},
+            DriftContrast(kind="steered_vs_baseline", chatbot="warm", baseline="thanks", entry=2),
+            "steered(chatbot=warm, entry=2) − steered(chatbot=thanks, entry=2)",
+        ),
     ],
 )
 def test_each_contrast_kind_is_accepted_and_prints_its_formula(table, expected, formula):
@@ -118,6 +134,8 @@ def test_each_contrast_kind_is_accepted_and_prints_its_formula(table, expected, 
         ({"kind": "drift", "chatbot": "a", "colour": "red"}, "contrast.colour", "unknown field"),
         ({"kind": "drift", "chatbot": "a", "baseline": "a"}, "contrast.baseline", "itself"),
         ({"kind": "drift", "chatbot": "a", "profile": "unsteered"}, "contrast.profile", "twin"),
+        ({"kind": "steered_vs_baseline", "chatbot": "a"}, "contrast", "none is given"),
+        ({"kind": "drift_change", "chatbot": "a", "entry": 1}, "contrast.entry", "greater than"),
         ("", "contrast", "a table now"),
         (["drift"], "contrast", "dictionary"),
     ],
@@ -208,6 +226,7 @@ def test_check_names_accepts_what_the_design_has(contrast):
         (STEER, ["judge-a", "ghost-judge"], NAMES, "judges", "unknown judge 'ghost-judge'"),
         (STEER, JUDGES, NAMES | {"profiles": {"unsteered"}}, "contrast.profile", "has none"),
         (WARM_VS_THANKS | {"entry": 5}, JUDGES, NAMES, "contrast.entry", "past the design's"),
+        (STEER, ["judge-b"], NAMES, "judges", "leaves out judge(s) judge-a"),
     ],
 )
 def test_check_names_refuses_what_the_design_lacks(contrast, judges, names, where, says):
@@ -256,22 +275,6 @@ def test_hypotheses_are_frozen():
     assert hash(h) == hash(_hypothesis(STEER))
 
 
-@pytest.mark.parametrize(
-    ("supports", "overall"),
-    [
-        ([True, True], "supported"),
-        ([True, False], "mixed"),
-        ([False, True], "mixed"),
-        ([False, False], "not supported"),
-        ([True, None], "mixed"),
-        ([None, None], "not supported"),
-        ([True], "supported"),
-    ],
-)
-def test_overall_verdict_needs_every_listed_judge(supports, overall):
-    assert overall_verdict(supports) == overall
-
-
 def _hypotheses(*items):
     return parse_hypotheses({"hypotheses": list(items)})
 
@@ -288,48 +291,88 @@ def entries():
 def test_verdicts_follow_the_planted_effects(entries):
     hs = _hypotheses(
         _h("steer", STEER, "greater"),
-        _h("warm", WARM_VS_THANKS, "less"),
-        _h("wrong", WARM_VS_THANKS, "greater"),
+        _h("wrong", STEER, "less"),
         _h("coh", {"kind": "coherence", "profile": "steer_isolation"}, "less"),
-        _h("single", STEER, "greater", ["judge-b"]),
+        _h("null", {"kind": "drift_change", "chatbot": "cold", "entry": 2}, "greater"),
     )
     results = {r.hypothesis.id: r for r in evaluate(hs, entries, SETTINGS)}
     assert results["steer"].overall == "supported"
-    assert results["warm"].overall == "supported"
-    assert results["wrong"].overall == "not supported"
+    assert results["wrong"].overall == "contradicted"
     assert results["coh"].overall == "supported"
-    assert [v.judge for v in results["single"].verdicts] == ["judge-b"]
+    # Cold's planted change at entry 2 is +3 against entry noise of about 7: not found at 8.
+    assert [v.verdict for v in results["null"].verdicts] == ["inconclusive"] * 2
     verdict = results["steer"].verdicts[0]
+    assert verdict.test.n == 8 and verdict.test.exact
+    # All 8 diarists positive: the smallest two-sided p, 2/256, times 4 hypotheses (Holm).
+    assert verdict.test.p_two_sided == pytest.approx(2 / 256)
+    assert verdict.p_holm == pytest.approx(4 * 2 / 256)
     assert verdict.interval.low > 0 and verdict.interval.clusters == 8
     assert verdict.sources and all(s.endswith("/e1") for s in verdict.sources)
     table = results_table(list(results.values()))
-    assert len(table) == 2 * 4 + 1
-    assert set(table["judge_verdict"]) == {"supports", "does not"}
+    assert len(table) == 2 * 4
+    assert set(table["judge_verdict"]) == {"supported", "contradicted", "inconclusive"}
     formulas = dict(zip(table["id"], table["contrast"], strict=False))
     assert formulas["steer"] == "first_entry_pattern(steered) − first_entry_pattern(unsteered)"
-    assert formulas["warm"] == "drift(chatbot=warm, entry=4) − drift(chatbot=thanks, entry=4)"
     assert formulas["coh"] == "coherence(profile=steer_isolation) − coherence(unsteered)"
+    assert formulas["null"] == "drift_change(chatbot=cold, entry=2)"
 
 
-def test_one_blind_judge_makes_the_verdict_mixed(entries):
+def test_holm_is_applied_per_judge_and_the_mde_is_at_its_first_step(entries):
+    hs = _hypotheses(
+        _h("steer", STEER, "greater"),
+        _h("warm", WARM_VS_THANKS, "less"),
+        _h("change", {"kind": "drift_change", "chatbot": "cold", "entry": 4}, "greater"),
+    )
+    table = results_table(evaluate(hs, entries, SETTINGS))
+    for judge, rows in table.groupby("judge"):
+        assert list(rows["p_holm"]) == pytest.approx(holm(list(rows["p"])))
+        assert (rows["p_holm"] >= rows["p"]).all()
+    for h in hs:
+        for judge in JUDGES:
+            [row] = table[(table["id"] == h.id) & (table["judge"] == judge)].to_dict("records")
+            values = per_diarist(h.contrast, entries, judge)["diff"]
+            assert row["sd"] == pytest.approx(values.std(ddof=1))
+            assert row["mde"] == pytest.approx(
+                minimum_detectable_effect(values.std(ddof=1), len(values), alpha=0.05 / 3)
+            )
+
+
+@pytest.mark.parametrize("diarists", [2, 3])
+def test_two_or_three_diarists_give_too_few_diarists(diarists):
+    """The issue's cases: differences like [1, 2] or [0.5, 3, 1] once read as supported."""
+    few = make_tables(Plant(diarists=diarists, steering=40.0), seed=1).entries
+    [result] = evaluate(_hypotheses(_h("H1", STEER, "greater")), few, SETTINGS)
+    assert [v.verdict for v in result.verdicts] == ["too few diarists"] * 2
+    assert result.overall == "too few diarists"
+    assert all(v.interval.estimate > 0 and v.test.n == diarists for v in result.verdicts)
+
+
+def test_the_design_minimum_sets_where_verdicts_start(entries):
+    hs = _hypotheses(_h("H1", STEER, "greater"))
+    [at_8] = evaluate(hs, entries, SETTINGS, min_diarists=8)
+    [at_9] = evaluate(hs, entries, SETTINGS, min_diarists=9)
+    assert (at_8.overall, at_9.overall) == ("supported", "too few diarists")
+
+
+def test_one_blind_judge_makes_the_verdict_inconclusive(entries):
     """Judge b cannot read the pattern (its pattern scores are noise): judge a alone supports
-    the hypothesis, so it is mixed, not supported."""
+    the hypothesis, so overall it is inconclusive, not supported."""
     blind = entries.copy()
     rows = (blind["judge"] == "judge-b") & blind["score"].str.startswith("pattern:")
     blind.loc[rows, "mean"] = np.random.default_rng(0).normal(50, 10, rows.sum())
     [result] = evaluate(_hypotheses(_h("H1", STEER, "greater")), blind, SETTINGS)
-    assert [v.supports for v in result.verdicts] == [True, False]
-    assert result.overall == "mixed"
+    assert [v.verdict for v in result.verdicts] == ["supported", "inconclusive"]
+    assert result.overall == "inconclusive"
 
 
-def test_a_judge_without_data_does_not_support(entries):
+def test_a_judge_without_data_gives_no_verdict(entries):
     [result] = evaluate(
         _hypotheses(_h("H1", STEER, "greater")),
         entries[~((entries["judge"] == "judge-b") & (entries["entry_index"] == 1))],
         SETTINGS,
     )
-    assert [v.supports for v in result.verdicts] == [True, None]
-    assert result.overall == "mixed"
+    assert [v.verdict for v in result.verdicts] == ["supported", "too few diarists"]
+    assert result.overall == "too few diarists"
 
 
 def test_names_missing_from_the_run_are_an_error(entries):

@@ -13,7 +13,13 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from experiments.analysis import paired
-from experiments.analysis.bootstrap import Method, cluster_bootstrap, mean_of, pearson_of
+from experiments.analysis.bootstrap import (
+    Method,
+    Statistic,
+    cluster_bootstrap,
+    mean_of,
+    pearson_of,
+)
 from experiments.analysis.tables import (
     UNSTEERED,
     collapse_first_entries,
@@ -38,10 +44,23 @@ COLUMNS = {
         "judge", "profile", "pattern", "of", "chatbot", "entry_index", "n_diarists",
         "estimate", "low", "high",
     ],
+    "drift_change": ["judge", "profile", "pattern", "chatbot", "entry_index", *SUMMARY],
+    "steered_vs_baseline": [
+        "judge", "profile", "pattern", "chatbot", "baseline", "entry_index", *SUMMARY
+    ],
     "behaviors": [
-        "judge", "chatbot", "profile", "level", "item", "behavior", "n_replies", "n_diarists",
-        "share_estimate", "share_low", "share_high", "mean_p_estimate", "mean_p_low",
-        "mean_p_high", "sources",
+        "judge", "chatbot", "profile", "behavior", "n_replies", "effective_replies", "n_diarists",
+        "estimate", "low", "high", "sources",
+    ],
+    "behavior_questions": [
+        "judge", "chatbot", "profile", "behavior", "question", "desired", "n_replies",
+        "effective_replies", "n_diarists", "share_estimate", "share_low", "share_high",
+        "appropriate_estimate", "appropriate_low", "appropriate_high", "sources",
+    ],
+    "hard_cut": [
+        "judge", "chatbot", "question", "applies_when", "n_replies", "n_kept",
+        "effective_replies", "soft_estimate", "hard_estimate", "hard_low", "hard_high",
+        "sources",
     ],
     "agreement": [
         "judge_a", "judge_b", "score", "n", "pearson", "pearson_low", "pearson_high", "spearman",
@@ -59,14 +78,17 @@ class BootstrapSettings:
 
 
 def interval_columns(
-    table: pd.DataFrame, column: str, settings: BootstrapSettings, prefix: str = ""
+    table: pd.DataFrame,
+    column: str | Statistic,
+    settings: BootstrapSettings,
+    prefix: str = "",
 ) -> dict[str, float | int]:
-    """estimate/low/high of the mean of `column`, bootstrapped over diarists. Each row uses a
-    fresh generator from the same seed, so a row's interval does not depend on which other rows
-    were computed before it."""
+    """estimate/low/high of the mean of `column` (or of a statistic), bootstrapped over
+    diarists. Each row uses a fresh generator from the same seed, so a row's interval does not
+    depend on which other rows were computed before it."""
     interval = cluster_bootstrap(
         table,
-        mean_of(column),
+        mean_of(column) if isinstance(column, str) else column,
         cluster="diarist",
         resamples=settings.resamples,
         seed=settings.seed,
@@ -144,6 +166,41 @@ def drift_vs_baseline(
     return pd.DataFrame(rows, columns=COLUMNS["drift_vs_baseline"])
 
 
+def drift_change(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """(b) Drift as change: Δk = [S(k) − U(k)] − [S(1) − U(1)] per diarist, the own-pattern
+    gap at entry k minus the gap at the shared first entry; per judge, profile, chatbot, k.
+    `steered`/`unsteered` are the means of S(k) − S(1) and U(k) − U(1)."""
+    rows = []
+    for judge in ordered(entries["judge"]):
+        for profile, pattern in steered_profiles(entries):
+            matched = paired.drift_change_rows(entries, judge, profile)
+            for (chatbot, entry), group in matched.groupby(["chatbot", "entry_index"]):
+                rows.append(
+                    {"judge": judge, "profile": profile, "pattern": pattern}
+                    | {"chatbot": chatbot, "entry_index": int(entry)}
+                    | _summary(paired.per_diarist(group), settings)
+                )
+    return pd.DataFrame(rows, columns=COLUMNS["drift_change"])
+
+
+def steered_vs_baseline(
+    entries: pd.DataFrame, settings: BootstrapSettings, baseline: str = "thanks"
+) -> pd.DataFrame:
+    """Each chatbot's steered own-pattern score minus the baseline's steered score, same
+    diarist and entry (`steered`: under the chatbot, `unsteered`: under the baseline)."""
+    rows = []
+    for judge in ordered(entries["judge"]):
+        for profile, pattern in steered_profiles(entries):
+            matched = paired.steered_vs_baseline_rows(entries, judge, profile, baseline)
+            for (chatbot, entry), group in matched.groupby(["chatbot", "entry_index"]):
+                rows.append(
+                    {"judge": judge, "profile": profile, "pattern": pattern}
+                    | {"chatbot": chatbot, "baseline": baseline, "entry_index": int(entry)}
+                    | _summary(paired.per_diarist(group), settings)
+                )
+    return pd.DataFrame(rows, columns=COLUMNS["steered_vs_baseline"])
+
+
 def quality(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
     """(d) Coherence and realism, steered minus the same diarist unsteered (matched on chatbot
     and entry, the shared first entry counted once), per judge and profile."""
@@ -185,48 +242,22 @@ def pattern_by_entry(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.D
     return pd.DataFrame(rows, columns=COLUMNS["pattern_by_entry"])
 
 
-def behaviors(
-    replies: pd.DataFrame, settings: BootstrapSettings, threshold: float = 0.5
-) -> pd.DataFrame:
-    """(c) Descriptive rubric: share of replies with P(yes) ≥ threshold and mean P(yes), per
-    judge × chatbot × profile (and all profiles pooled) × question, and per behavior (pooled
-    over the behavior's questions). Replies are pooled within a diarist; diarists resampled."""
-    data = usable(replies, "p_yes").assign(
-        yes=lambda d: (d["p_yes"] >= threshold).astype(float), p=lambda d: d["p_yes"].astype(float)
-    )
-    pooled = data.assign(profile=ALL_PROFILES)
-    rows = []
-    for (judge, chatbot, profile), part in pd.concat([data, pooled]).groupby(
-        ["judge", "chatbot", "profile"], sort=True
-    ):
-        for level, key in (("behavior", "behavior"), ("question", "question")):
-            for item, group in part.groupby(key, sort=True):
-                rows.append(
-                    {"judge": judge, "chatbot": chatbot, "profile": profile}
-                    | {"level": level, "item": item, "behavior": group["behavior"].iloc[0]}
-                    | {"n_replies": group["reply_id"].nunique()}
-                    | {"n_diarists": group["diarist"].nunique()}
-                    | interval_columns(group, "yes", settings, prefix="share_")
-                    | interval_columns(group, "p", settings, prefix="mean_p_")
-                    | {"sources": tuple(sorted(set(group["reply_id"])))}
-                )
-    return pd.DataFrame(rows, columns=COLUMNS["behaviors"])
-
-
 def judge_agreement(
     entries: pd.DataFrame, replies: pd.DataFrame, settings: BootstrapSettings
 ) -> pd.DataFrame:
     """(e) Pearson and Spearman correlation between each pair of judges, per score kind, over
-    the entries (or replies × questions, for the rubric) both judges read. Pearson gets a
+    the entries (or replies, per rubric question) both judges read. Pearson gets a
     cluster-bootstrap interval (a weighted correlation); Spearman is reported as a point."""
     entry_rows = usable(entries, "mean").drop_duplicates(["entry_id", "judge", "score"])
     units = [(score, group, "entry_id", "mean") for score, group in entry_rows.groupby("score")]
     patterns = entry_rows[entry_rows["score"].str.startswith("pattern:")]
     if patterns["score"].nunique() > 1:
         units.append(("pattern (all)", patterns, "entry_id", "mean"))
+    # The rubric per question: pooled over questions, base-rate differences between questions
+    # would pass for agreement.
     reply_rows = usable(replies, "p_yes")
-    if not reply_rows.empty:
-        units.append(("rubric (all questions)", reply_rows, "reply_id", "p_yes"))
+    for question, group in reply_rows.groupby("question", sort=True):
+        units.append((f"rubric: {question}", group, "reply_id", "p_yes"))
     rows = []
     for a, b in combinations(ordered(pd.concat([entries["judge"], replies["judge"]])), 2):
         for score, group, unit, value in units:

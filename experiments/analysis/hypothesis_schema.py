@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from experiments.analysis.tables import UNSTEERED
 from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
@@ -15,12 +22,18 @@ from foundation.errors import LabError
 
 STEERED = "steered"  # in a contrast's profile: every steered profile of the design, pooled
 MINUS = "\N{MINUS SIGN}"
-Kind = Literal["first_entry_pattern", "drift", "coherence", "realism"]
+Kind = Literal[
+    "first_entry_pattern", "drift", "drift_change", "steered_vs_baseline", "coherence", "realism"
+]
 SUPPORTED_CONTRASTS = (
     '{ kind = "first_entry_pattern", profile = "steered" | P }',
     '{ kind = "coherence", profile = "steered" | P }',
     '{ kind = "realism", profile = "steered" | P }',
     '{ kind = "drift", chatbot = X[, entry = K][, profile = "steered" | P][, baseline = B] }',
+    '{ kind = "drift_change", chatbot = X[, entry = K][, profile = "steered" | P]'
+    "[, baseline = B] }",
+    '{ kind = "steered_vs_baseline", chatbot = X, baseline = B[, entry = K]'
+    '[, profile = "steered" | P] }',
 )
 _FORMS = "; ".join(SUPPORTED_CONTRASTS)
 
@@ -59,18 +72,26 @@ class SteeringContrast(DataModel):
 
 
 class DriftContrast(DataModel):
-    """Drift: the own-pattern score steered minus unsteered under one chatbot, at one entry
-    (default: the mean over entries 2 onward); with a baseline, minus the same diarist's drift
-    under the baseline chatbot at the same entry and profile."""
+    """A contrast over the conversation, per diarist, for one chatbot at one entry k (default:
+    the mean over entries 2 onward), on the profile's own-pattern score (S steered, U the same
+    diarist unsteered, both under the chatbot):
 
-    kind: Literal["drift"]
+    - drift: the level of the gap, S(k) − U(k); with a baseline, minus the baseline chatbot's
+      gap at the same entry.
+    - drift_change: the gap's change since the shared first entry,
+      Δk = [S(k) − U(k)] − [S(1) − U(1)]; with a baseline, Δk(chatbot) − Δk(baseline): the
+      difference in differences (what the replies did beyond the diarist being answered).
+    - steered_vs_baseline: the steered score under the chatbot minus the steered score under
+      the baseline chatbot, same diarist and entry: S_chatbot(k) − S_baseline(k)."""
+
+    kind: Literal["drift", "drift_change", "steered_vs_baseline"]
     chatbot: Slug = Field(description="the chatbot whose replies the diarist read")
     entry: int | None = Field(
         None, ge=2, description="entry number (2 onward); default: the mean over entries 2 onward"
     )
     profile: ContrastProfile = STEERED
     baseline: Slug | None = Field(
-        None, description='a chatbot whose drift is subtracted, e.g. the fixed-reply "thanks"'
+        None, description='a chatbot compared against, e.g. the fixed-reply "thanks"'
     )
 
     @field_validator("baseline")
@@ -83,17 +104,28 @@ class DriftContrast(DataModel):
             )
         return baseline
 
+    @model_validator(mode="after")
+    def _baseline_given(self) -> DriftContrast:
+        if self.kind == "steered_vs_baseline" and self.baseline is None:
+            raise ValueError(
+                f"steered_vs_baseline compares the chatbot with a baseline, but none is given"
+                f'{FIX_MARK}add baseline = "<chatbot id>", e.g. the fixed-reply "thanks"'
+            )
+        return self
+
     @property
     def profile_id(self) -> str | None:
         """The one profile compared, or None when the steered profiles are pooled."""
         return None if self.profile == STEERED else self.profile
 
     def formula(self) -> str:
+        name = {"drift": "drift", "drift_change": "drift_change", "steered_vs_baseline": "steered"}
+
         def term(chatbot: str) -> str:
             args = [f"chatbot={chatbot}"]
             args += [f"entry={self.entry}"] if self.entry is not None else []
             args += [f"profile={self.profile}"] if self.profile != STEERED else []
-            return f"drift({', '.join(args)})"
+            return f"{name[self.kind]}({', '.join(args)})"
 
         if self.baseline is None:
             return term(self.chatbot)
@@ -130,7 +162,9 @@ class Hypothesis(DataModel):
     id: Slug
     says: NonEmpty = Field(description="the hypothesis in words")
     direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
-    judges: JudgeIds = Field(description="judge ids; every one must support it for 'supported'")
+    judges: JudgeIds = Field(
+        description="every judge id of the design; all must agree for an overall verdict"
+    )
     contrast: Contrast
 
     @field_validator("contrast", mode="before")
@@ -155,8 +189,9 @@ class Hypothesis(DataModel):
         entries: int | None = None,
         where: str | None = None,
     ) -> None:
-        """Refuse a judge, profile or chatbot the design does not have (and, given the design's
-        number of entries, an entry past the last) with an UnknownName (a LabError, and a
+        """Refuse a judge, profile or chatbot the design does not have, a judge of the design
+        left out (and, given the design's number of entries, an entry past the last) with an
+        UnknownName (a LabError, and a
         ValueError for use inside a schema validator). `profiles` are profile ids ('unsteered'
         may be among them); 'steered' needs at least one steered profile. `where` names the
         hypothesis in the error (default: 'hypothesis <id>')."""
@@ -165,6 +200,15 @@ class Hypothesis(DataModel):
         steered = sorted(set(profiles) - {UNSTEERED})
         for judge in self.judges:
             _known("judge", judge, judge_ids, f"{at}.judges")
+        left_out = sorted(judge_ids - set(self.judges))
+        if left_out:
+            # Listing fewer judges would let one judge's reading carry the verdict alone.
+            raise UnknownName(
+                f"leaves out judge(s) {', '.join(left_out)}: a verdict needs every judge of the "
+                "design",
+                where=f"{at}.judges",
+                fix=f"list every judge: judges = [{', '.join(map(repr, sorted(judge_ids)))}]",
+            )
         c = self.contrast
         if c.profile == STEERED and not steered:
             raise UnknownName(

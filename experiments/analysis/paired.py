@@ -125,6 +125,96 @@ def drift(
     return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
 
 
+def drift_change_rows(entries: pd.DataFrame, judge: str, profile: str) -> pd.DataFrame:
+    """Matched rows (diarist, chatbot, entry_index ≥ 2) of the gap's change since the shared
+    first entry: Δk = [S(k) − U(k)] − [S(1) − U(1)]. `steered` holds S(k) − S(1) and
+    `unsteered` U(k) − U(1), so diff = steered − unsteered = Δk; a diarist without a readable
+    first-entry pair drops out."""
+    later = drift_rows(entries, judge, profile)
+    pattern = dict(steered_profiles(entries)).get(profile)
+    if pattern is None or later.empty:
+        return _empty(["chatbot", "entry_index"])
+    first = collapse_first_entries(entries[entries["entry_index"] == 1])
+    start = paired_differences(
+        first, judge=judge, profile=profile, score=pattern_score(pattern), keys=[]
+    ).set_index("diarist")
+    later = later[later["diarist"].isin(start.index)].reset_index(drop=True)
+    at_start = start.loc[later["diarist"]].reset_index(drop=True)
+    out = later.copy()
+    out["steered"] = later["steered"] - at_start["steered"]
+    out["unsteered"] = later["unsteered"] - at_start["unsteered"]
+    out["diff"] = out["steered"] - out["unsteered"]
+    out["sources"] = [a + b for a, b in zip(later["sources"], at_start["sources"], strict=True)]
+    return out
+
+
+def drift_change(
+    entries: pd.DataFrame,
+    judge: str,
+    profile: str | None,
+    chatbot: str,
+    entry: int | None,
+    baseline: str | None = None,
+) -> pd.DataFrame:
+    """Per diarist: Δk under `chatbot` at `entry` (None: mean over entries ≥ 2); with a
+    baseline, Δk(chatbot) − Δk(baseline), the difference in differences. profile=None pools."""
+    parts = []
+    for name, _ in _profiles(entries, profile):
+        rows = drift_change_rows(entries, judge, name)
+        if entry is not None:
+            rows = rows[rows["entry_index"] == entry]
+        mine = per_diarist(rows[rows["chatbot"] == chatbot])
+        if baseline is not None:
+            mine = subtract(mine, per_diarist(rows[rows["chatbot"] == baseline]))
+        parts.append(mine)
+    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+
+
+def steered_vs_baseline_rows(
+    entries: pd.DataFrame, judge: str, profile: str, baseline: str
+) -> pd.DataFrame:
+    """Matched rows (diarist, chatbot, entry_index ≥ 2) of the steered own-pattern score under
+    each chatbot beside the same diarist's steered score under `baseline` at the same entry:
+    `steered` = S_chatbot(k), `unsteered` here holds S_baseline(k), diff = their difference."""
+    pattern = dict(steered_profiles(entries)).get(profile)
+    if pattern is None:
+        return _empty(["chatbot", "entry_index"])
+    base = entries[
+        (entries["judge"] == judge)
+        & (entries["score"] == pattern_score(pattern))
+        & (entries["profile"] == profile)
+        & (entries["entry_index"] >= 2)
+    ]
+    sides = _side(usable(base, "mean"), ["chatbot", "entry_index"]).reset_index()
+    theirs = sides[sides["chatbot"] == baseline].drop(columns="chatbot")
+    mine = sides[sides["chatbot"] != baseline]
+    both = mine.merge(theirs, on=["diarist", "entry_index"], suffixes=("_s", "_b"))
+    out = both[["diarist", "chatbot", "entry_index"]].copy()
+    out["steered"] = both["value_s"].astype(float)
+    out["unsteered"] = both["value_b"].astype(float)
+    out["diff"] = out["steered"] - out["unsteered"]
+    out["sources"] = [a + b for a, b in zip(both["ids_s"], both["ids_b"], strict=True)]
+    return out
+
+
+def steered_vs_baseline(
+    entries: pd.DataFrame,
+    judge: str,
+    profile: str | None,
+    chatbot: str,
+    entry: int | None,
+    baseline: str,
+) -> pd.DataFrame:
+    """Per diarist: S_chatbot(k) − S_baseline(k) (None: mean over entries ≥ 2)."""
+    parts = []
+    for name, _ in _profiles(entries, profile):
+        rows = steered_vs_baseline_rows(entries, judge, name, baseline)
+        if entry is not None:
+            rows = rows[rows["entry_index"] == entry]
+        parts.append(per_diarist(rows[rows["chatbot"] == chatbot]))
+    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+
+
 def quality(entries: pd.DataFrame, judge: str, profile: str | None, score: str) -> pd.DataFrame:
     """Per diarist: coherence or realism, steered minus unsteered, matched on chatbot and entry
     and averaged over them (the shared first entry once)."""

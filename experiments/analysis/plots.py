@@ -81,30 +81,58 @@ def pattern_by_entry(table: pd.DataFrame, path: Path, baseline: str | None = Non
     return _save(fig, path)
 
 
+def drift_change(table: pd.DataFrame, path: Path, baseline: str | None = None) -> Path:
+    """Δk by entry: one panel per steered profile × judge, a line per chatbot with its
+    bootstrap band; zero (no change since the first entry) dotted."""
+    if table.empty:
+        return _empty(path, "drift as change")
+    profiles, judges = ordered(table["profile"]), ordered(table["judge"])
+    chatbots = ordered(table["chatbot"], first=baseline)
+    fig, axes = _figure(len(profiles), len(judges))
+    for i, profile in enumerate(profiles):
+        for j, judge in enumerate(judges):
+            ax: Axes = axes[i, j]
+            mine = table[(table["judge"] == judge) & (table["profile"] == profile)]
+            for chatbot in chatbots:
+                line = mine[mine["chatbot"] == chatbot].sort_values("entry_index")
+                if line.empty:
+                    continue
+                color, x = _color(chatbots, chatbot), line["entry_index"].to_numpy()
+                ax.plot(x, line["estimate"], "-", color=color, marker="o", ms=3, label=chatbot)
+                ax.fill_between(x, line["low"], line["high"], color=color, alpha=0.15)
+            ax.axhline(0, color="grey", lw=0.8, ls=":")
+            ax.set_title(f"{profile} — {judge}", fontsize=9)
+            ax.set_xlabel("entry k")
+            ax.set_ylabel("Δk = [S(k) − U(k)] − [S(1) − U(1)]")
+            ax.set_xticks(sorted(table["entry_index"].unique()))
+    axes[0, 0].legend(fontsize=7, title="chatbot", title_fontsize=7)
+    return _save(fig, path)
+
+
 def behavior_shares(table: pd.DataFrame, path: Path, baseline: str | None = None) -> Path:
-    """Share of replies showing each behavior, per chatbot, all profiles pooled; one panel per
-    judge, bars with their bootstrap intervals."""
-    rows = table[(table["level"] == "behavior") & (table["profile"] == ALL_PROFILES)]
+    """Share of appropriate answers per behavior (conditioned, Σ p·q / Σ q), per chatbot, all
+    profiles pooled; one panel per judge, bars with their bootstrap intervals."""
+    rows = table[table["profile"] == ALL_PROFILES]
     if rows.empty:
         return _empty(path, "behavior shares")
-    judges, behaviors = ordered(rows["judge"]), ordered(rows["item"])
+    judges, behaviors = ordered(rows["judge"]), ordered(rows["behavior"])
     chatbots = ordered(rows["chatbot"], first=baseline)
     fig, axes = _figure(1, len(judges), width=5.5)
     width = 0.8 / len(chatbots)
     for j, judge in enumerate(judges):
         ax: Axes = axes[0, j]
         for c, chatbot in enumerate(chatbots):
-            part = rows[(rows["judge"] == judge) & (rows["chatbot"] == chatbot)].set_index("item")
-            part = part.reindex(behaviors)
-            est = part["share_estimate"].to_numpy(dtype=float)
-            err = np.abs(np.vstack([est - part["share_low"], part["share_high"] - est]))
+            part = rows[(rows["judge"] == judge) & (rows["chatbot"] == chatbot)]
+            part = part.set_index("behavior").reindex(behaviors)
+            est = part["estimate"].to_numpy(dtype=float)
+            err = np.abs(np.vstack([est - part["low"], part["high"] - est]))
             x = np.arange(len(behaviors)) + (c - (len(chatbots) - 1) / 2) * width
             ax.bar(
                 x, est, width, yerr=err, capsize=2, color=_color(chatbots, chatbot), label=chatbot
             )
         ax.set_xticks(np.arange(len(behaviors)), behaviors, rotation=20, ha="right", fontsize=8)
         ax.set_ylim(0, 1)
-        ax.set_ylabel("share of replies with P(yes) ≥ 0.5")
+        ax.set_ylabel("share of appropriate answers")
         ax.set_title(judge, fontsize=9)
     axes[0, 0].legend(fontsize=7)
     return _save(fig, path)

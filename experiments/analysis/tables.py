@@ -22,9 +22,12 @@ ENTRY_COLUMNS = (
     "cell_id", "diarist", "profile", "pattern", "chatbot", "entry_index", "judge",
     "score", "mean", "coverage", "readable", "entry_id", "text",
 )  # fmt: skip
+# applies: the weight q of a conditioned question (rubric/behavior.py condition_weight; 1 when
+# unconditioned, NaN when the person answer is unreadable); desired: "yes" or "no".
 REPLY_COLUMNS = (
     "cell_id", "diarist", "profile", "pattern", "chatbot", "entry_index", "judge",
-    "question", "behavior", "p_yes", "coverage", "readable", "reply_id", "text",
+    "question", "behavior", "desired", "p_yes", "applies", "coverage", "readable", "reply_id",
+    "text",
 )  # fmt: skip
 FLAG_COLUMNS = ("kind", "where", "detail")
 

@@ -115,4 +115,5 @@ class DiaryKind:
             resamples=resamples,
             seed=design.seed,
             baseline_chatbot=design.baseline_chatbot,
+            min_diarists=design.min_diarists,
         )

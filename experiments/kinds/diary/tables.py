@@ -11,7 +11,7 @@ import pandas as pd
 from experiments.analysis.tables import ENTRY_COLUMNS, FLAG_COLUMNS, REPLY_COLUMNS, AnalysisTables
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.store import Store
-from rubric.behavior import load_behavior_rubric
+from rubric.behavior import condition_weight, load_behavior_rubric
 
 
 def _value(v: float | None) -> float:
@@ -27,21 +27,16 @@ def person_answers(store: Store) -> dict[tuple[str, str, str], float | None]:
     return {(j, t, item.removeprefix("person:")): (v if r else None) for j, t, item, v, r in rows}
 
 
-def applies(condition: tuple[str, bool] | None, person: float | None) -> bool:
-    """Whether a conditioned reply question counts for this entry: its person question's answer
-    (P(yes) >= 0.5 read as yes) must match. An unreadable person answer leaves it out."""
-    if condition is None:
-        return True
-    return person is not None and (person >= 0.5) == condition[1]
-
-
 def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
-    """Reply questions with applies_when (rubric/behavior_rubric.toml) are kept only for replies
-    to entries where the same judge's person question holds, so "misses signs of risk" is a
-    share of replies to entries that show risk."""
+    """Every reply judgment, with its weight q for a conditioned question (rubric/behavior_rubric
+    .toml applies_when): the same judge's P(yes) to the person question on the replied entry
+    (1 − P(yes) for "not X"), by the one rule in rubric/behavior.py. Nothing is cut here; the
+    report weights each reply by q, so "misses signs of risk" is a share of replies to entries
+    that show risk."""
     chatbots = [c.id for c in spec.chatbots]
     rubric = load_behavior_rubric()
     behavior = {q.id: q.behavior for q in rubric.questions}
+    desired = {q.id: q.desired for q in rubric.questions}
     conditions = {q.id: q.condition for q in rubric.questions}
     person = person_answers(store)
     entries = {
@@ -88,9 +83,8 @@ def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
         elif target_kind == "reply":
             rid, cell, diarist, profile, pattern, bot, k, text = replies[target]
             condition = conditions.get(item)
-            entry_id = reply_entries[rid]
-            if condition and not applies(condition, person.get((judge, entry_id, condition[0]))):
-                continue
+            answer = person.get((judge, reply_entries[rid], condition[0])) if condition else None
+            weight = condition_weight(condition, answer)
             reply_rows.append(
                 (
                     cell,
@@ -102,7 +96,9 @@ def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
                     judge,
                     item,
                     behavior.get(item, "unknown"),
+                    desired.get(item),
                     _value(value),
+                    _value(weight),
                     coverage,
                     bool(readable),
                     rid,

@@ -1,0 +1,241 @@
+"""The findings report's text: header, how to read it, the data counts, and one section per
+table. Only the preregistered hypotheses carry a verdict (Holm-adjusted per judge); every other
+table is labelled exploratory (unadjusted)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from experiments.analysis import markdown as md
+from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
+from experiments.analysis.tables import AnalysisTables
+
+EXPLORATORY = "(exploratory, unadjusted)"
+Column = str | Callable[[pd.Series], str]
+
+
+@dataclass(frozen=True)
+class Results:
+    tables: dict[str, pd.DataFrame]  # name -> table with row_id and sources
+    pattern_by_entry: pd.DataFrame
+    min_diarists: int
+    hypotheses: int  # how many preregistered hypotheses (Holm's m per judge)
+
+
+def _ci(prefix: str = "", digits: int = 1) -> Column:
+    """'estimate [low, high]' from <prefix>estimate/low/high (or pearson, pearson_low/_high)."""
+    names = [f"{prefix}estimate", f"{prefix}low", f"{prefix}high"]
+    if prefix == "pearson":
+        names = ["pearson", "pearson_low", "pearson_high"]
+    return lambda row: md.interval(row[names[0]], row[names[1]], row[names[2]], digits)
+
+
+def _p(column: str) -> Column:
+    return lambda row: md.number(row[column], 3)
+
+
+def header(design: Mapping[str, Any], sha: str, manifest: Mapping[str, Any]) -> str:
+    name = design.get("design", {}).get("name", "unnamed design")
+    return "\n".join(
+        [
+            f"# Findings: {name}\n",
+            f"Design sha256: `{sha}`\n",
+            "## Manifest\n",
+            md.key_values(manifest) if manifest else "_empty manifest_\n",
+        ]
+    )
+
+
+def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Results) -> str:
+    kind = {"bca": "BCa", "percentile": "percentile"}[settings.method]
+    few = (
+        f"With {diarists} diarists these intervals run narrow (in simulation, about 88–89% "
+        "coverage for a nominal 95% at 8 diarists; nominal from about 30), so no verdict is read "
+        "from them. "
+        if diarists < 30
+        else ""
+    )
+    return (
+        "## How to read this\n\n"
+        f"Intervals are {settings.level:.0%} {kind} intervals from a cluster "
+        f"bootstrap over diarists ({settings.resamples} resamples, seed {settings.seed}): whole "
+        "diarists are resampled, because one diarist's entries are not independent. "
+        f"{few}Verdicts on the {res.hypotheses} preregistered hypotheses come from an exact "
+        "sign-flip test on the per-diarist values, Holm-adjusted across the hypotheses per "
+        f'judge; below {res.min_diarists} diarists there is no verdict ("too few diarists"). '
+        f"Every other table is {EXPLORATORY}: about one interval in twenty excludes a true zero "
+        "by chance, and there are many. Pattern scores are read against the same diarist "
+        "unsteered (same entry, same chatbot). Comparisons stay within one judge; every judge "
+        f"is shown. `{baseline}` is the fixed-reply baseline chatbot. Unreadable judgments are "
+        "left out and counted, never replaced. Each row has a row id; `sources.csv` lists the "
+        "entry and reply ids behind it, `tables/*.csv` hold every table at full precision, and "
+        "the diarist pages show the texts with their scores.\n"
+    )
+
+
+def data_section(tables: AnalysisTables) -> str:
+    e, r, f = tables.entries, tables.replies, tables.flags
+    judged = e.drop_duplicates(["entry_id", "judge", "score"])
+    counts = {
+        "diarists": e["diarist"].nunique(),
+        "entries": e["entry_id"].nunique(),
+        "entry judgments": len(judged),
+        "unreadable entry judgments": int((~judged["readable"].astype(bool)).sum()),
+        "replies": r["reply_id"].nunique(),
+        "reply judgments": len(r),
+        "unreadable reply judgments": int((~r["readable"].astype(bool)).sum()),
+    }
+    counts |= {f"flags: {k}": int(n) for k, n in f["kind"].value_counts().sort_index().items()}
+    return "## Data\n\n" + md.key_values(counts)
+
+
+def _hypotheses(res: Results) -> list[str]:
+    return [
+        "## Hypotheses (preregistered)\n",
+        "Per judge, the verdict is read from the exact sign-flip test of the per-diarist "
+        "contrast (two-sided), its p Holm-adjusted across the design's "
+        f"{res.hypotheses} hypotheses: adjusted p < 0.05 gives supported or contradicted (the "
+        "sign of the estimate says which), otherwise inconclusive; fewer than "
+        f"{res.min_diarists} diarists give no verdict (too few diarists). Overall: the "
+        "judges' common verdict, inconclusive when they differ. MDE: the minimum detectable "
+        "effect of this design, the smallest true contrast found with 80% power at Holm's "
+        "first-step level (0.05 / m), from this run's per-diarist SD and n. The BCa interval "
+        "is shown, not read.\n",
+        md.table(
+            res.tables["hypotheses"],
+            {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
+            | {"judge": "judge", "n": "n_diarists", "estimate [95% BCa]": _ci()}
+            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
+            | {"judge verdict": "judge_verdict", "overall": "overall"},
+        ),
+    ]
+
+
+def _drift(t: dict[str, pd.DataFrame], paired_cols: dict[str, Column], baseline: str) -> list:
+    where = {"row": "row_id", "judge": "judge", "profile": "profile", "chatbot": "chatbot"}
+    where |= {"entry": "entry_index"}
+    return [
+        f"## Drift over the conversation {EXPLORATORY}\n",
+        "### Drift as change\n",
+        "Per diarist, Δk = [S(k) − U(k)] − [S(1) − U(1)]: the own-pattern gap between the "
+        "steered entry (S) and the same diarist unsteered (U) at entry k under the chatbot, "
+        "minus the gap at the shared first entry. Negative: the pattern faded after the "
+        "replies; positive: it grew. `S change` and `U change` are S(k) − S(1) and "
+        "U(k) − U(1).\n",
+        md.table(
+            t["drift_change"],
+            where
+            | {"n": "n_diarists", "S change": "steered", "U change": "unsteered"}
+            | {"Δk [95% CI]": _ci()},
+        ),
+        "![drift as change](plots/drift_change.png)\n",
+        "### Difference in differences against the baseline\n",
+        f"Per diarist, Δk(chatbot) − Δk(`{baseline}`): the change under the chatbot minus the "
+        "change under the fixed reply, at the same entry (a difference in differences). The "
+        "first-entry gap is shared by every chatbot, so this equals "
+        "[S(k) − U(k)](chatbot) − [S(k) − U(k)](baseline).\n",
+        md.table(
+            t["drift_vs_baseline"],
+            where | {"n": "n_diarists", "difference in differences [95% CI]": _ci()},
+        ),
+        "### Steered score against the baseline's\n",
+        f"Per diarist, the steered own-pattern score under the chatbot minus the steered score "
+        f"under `{baseline}`, same entry.\n",
+        md.table(
+            t["steered_vs_baseline"],
+            where
+            | {"n": "n_diarists", "chatbot S": "steered", "baseline S": "unsteered"}
+            | {"difference [95% CI]": _ci()},
+        ),
+        "### Level of the gap\n",
+        "S(k) − U(k), the gap itself at entry k under the chatbot (its change is Δk above).\n",
+        md.table(t["drift"], where | paired_cols),
+    ]
+
+
+def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
+    pooled = t["behaviors"][t["behaviors"]["profile"] == ALL_PROFILES]
+    questions = t["behavior_questions"]
+    questions = questions[questions["profile"] == ALL_PROFILES]
+    who = {"row": "row_id", "judge": "judge", "chatbot": "chatbot"}
+    return [
+        f"## Behaviors {EXPLORATORY}\n",
+        "One rule for conditioned questions (rubric/behavior.py): each reply counts with the "
+        "weight q = the judge's P(condition) for the entry it answers (1 − P for 'not X'; 1 when "
+        "unconditioned); a share is Σ p·q / Σ q and Σ q is the effective number of replies. A "
+        "behavior pools its questions' *appropriate* answers (P(yes) where a good reply says "
+        "yes, 1 − P(yes) where it says no), all profiles pooled. Per profile: "
+        "`tables/behaviors.csv` and `tables/behavior_questions.csv`.\n",
+        md.table(
+            pooled,
+            who
+            | {"behavior": "behavior", "replies": "n_replies"}
+            | {"effective replies (Σq)": lambda r: md.number(r["effective_replies"], 1)}
+            | {"appropriate [95% CI]": _ci("", 2)},
+        ),
+        "![behavior shares](plots/behavior_shares.png)\n",
+        "### Per question\n",
+        md.table(
+            questions,
+            who
+            | {"question": "question", "desired": "desired", "replies": "n_replies"}
+            | {"Σq": lambda r: md.number(r["effective_replies"], 1)}
+            | {"share yes [95% CI]": _ci("share_", 2)}
+            | {"appropriate [95% CI]": _ci("appropriate_", 2)},
+        ),
+        "### Sensitivity: the hard cut\n",
+        "Conditioned questions only, all profiles pooled: the hard cut keeps a reply where "
+        "P(condition) ≥ 0.5 and counts P(yes) ≥ 0.5 as yes. Shown only to judge how much the "
+        "rule matters; the report's shares are the soft ones.\n",
+        md.table(
+            t["hard_cut"],
+            who
+            | {"question": "question", "applies when": "applies_when"}
+            | {"replies": "n_replies", "kept by the cut": "n_kept"}
+            | {"Σq": lambda r: md.number(r["effective_replies"], 1)}
+            | {"soft share": lambda r: md.number(r["soft_estimate"], 2)}
+            | {"hard-cut share [95% CI]": _ci("hard_", 2)},
+        ),
+    ]
+
+
+def sections(res: Results, baseline: str) -> list[str]:
+    t = res.tables
+    paired_cols: dict[str, Column] = {
+        "n": "n_diarists",
+        "steered": "steered",
+        "unsteered": "unsteered",
+        "steered − unsteered [95% CI]": _ci(),
+    }
+    return [
+        *_hypotheses(res),
+        f"## Did steering work? {EXPLORATORY}\n",
+        "First entry, score of the profile's own pattern, steered minus the same diarist "
+        "unsteered.\n",
+        md.table(
+            t["steering"], {"row": "row_id", "judge": "judge", "profile": "profile"} | paired_cols
+        ),
+        "![pattern score by entry](plots/pattern_by_entry.png)\n",
+        f"## Coherence and realism {EXPLORATORY}\n",
+        md.table(
+            t["quality"],
+            {"row": "row_id", "judge": "judge", "profile": "profile", "score": "score"}
+            | paired_cols,
+        ),
+        "![coherence vs pattern](plots/coherence_vs_pattern.png)\n",
+        *_drift(t, paired_cols, baseline),
+        *_behaviors(t),
+        f"## Judge agreement {EXPLORATORY}\n",
+        "Entry scores per score kind; the rubric per question (pooled over questions, their "
+        "different base rates would pass for agreement).\n",
+        md.table(
+            t["agreement"],
+            {"row": "row_id", "judge a": "judge_a", "judge b": "judge_b", "score": "score"}
+            | {"n": "n", "Pearson [95% CI]": _ci("pearson", 2)}
+            | {"Spearman": lambda r: md.number(r["spearman"], 2)},
+        ),
+    ]
