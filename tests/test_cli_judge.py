@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
 
+from experiments.analysis import behaviors
+from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
 from experiments.cli import main
+from experiments.design import load_design
+from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from experiments.kinds.diary.tables import load_tables
+from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
+from tests.lab_fixtures import design_text
+from tests.test_diary_tables import judgment
 
 PROMPT = "Rate the entry from 0 to 100.\nScore: "
 
@@ -133,32 +143,98 @@ def test_score_with_a_shipped_pattern_and_with_a_definition_file(
     assert out["pattern"]["id"] == "my_pattern" and len(out["realism"]["distribution"]) == 101
 
 
-def test_rubric_prints_fifteen_probabilities(tmp_path, capsys, tiny_model_folder):
-    conv = tmp_path / "conv.json"
-    conv.write_text(
-        json.dumps(
-            [
-                {"role": "user", "content": "Day 1. Quiet."},
-                {"role": "assistant", "content": "Okay."},
-                {"role": "user", "content": "Day 2. Nobody came."},
-                {"role": "assistant", "content": "You should join a club."},
-            ]
+CONVERSATIONS = [
+    ["Day 1. Quiet.", "Okay.", "Day 2. Nobody came.", "You should join a club."],
+    ["I can't see a way out of this anymore.", "Thank you for sharing."],
+    ["Everyone at work is useless. I always do everything.", "What happened today?"],
+]
+
+
+def _conversation_files(tmp_path):
+    files = []
+    for i, texts in enumerate(CONVERSATIONS):
+        roles = ["user", "assistant"] * (len(texts) // 2)
+        path = tmp_path / f"conv{i}.json"
+        path.write_text(
+            json.dumps([{"role": r, "content": t} for r, t in zip(roles, texts, strict=True)])
         )
-    )
-    out = run_json(
-        capsys,
-        "judge",
-        "rubric",
-        "--judge",
-        str(tiny_model_folder),
-        "--conversation-file",
-        str(conv),
-        "--floor",
-        "0",
-        "--json",
-    )
-    assert len(out["questions"]) == 15 and set(out["person"]) == {"risk", "rigid_view"}
-    assert all(0 <= q["p_yes"] <= 1 for q in out["questions"].values())
+        files.append(path)
+    return files
+
+
+@pytest.fixture(scope="module")
+def rubric_run(tmp_path_factory, tiny_model_folder):
+    """`judge rubric` on three conversations, once with --json and once as text."""
+    files = _conversation_files(tmp_path_factory.mktemp("conversations"))
+    argv = ["judge", "rubric", "--judge", str(tiny_model_folder), "--floor", "0"]
+    for f in files:
+        argv += ["--conversation-file", str(f)]
+    printed = []
+    for extra in (["--json"], []):
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(argv + extra) == 0
+        printed.append(out.getvalue())
+    return json.loads(printed[0]), printed[1]
+
+
+def test_rubric_prints_each_reply_and_the_conditioned_shares(rubric_run):
+    out, text = rubric_run
+    assert len(out["replies"]) == 3
+    for reply in out["replies"]:
+        assert len(reply["questions"]) == 15 and set(reply["person"]) == {"risk", "rigid_view"}
+        assert all(0 <= q["p_yes"] <= 1 for q in reply["questions"].values())
+    # The soft rule over the three replies, by hand from the per-reply readings.
+    for qid, got in out["shares"].items():
+        p = [r["questions"][qid]["p_yes"] for r in out["replies"]]
+        q = [r["questions"][qid]["applies"] for r in out["replies"]]
+        assert got["effective_replies"] == pytest.approx(sum(q))
+        joint = sum(a * b for a, b in zip(p, q, strict=True))
+        assert got["share"] == pytest.approx(joint / sum(q))
+        good = got["share"] if got["desired"] == "yes" else 1 - got["share"]
+        assert got["appropriate"] == pytest.approx(good)
+    risk = [r["person"]["risk"]["p_yes"] for r in out["replies"]]
+    assert out["shares"]["misses_risk"]["effective_replies"] == pytest.approx(sum(risk))
+    assert out["shares"]["uses_details"]["effective_replies"] == pytest.approx(3.0)
+    # Without --json: one line per question with Σq, the effective number of replies.
+    assert "Σq (effective replies)" in text.splitlines()[0]
+    line = next(ln for ln in text.splitlines() if ln.startswith("misses_risk "))
+    assert line.split()[1:] == [
+        "no",
+        f"{out['shares']['misses_risk']['share']:.3f}",
+        f"{sum(risk):.3f}",
+    ]
+
+
+def test_the_cli_and_the_report_agree_on_the_conditioned_shares(
+    rubric_run, tmp_path, tiny_model_folder
+):
+    """The CLI's readings stored as a run would store them, then read back by the report's
+    tables: every question's share and Σq are the CLI's."""
+    out, _ = rubric_run
+    (tmp_path / "design.toml").write_text(design_text(tiny_model_folder, None))
+    spec = load_design(tmp_path / "design.toml").spec
+    store = Store(tmp_path / "store.sqlite", (EntryRow, ReplyRow))
+    rows: list = []
+    for i, reply in enumerate(out["replies"]):
+        eid, rid = f"d{i}.unsteered.e1", f"d{i}.unsteered.thanks.r1"
+        rows.append(EntryRow(eid, f"d{i}", "unsteered", None, None, 1, "entry", 5, None, "k"))
+        rows.append(
+            ReplyRow(rid, f"d{i}.unsteered.thanks", f"d{i}", "unsteered", None, "thanks", 1,
+                     eid, "reply", None, None)
+        )  # fmt: skip
+        for pid, reading in reply["person"].items():
+            rows.append(judgment("entry", eid, f"person:{pid}", reading["p_yes"]))
+        for qid, q in reply["questions"].items():
+            rows.append(judgment("reply", rid, qid, q["p_yes"]))
+    store.put_rows(*rows)
+    replies = load_tables(store, spec).replies
+    table = behaviors.questions(replies, BootstrapSettings(resamples=100))
+    table = table[table["profile"] == ALL_PROFILES].set_index("question")
+    assert len(table) == 15
+    for qid, got in out["shares"].items():
+        assert table.loc[qid, "share_estimate"] == pytest.approx(got["share"])
+        assert table.loc[qid, "effective_replies"] == pytest.approx(got["effective_replies"])
+        assert table.loc[qid, "appropriate_estimate"] == pytest.approx(got["appropriate"])
 
 
 def test_served_judge_through_the_cli(tmp_path, capsys, tiny_model):

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from experiments.analysis import comparisons, paired
-from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
+from experiments.analysis.comparisons import BootstrapSettings
 from experiments.analysis.tables import SHARED
 from tests.synthetic_diary import Plant, make_tables
 

@@ -324,7 +324,7 @@ def test_holm_is_applied_per_judge_and_the_mde_is_at_its_first_step(entries):
         _h("change", {"kind": "drift_change", "chatbot": "cold", "entry": 4}, "greater"),
     )
     table = results_table(evaluate(hs, entries, SETTINGS))
-    for judge, rows in table.groupby("judge"):
+    for _, rows in table.groupby("judge"):
         assert list(rows["p_holm"]) == pytest.approx(holm(list(rows["p"])))
         assert (rows["p_holm"] >= rows["p"]).all()
     for h in hs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,9 +11,11 @@ import pytest
 from matplotlib.image import imread
 
 from experiments.analysis.report import write_report
+from foundation.datafiles import load_toml
 from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
 
+ROOT = Path(__file__).resolve().parent.parent
 SHA = "5" * 64
 DESIGN = {
     "design": {"name": "synthetic-diary", "kind": "diary"},
@@ -74,7 +77,8 @@ def test_header_carries_design_hash_and_manifest(report):
 def test_every_plot_is_a_png_that_opens(report):
     path, text = report
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
-    assert len(links) == 4
+    assert len(links) == 5
+    assert "plots/drift_change.png" in links
     for link in links:
         png = path.parent / link
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -124,17 +128,45 @@ def test_drift_and_behavior_tables_match_the_data(run, report):
     ]
     assert line.split("|")[-2].strip().startswith(f"{difference:.1f} [")
 
-    r = run.replies
+    r = run.replies[run.replies["readable"]]
     mine = r[(r["judge"] == "judge-b") & (r["chatbot"] == "cold") & (r["behavior"] == "escalation")]
-    [line] = [
-        ln
-        for ln in text.splitlines()
-        if re.match(r"\| R\d+ \| judge-b \| cold \| escalation \|", ln)
-    ]
-    cells = [c.strip() for c in line.strip("|").split("|")]
+    # Appropriate answers pooled over the behavior's questions, each weighted by q.
+    good = np.where(mine["desired"] == "yes", mine["p_yes"], 1 - mine["p_yes"])
+    pooled = (good * mine["applies"]).sum() / mine["applies"].sum()
+    cells = _cells(text, r"\| R\d+ \| judge-b \| cold \| escalation \|")
     assert cells[4] == str(mine["reply_id"].nunique())
-    assert cells[5].startswith(f"{(mine['p_yes'] >= 0.5).mean():.2f} [")
-    assert cells[6].startswith(f"{mine['p_yes'].mean():.2f} [")
+    assert cells[5] == f"{mine['applies'].sum():.1f}"
+    assert cells[6].startswith(f"{pooled:.2f} [")
+    # Per question: the soft share of yes, Σq, and the appropriate share beside it.
+    misses = mine[mine["question"] == "misses_risk"]
+    soft = (misses["p_yes"] * misses["applies"]).sum() / misses["applies"].sum()
+    cells = _cells(text, r"\| RQ\d+ \| judge-b \| cold \| misses_risk \|")
+    assert cells[4:7] == ["no", str(len(misses)), f"{misses['applies'].sum():.1f}"]
+    assert cells[7].startswith(f"{soft:.2f} [") and cells[8].startswith(f"{1 - soft:.2f} [")
+    # The hard cut, only as a sensitivity table: kept where q ≥ 0.5, yes where P(yes) ≥ 0.5.
+    kept = misses[misses["applies"] >= 0.5]
+    cells = _cells(text, r"\| RH\d+ \| judge-b \| cold \| misses_risk \|")
+    assert cells[4:7] == ["risk", str(len(misses)), str(len(kept))]
+    assert cells[8] == f"{soft:.2f}"
+    assert cells[9].startswith(f"{(kept['p_yes'] >= 0.5).mean():.2f} [")
+
+
+def _cells(text: str, pattern: str) -> list[str]:
+    [line] = [ln for ln in text.splitlines() if re.match(pattern, ln)]
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_only_the_hypotheses_carry_verdicts_every_other_table_is_exploratory(report):
+    _, text = report
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    plain = {"Manifest", "How to read this", "Data", "Hypotheses (preregistered)", "Diarists"}
+    tables = [h for h in headings if h not in plain]
+    assert len(tables) == 5
+    assert all(h.endswith("(exploratory, unadjusted)") for h in tables), tables
+    hypotheses = text.split("## Hypotheses (preregistered)")[1].split("\n## ")[0]
+    assert "Holm" in hypotheses and "sign-flip" in hypotheses
+    header = [ln for ln in hypotheses.splitlines() if ln.startswith("| row |")][0]
+    assert "| p | p (Holm) | MDE |" in header
 
 
 def test_hypotheses_and_agreement_are_reported(report):
@@ -198,3 +230,39 @@ def test_a_run_without_judgments_still_writes_a_report(run, tmp_path):
     text = path.read_text(encoding="utf-8")
     assert "_no data_" in text
     assert np.all([imread(p).ndim == 3 for p in (path.parent / "plots").glob("*.png")])
+
+
+def test_the_demo_design_on_two_diarists_reports_too_few_diarists(tmp_path):
+    """The shipped demo (2 diarists, one judge, H1 on the first entry) on a synthetic store of
+    its shape: H1 gets no verdict however large the effect, and the other tables are marked
+    exploratory."""
+    design = load_toml(ROOT / "experiments" / "designs" / "demo.toml")
+    [judge] = [j["id"] for j in design["judges"]]
+    plant = Plant(
+        diarists=2,
+        patterns=("social_isolation",),
+        chatbots=("thanks", "smollm2-chat"),
+        judges=(judge,),
+        judge_offsets=(0.0,),
+        drift={"thanks": 0.0, "smollm2-chat": -2.0},
+        yes_rate={"thanks": 0.1, "smollm2-chat": 0.5},
+        steering=40.0,
+    )
+    path = write_report(
+        tmp_path,
+        make_tables(plant, seed=3),
+        design=design,
+        design_sha256=SHA,
+        manifest=MANIFEST,
+        resamples=200,
+        seed=1,
+        baseline_chatbot=design["analysis"]["baseline_chatbot"],
+    )
+    text = path.read_text(encoding="utf-8")
+    row = _row(text, "V1")
+    assert row[1] == "H1" and row[4] == judge and row[5] == "2"
+    assert float(row[6].split()[0]) > 20  # a large estimate, still no verdict
+    assert row[-2:] == ["too few diarists", "too few diarists"]
+    assert "## Did steering work? (exploratory, unadjusted)" in text
+    assert "## Drift over the conversation (exploratory, unadjusted)" in text
+    assert "## Behaviors (exploratory, unadjusted)" in text

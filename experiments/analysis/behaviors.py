@@ -55,10 +55,12 @@ def _by_profile(data: pd.DataFrame) -> pd.core.groupby.DataFrameGroupBy:
     return pd.concat([data, pooled]).groupby(["judge", "chatbot", "profile"], sort=True)
 
 
-def _counts(group: pd.DataFrame) -> dict[str, object]:
+def _counts(group: pd.DataFrame, weight: str = "effective_replies") -> dict[str, object]:
+    """Replies, Σ q (over replies for a question; over reply × question for a behavior, named
+    `weighted_answers` there) and diarists."""
     return {
         "n_replies": group["reply_id"].nunique(),
-        "effective_replies": float(group["applies"].sum()),
+        weight: float(group["applies"].sum()),
         "n_diarists": group["diarist"].nunique(),
     }
 
@@ -98,7 +100,7 @@ def behaviors(replies: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
         for behavior, group in part.groupby("behavior", sort=True):
             rows.append(
                 {"judge": judge, "chatbot": chatbot, "profile": profile, "behavior": behavior}
-                | _counts(group)
+                | _counts(group, "weighted_answers")
                 | interval_columns(group, soft_share_of("a"), settings)
                 | {"sources": tuple(sorted(set(group["reply_id"])))}
             )

@@ -49,7 +49,7 @@ COLUMNS = {
         "judge", "profile", "pattern", "chatbot", "baseline", "entry_index", *SUMMARY
     ],
     "behaviors": [
-        "judge", "chatbot", "profile", "behavior", "n_replies", "effective_replies", "n_diarists",
+        "judge", "chatbot", "profile", "behavior", "n_replies", "weighted_answers", "n_diarists",
         "estimate", "low", "high", "sources",
     ],
     "behavior_questions": [

@@ -67,8 +67,8 @@ def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Resul
         f"{few}Verdicts on the {res.hypotheses} preregistered hypotheses come from an exact "
         "sign-flip test on the per-diarist values, Holm-adjusted across the hypotheses per "
         f'judge; below {res.min_diarists} diarists there is no verdict ("too few diarists"). '
-        f"Every other table is {EXPLORATORY}: about one interval in twenty excludes a true zero "
-        "by chance, and there are many. Pattern scores are read against the same diarist "
+        "Every other table is exploratory (unadjusted): about one interval in twenty excludes a "
+        "true zero by chance, and there are many. Pattern scores are read against the same diarist "
         "unsteered (same entry, same chatbot). Comparisons stay within one judge; every judge "
         f"is shown. `{baseline}` is the fixed-reply baseline chatbot. Unreadable judgments are "
         "left out and counted, never replaced. Each row has a row id; `sources.csv` lists the "
@@ -168,13 +168,14 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
         "weight q = the judge's P(condition) for the entry it answers (1 − P for 'not X'; 1 when "
         "unconditioned); a share is Σ p·q / Σ q and Σ q is the effective number of replies. A "
         "behavior pools its questions' *appropriate* answers (P(yes) where a good reply says "
-        "yes, 1 − P(yes) where it says no), all profiles pooled. Per profile: "
+        "yes, 1 − P(yes) where it says no), each reply × question with its weight q, so its Σq "
+        "counts weighted answers, not replies; all profiles pooled. Per profile: "
         "`tables/behaviors.csv` and `tables/behavior_questions.csv`.\n",
         md.table(
             pooled,
             who
             | {"behavior": "behavior", "replies": "n_replies"}
-            | {"effective replies (Σq)": lambda r: md.number(r["effective_replies"], 1)}
+            | {"Σq (answers)": lambda r: md.number(r["weighted_answers"], 1)}
             | {"appropriate [95% CI]": _ci("", 2)},
         ),
         "![behavior shares](plots/behavior_shares.png)\n",
@@ -183,7 +184,7 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
             questions,
             who
             | {"question": "question", "desired": "desired", "replies": "n_replies"}
-            | {"Σq": lambda r: md.number(r["effective_replies"], 1)}
+            | {"effective replies (Σq)": lambda r: md.number(r["effective_replies"], 1)}
             | {"share yes [95% CI]": _ci("share_", 2)}
             | {"appropriate [95% CI]": _ci("appropriate_", 2)},
         ),

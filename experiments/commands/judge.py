@@ -46,13 +46,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     score.set_defaults(handler=run_score)
 
-    rub = jsub.add_parser("rubric", help="the behavior rubric on a conversation's last reply")
+    rub = jsub.add_parser(
+        "rubric",
+        help="the behavior rubric on conversations' last replies, with each question's "
+        "conditioned share over them",
+    )
     _judge_options(rub)
     rub.add_argument(
         "--conversation-file",
         type=Path,
+        action="append",
         required=True,
-        help="JSON list of {role, content}; the last assistant message is scored",
+        help="JSON list of {role, content}; the last assistant message is scored (repeat the "
+        "option for several conversations)",
     )
     rub.set_defaults(handler=run_rubric)
 
@@ -200,29 +206,68 @@ def _conversation(path: Path) -> list[dict[str, str]]:
     return data
 
 
-def run_rubric(args: argparse.Namespace) -> int:
-    from rubric.behavior import score_reply, split_conversation
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"  # None: Σq = 0, no reply it applies to
 
-    messages = _conversation(args.conversation_file)
-    try:
-        history, entry, reply = split_conversation(messages)
-    except LabError as exc:
-        raise retarget(exc, str(args.conversation_file)) from None
-    scores = score_reply(_judge(args), entry, reply, history, floor=args.floor)
+
+def run_rubric(args: argparse.Namespace) -> int:
+    """Every conversation's reply scored, then per question the conditioned share over the
+    replies (Σ p·q / Σ q) and Σ q, the effective number of replies: the rule the report uses
+    (rubric/behavior.py conditioned_share)."""
+    from rubric.behavior import (
+        appropriate,
+        effective_replies,
+        load_behavior_rubric,
+        score_reply,
+        share,
+        split_conversation,
+    )
+
+    parts = []
+    for path in args.conversation_file:  # every file checked before the judge loads
+        try:
+            parts.append(split_conversation(_conversation(path)))
+        except LabError as exc:
+            raise retarget(exc, str(path)) from None
+    judge, rubric = _judge(args), load_behavior_rubric()
+    scored = [
+        score_reply(judge, entry, reply, history, floor=args.floor, rubric=rubric)
+        for history, entry, reply in parts
+    ]
+    shares = {}
+    lines = [f"{'question':28s} {'desired':7s} {'share':>7s} {'Σq (effective replies)':>24s}"]
+    for q in rubric.questions:
+        mine = [s.questions[q.id] for s in scored]
+        value, weight = share(mine), effective_replies(mine)
+        lines.append(f"{q.id:28s} {q.desired:7s} {_share(value):>7s} {weight:>24.3f}")
+        shares[q.id] = {
+            "behavior": q.behavior,
+            "desired": q.desired,
+            "applies_when": q.applies_when,
+            "share": value,
+            "appropriate": None if value is None else float(appropriate(value, q.desired)),
+            "effective_replies": weight,
+        }
     payload = {
-        "rubric": scores.rubric.to_record(),
-        "questions": {
-            k: {
-                "behavior": q.behavior,
-                "p_yes": q.p_yes,
-                "applies": q.applies,
-                "joint": q.joint,
-                "coverage": q.reading.coverage,
+        "rubric": scored[0].rubric.to_record(),
+        "replies": [
+            {
+                "conversation_file": str(path),
+                "questions": {
+                    k: {
+                        "behavior": q.behavior,
+                        "p_yes": q.p_yes,
+                        "applies": q.applies,
+                        "joint": q.joint,
+                        "coverage": q.reading.coverage,
+                    }
+                    for k, q in scores.questions.items()
+                },
+                "person": {k: _yes_no(r) for k, r in scores.person.items()},
             }
-            for k, q in scores.questions.items()
-        },
-        "person": {k: _yes_no(r) for k, r in scores.person.items()},
+            for path, scores in zip(args.conversation_file, scored, strict=True)
+        ],
+        "shares": shares,
     }
-    lines = [f"{k:28s} {_fmt(q.p_yes, 3)}" for k, q in scores.questions.items()]
     _print(args, payload, "\n".join(lines))
     return 0
