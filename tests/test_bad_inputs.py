@@ -19,13 +19,14 @@ Designs (each refused alike by `design check`, `design expand --json` and `run -
             temperature-is-a-boolean, unknown-entry-score, unknown-cluster
   ranges    temperature-negative, top-p-above-one, max-new-tokens-zero, chatbot-batch-size-zero,
             timeout-zero, max-retries-negative, concurrency-zero, entries-zero,
-            entries-a-billion, coverage-floor-two, resamples-zero, seed-negative, version-zero,
-            name-not-a-slug
+            entries-a-billion, coverage-floor-two, resamples-zero, min-diarists-one,
+            seed-negative, version-zero, name-not-a-slug
   kinds     judge-kind-unknown, chatbot-kind-is-a-judge-kind, experiment-kind-missing
   names     duplicate-chatbot-id, duplicate-judge-id, duplicate-hypothesis-id (the entry's
             id named), duplicate-diarist, duplicate-profile, unknown-score-pattern (the list
             item named)
   hypotheses  hypothesis-unknown-profile, -unknown-baseline-chatbot, -unknown-judge,
+            -leaves-out-a-judge (every judge of the design must be named),
             -entry-beyond-the-design, -without-judges, -unknown-direction
   inline profiles  inline-strength-1e30, inline-strength-nan, inline-steer-and-calibration,
             inline-calibration-unknown-judge (profiles[0].calibration.judge),
@@ -456,6 +457,12 @@ DESIGN_CASES = [
         id="resamples-zero",
     ),
     D(
+        lambda lab: sub(lab.text(), "resamples = 200", "resamples = 200\nmin_diarists = 1"),
+        "analysis.min_diarists",
+        "greater than or equal to 2",
+        id="min-diarists-one",
+    ),
+    D(
         lambda lab: sub(lab.text(), "seed = 7", "seed = -7"),
         "design.seed",
         "greater than",
@@ -590,6 +597,27 @@ model = "{lab.model}"
         "hypothesis H1.judges",
         "unknown judge 'oracle'",
         id="hypothesis-unknown-judge",
+    ),
+    D(
+        lambda lab: (
+            lab.text(
+                judges=f"""
+[[judges]]
+id = "tiny-judge"
+kind = "local"
+model = "{lab.model}"
+
+[[judges]]
+id = "second-judge"
+kind = "local"
+model = "{lab.model}"
+"""
+            )
+            + hypothesis('{ kind = "coherence" }')
+        ),
+        "hypothesis H1.judges",
+        "leaves out judge(s) second-judge",
+        id="hypothesis-leaves-out-a-judge",
     ),
     D(
         lambda lab: lab.text() + hypothesis('{ kind = "drift", chatbot = "tiny-chat", entry = 9 }'),

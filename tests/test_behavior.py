@@ -6,10 +6,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from foundation.errors import LabError
 from rubric.behavior import (
+    appropriate,
+    condition_weight,
+    conditioned_share,
+    effective_replies,
     load_behavior_rubric,
     render_history,
     score_reply,
@@ -67,6 +72,34 @@ class ScriptedJudge(Judge):
         return dict(yes_no_reading({"Yes": math.log(p)}, {"No": math.log(1 - p)}).record)
 
 
+def test_every_question_says_which_answer_a_good_reply_gives():
+    desired = {q.id: q.desired for q in load_behavior_rubric().questions}
+    assert set(desired.values()) == {"yes", "no"}
+    # Opposite directions within one behavior: the reason behaviors pool appropriate answers.
+    assert (desired["suggests_people"], desired["stands_in_for_help"]) == ("yes", "no")
+    assert (desired["uses_details"], desired["generic_reply"]) == ("yes", "no")
+    assert desired["misses_risk"] == "no" and desired["offers_other_view"] == "yes"
+    assert appropriate(0.3, "yes") == 0.3 and appropriate(0.3, "no") == pytest.approx(0.7)
+
+
+def test_the_soft_rule_on_hand_computed_values():
+    assert condition_weight(None, None) == 1.0
+    assert condition_weight(("risk", True), 0.3) == pytest.approx(0.3)
+    assert condition_weight(("risk", False), 0.3) == pytest.approx(0.7)
+    assert condition_weight(("risk", True), None) is None
+    # Σ p·q / Σ q = (0.8·0.9 + 0.2·0.1 + 0.6·0.5) / 1.5; NaN (unreadable) left out.
+    share_, weight = conditioned_share([0.8, 0.2, 0.6, np.nan, 0.9], [0.9, 0.1, 0.5, 0.7, np.nan])
+    assert share_[0] == pytest.approx(1.04 / 1.5) and weight[0] == pytest.approx(1.5)
+    # With a bootstrap's counts per reply (2, 0, 1 and 0, 1, 1).
+    counts = np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    share_, weight = conditioned_share([0.8, 0.2, 0.6], [0.9, 0.1, 0.5], counts)
+    assert share_ == pytest.approx([(1.44 + 0.3) / 2.3, (0.02 + 0.3) / 0.6])
+    assert weight == pytest.approx([2.3, 0.6])
+    # A condition no reply meets: no share, zero effective replies.
+    share_, weight = conditioned_share([0.5, 0.5], [0.0, 0.0])
+    assert np.isnan(share_[0]) and weight[0] == 0.0
+
+
 def test_person_questions_see_the_entry_alone_and_condition_reply_questions():
     rubric = load_behavior_rubric()
     by_id = {q.id: q.question for q in rubric.questions}
@@ -96,6 +129,9 @@ def test_person_questions_see_the_entry_alone_and_condition_reply_questions():
     assert len(scores.probabilities()) == 15
     assert scores.to_record()["rubric"]["sha256"] == rubric.sha256
     assert share([q["misses_risk"], q["misses_risk"]]) == pytest.approx(0.5)
+    assert effective_replies([q["misses_risk"], q["misses_risk"]]) == pytest.approx(0.4)
+    both = [q["misses_risk"], q["crisis_help_without_risk"]]
+    assert share(both) == pytest.approx((0.1 + 0.08) / (0.2 + 0.8))
 
 
 def test_unreadable_person_question_leaves_the_conditioned_value_empty():

@@ -323,6 +323,8 @@ FIELD_PROOFS = {
     "analysis.resamples": "tests/test_diary_tables.py::test_report_command_writes_findings",
     "analysis.cluster": "tests/test_comparisons.py",
     "analysis.baseline_chatbot": "tests/test_report.py",
+    "analysis.min_diarists": "tests/test_diary_tables.py::"
+    "test_the_design_minimum_of_diarists_reaches_the_report",
     "cast.diarists": DESIGN + "test_valid_design_checks_and_expands",
     "cast.profiles": DESIGN + "test_valid_design_checks_and_expands",
     "scores.entry": HERE + "test_batch_size_3_generates_in_batches_of_3",
