@@ -75,8 +75,10 @@ def questions(replies: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
             yes = interval_columns(group, soft_share_of("p"), settings, prefix="share_")
             if desired == "yes":
                 good = [yes["share_estimate"], yes["share_low"], yes["share_high"]]
-            else:  # 1 − share, its interval mirrored (BCa and percentile both allow this)
+            elif desired == "no":  # 1 − share, its interval mirrored (BCa and percentile allow it)
                 good = [1 - yes["share_estimate"], 1 - yes["share_high"], 1 - yes["share_low"]]
+            else:  # a question the rubric no longer has: no desired answer to count
+                good = [np.nan] * 3
             rows.append(
                 {"judge": judge, "chatbot": chatbot, "profile": profile}
                 | {"behavior": group["behavior"].iloc[0], "question": question}
