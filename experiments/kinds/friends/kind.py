@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from diarists.cards import load_cards
 from diarists.letters import load_fixed_letter, load_letter_template
@@ -18,6 +18,9 @@ from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.tasks import letter_tasks, planned_per_judge
 from experiments.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def friends_spec(design: Design) -> FriendsDesignFile:
@@ -100,6 +103,14 @@ class FriendsKind:
                 **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
             },
         }
+
+    def cluster_outcomes(self, store: Store, design: Design) -> pd.DataFrame:
+        """Per judge × role card × writer group × scored pattern: the card's mean primary
+        outcome (for a pilot: the between-card spread behind a minimum detectable effect)."""
+        from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
+
+        letters = friends_spec(design).outcome.letters
+        return card_outcomes(writer_outcomes(letter_table(store), letters))
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.kinds.friends.report import write_friends_report

@@ -14,9 +14,8 @@ from diarists.cards import RoleCard
 from diarists.letters import FixedLetter, LetterTemplate, letter_messages
 from diarists.profiles import Profile
 from experiments.kinds.base import Tick
-from experiments.kinds.diary.cells import derived_seed
 from experiments.kinds.friends.contrast import FIXED
-from experiments.kinds.friends.pairs import Pair, Seat, other
+from experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other
 from experiments.kinds.friends.rows import LetterRow
 from experiments.store import Store
 from model_access.local import LocalModel
@@ -85,7 +84,7 @@ def write_position(
             continue
         earlier = exchange_so_far(store, pair, position - 1)
         messages = messages_for(writer, pair, seat, earlier)
-        jobs.append((pair, seat, k, messages, derived_seed(seed, "letter", letter_id)))
+        jobs.append((pair, seat, k, messages, letter_seed(seed, letter_id)))
     if fixed:
         store.put_rows(*fixed)
         tick(len(fixed))
@@ -95,11 +94,11 @@ def write_position(
         {
             "messages": messages,
             "generation": writer.generation.key(),
-            "seed": letter_seed,
+            "seed": call_seed,
             "steer": writer.profiles[pair.profile(seat)].spec(),
             "template_sha256": writer.template.sha256,
         }
-        for pair, seat, _, messages, letter_seed in jobs
+        for pair, seat, _, messages, call_seed in jobs
     ]
 
     def generate(indices: list[int]) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ fixed letter."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -84,3 +85,11 @@ def expand(spec: FriendsDesignFile, steered_ids: Sequence[str]) -> list[Pair]:
         else:
             pairs += slot_pairs(control, [(p, FIXED) for p in steered_ids])
     return pairs
+
+
+def letter_seed(design_seed: int, letter_id: str) -> int:
+    """A letter's sampling seed, fixed by the design seed and the letter's place in the design
+    (not by the order calls happen to run in), so a resumed run writes what an unbroken one
+    would."""
+    digest = hashlib.sha256(f"{design_seed}:letter:{letter_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
