@@ -107,9 +107,10 @@ def _sections(
             | {"judge verdict": _verdict("judge_verdict"), "overall": _verdict("overall")},
         ),
         "## Pattern scores letter by letter (descriptive)\n",
-        "Mean score per letter of the writer, for each writer group (own profile → friend's "
-        "profile; `fixed` is the fixed letter), with bootstrap bands over role cards. Every row: "
-        "`tables/by_letter.csv`.\n",
+        "Mean score per letter of the writer, for each writer group — a condition seen from one "
+        "writer: own profile → friend's profile, so seat A of condition X+Y and seat B of Y+X "
+        "are both X → Y; `fixed` is the fixed letter — with bootstrap bands over role cards. "
+        "Every row: `tables/by_letter.csv`.\n",
         *(f"![pattern scores by letter, {j.id}](plots/letters_{j.id}.png)\n" for j in spec.judges),
         "## Primary outcome against both controls (exploratory)\n",
         f"Each writer's mean score over their {letters}, per writer group and scored pattern; "
