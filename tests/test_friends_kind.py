@@ -35,6 +35,11 @@ def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, 
     assert fixed_judged == 0
     db.close()
 
+    assert main(["status", str(out)]) == 0
+    status = capsys.readouterr().out
+    assert f"letters    {first.rows['letters']}" in status and "unreadable judgments 0" in status
+    assert main(["export", str(out)]) == 0
+    assert (out / "export" / "letters.parquet").is_file()
     assert main(["report", str(out)]) == 0
     report = out / "report"
     findings = (report / "findings.md").read_text()

@@ -1,6 +1,7 @@
 """The friends report's figure: pattern scores letter by letter, one figure per judge. Panels:
 a row per scored pattern, a column per writer profile; in each, a line per friend (profile, or
-the fixed letter) with its bootstrap band over role cards. Drawn with matplotlib's object API
+the fixed letter) with its bootstrap band over role cards, and dashed grey the two-unsteered
+control for reference. Drawn with matplotlib's object API
 (no pyplot state, headless); an empty table still gives a figure that says so."""
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def letters_plot(table: pd.DataFrame, judge: str, path: Path) -> Path:
     friends = _ordered(mine["friend_profile"], first=UNSTEERED, last=FIXED)
     fig = Figure(figsize=(3.6 * len(writers), 2.8 * len(scores)), layout="constrained")
     FigureCanvasAgg(fig)
-    axes = np.atleast_2d(np.asarray(fig.subplots(len(scores), len(writers), squeeze=False)))
+    axes = np.atleast_2d(
+        np.asarray(fig.subplots(len(scores), len(writers), squeeze=False, sharey="row"))
+    )
     letters = sorted(mine["letter"].unique())
     for i, score in enumerate(scores):
         for j, writer in enumerate(writers):
@@ -58,11 +61,26 @@ def letters_plot(table: pd.DataFrame, judge: str, path: Path) -> Path:
                 style = ":" if friend == FIXED else "-"
                 ax.plot(x, line["estimate"], style, color=f"C{f}", marker="o", ms=3, label=friend)
                 ax.fill_between(x, line["low"], line["high"], color=f"C{f}", alpha=0.15)
+            baseline = mine[
+                (mine["score"] == score)
+                & (mine["profile"] == UNSTEERED)
+                & (mine["friend_profile"] == UNSTEERED)
+            ].sort_values("letter")
+            if writer != UNSTEERED and not baseline.empty:
+                ax.plot(
+                    baseline["letter"].to_numpy(),
+                    baseline["estimate"],
+                    "--",
+                    color="grey",
+                    lw=1,
+                    label="two unsteered",
+                )
             ax.set_title(f"{score} score — writer {writer}", fontsize=8)
             ax.set_xticks(letters)
             ax.set_xlabel("the writer's letter")
             ax.set_ylabel("score (0–100)")
-            ax.legend(fontsize=6, title="friend", title_fontsize=6)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=6, title="friend", title_fontsize=6)
     fig.suptitle(f"pattern scores letter by letter — {judge}", fontsize=10)
     fig.savefig(path, dpi=DPI, format="png")
     return path
