@@ -106,6 +106,14 @@ def test_the_base_design_checks(write, capsys):
             "unknown judge 'ghost'",
         ),
         (
+            lambda t: t.replace(
+                'model = "MODEL"\n\n[[hypotheses]]',
+                'model = "MODEL"\n\n[[judges]]\nid = "second"\nkind = "local"\n'
+                'model = "MODEL"\n\n[[hypotheses]]',
+            ),
+            "leaves out judge 'second'",
+        ),
+        (
             lambda t: t.replace('score = "social_isolation"', 'score = "grumpiness"'),
             "unknown pattern 'grumpiness'",
         ),

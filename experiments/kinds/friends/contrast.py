@@ -69,7 +69,7 @@ class FriendsHypothesis(DataModel):
     says: NonEmpty = Field(description="the hypothesis in words")
     direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
     judges: list[Slug] = Field(
-        min_length=1, description="judge ids; every one must give the same verdict"
+        min_length=1, description="every judge id of the design; all must give the same verdict"
     )
     contrast: OutcomeContrast
 
@@ -93,6 +93,13 @@ class FriendsHypothesis(DataModel):
         judge_ids, profiles, controls = set(judges), set(steered), set(controls)
         for judge in self.judges:
             _known("judge", judge, judge_ids, f"{at}.judges")
+        left_out = sorted(judge_ids - set(self.judges))
+        if left_out:
+            raise UnknownName(
+                f"leaves out judge {left_out[0]!r}: every judge of the design must agree",
+                where=f"{at}.judges",
+                fix=f"list every judge of the design ({', '.join(sorted(judge_ids))})",
+            )
         _known("pattern", self.contrast.score, set(patterns), f"{at}.contrast.score")
         for side in ("of", "against"):
             group: WriterGroup = getattr(self.contrast, side)
