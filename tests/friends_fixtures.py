@@ -29,6 +29,8 @@ score = "social_isolation"
 of = { writer = "tiny-social_isolation", friend = "fixed" }
 against = { writer = "unsteered", friend = "unsteered" }
 """
+# H1 alone: for designs without the two_unsteered control.
+FIRST_HYPOTHESIS = "[[hypotheses]]" + HYPOTHESES.split("[[hypotheses]]")[1]
 
 
 def friends_design(

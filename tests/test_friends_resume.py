@@ -8,7 +8,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from tests.friends_fixtures import HYPOTHESES, friends_design
+from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
 from tests.test_resume import progress, run_cli
 
 
@@ -30,7 +30,7 @@ def test_killed_friends_runs_resume_to_the_same_store(tmp_path, tiny_model_folde
         controls='["fixed_friend"]',
         entries=2,
         outcome="[2]",
-        hypotheses=HYPOTHESES.split("[[hypotheses]]")[1].join(["[[hypotheses]]", ""]),
+        hypotheses=FIRST_HYPOTHESIS,
     )
     reference = tmp_path / "reference"
     proc = run_cli(design, reference)

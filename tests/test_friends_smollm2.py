@@ -15,7 +15,7 @@ from model_access.local import LocalModel
 from model_access.settings import LocalSettings
 from steering.settings import SteerSettings
 from steering.vectors import random_vector
-from tests.friends_fixtures import HYPOTHESES, friends_design
+from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
 
 
 @pytest.mark.slow
@@ -24,7 +24,7 @@ def test_friends_on_the_embedded_default(tmp_path, smollm2_folder):
         tmp_path,
         smollm2_folder,
         controls='["fixed_friend"]',
-        hypotheses=HYPOTHESES.split("[[hypotheses]]")[1].join(["[[hypotheses]]", ""]),
+        hypotheses=FIRST_HYPOTHESIS,
     )
     # A random direction at the depth and strength the demo steers SmolLM2 with: the pipeline,
     # not a finding (the demo design extracts a real vector; that takes longer).
