@@ -131,6 +131,11 @@ class DesignFile(DataModel):
                 raise At(
                     ("profiles", i, "id"), f"{UNSTEERED!r} is built in{FIX_MARK}choose another id"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _baseline_chatbot(self) -> DesignFile:
+        # Its own validator, so a kind without chatbots (friends) replaces just this rule.
         if self.analysis.baseline_chatbot not in {c.id for c in self.chatbots}:
             raise At(
                 ("analysis", "baseline_chatbot"),

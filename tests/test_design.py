@@ -236,3 +236,23 @@ def test_inline_profile_is_described_by_check(tmp_path, tiny_model_folder, capsy
     out = capsys.readouterr().out
     assert "2 profiles" in out and "profile lonely: will be made by `run`" in out
     assert "strengths [0.5, 1.0] with judge 'tiny-judge'" in out
+
+
+FRIENDS = ROOT / "experiments" / "designs" / "friends.toml"
+
+
+def test_shipped_friends_design_checks_offline_and_validates_against_its_schema(capsys):
+    import tomllib
+
+    # Its judges are vLLM servers and its profiles calibration rules: offline checks the files.
+    assert main(["design", "check", str(FRIENDS), "--offline"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "9 steered conditions = 288 pairs + 64 control pairs" in out
+    assert main(["design", "schema", "--kind", "friends"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    data = tomllib.loads(FRIENDS.read_text())
+    jsonschema.validate(data, schema)
+    data["pairs"]["a_frist"] = [1]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)

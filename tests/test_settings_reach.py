@@ -391,3 +391,43 @@ def test_every_design_field_has_a_proof_that_exists():
         file, _, test = proof.partition("::")
         text = (TESTS.parent / file).read_text(encoding="utf-8")
         assert not test or f"def {test}(" in text, f"{path}: {proof} does not exist"
+
+
+# The friends kind's own tables, each with the test that shows it acting; the tables every
+# design shares are proved above.
+FRIENDS = "tests/test_friends_"
+FRIENDS_PROOFS = {
+    "design.entries": FRIENDS
+    + "letters.py::test_every_letter_is_written_once_and_the_fixed_friend_calls_no_model",
+    "pairs.cards": FRIENDS + "pairs.py::test_every_card_sits_equally_often_in_each_seat_and_order",
+    "pairs.a_first": FRIENDS
+    + "pairs.py::test_every_card_sits_equally_often_in_each_seat_and_order",
+    "pairs.b_first": FRIENDS
+    + "pairs.py::test_every_card_sits_equally_often_in_each_seat_and_order",
+    "conditions.steered": FRIENDS + "pairs.py::test_controls_have_the_right_seats",
+    "conditions.controls": FRIENDS + "pairs.py::test_controls_have_the_right_seats",
+    "outcome.letters": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "scores.letter": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "scores.patterns": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "analysis.resamples": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "analysis.cluster": FRIENDS + "schema.py::test_bad_friends_designs_are_one_clear_error",
+}
+FRIENDS_PREFIX_PROOFS = {"hypotheses.": FRIENDS + "verdicts.py"}
+
+
+def test_every_friends_design_field_has_a_proof_that_exists():
+    from experiments.kinds.friends.schema import FriendsDesignFile
+
+    def proof(path: str, owner: type, name: str) -> str | None:
+        if path in FRIENDS_PROOFS:
+            return FRIENDS_PROOFS[path]
+        found = [p for prefix, p in FRIENDS_PREFIX_PROOFS.items() if path.startswith(prefix)]
+        return found[0] if found else proof_of(path, owner, name)
+
+    fields = leaves(FriendsDesignFile)
+    missing = [path for path, owner, name in fields if not proof(path, owner, name)]
+    assert missing == [], f"add these settings to a reach test: {missing}"
+    for path, owner, name in fields:
+        file, _, test = str(proof(path, owner, name)).partition("::")
+        text = (TESTS.parent / file).read_text(encoding="utf-8")
+        assert not test or f"def {test}(" in text, f"{path}: {file}::{test} does not exist"

@@ -1,0 +1,121 @@
+"""The two-steered-friends experiment as a kind of the engine: balanced pairs of role cards
+exchanging letters (each writer steered or not), every letter scored for every pattern,
+coherence and the identity check, and the friends report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from diarists.cards import load_cards
+from diarists.letters import load_fixed_letter, load_letter_template
+from experiments.design import UNSTEERED, Design
+from experiments.kinds.base import RunContext, Task
+from experiments.kinds.friends.letters import LetterWriter, run_letters
+from experiments.kinds.friends.pairs import Pair, expand
+from experiments.kinds.friends.rows import LetterRow
+from experiments.kinds.friends.schema import FriendsDesignFile
+from experiments.kinds.friends.tasks import letter_tasks, planned_per_judge
+from experiments.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def friends_spec(design: Design) -> FriendsDesignFile:
+    return cast(FriendsDesignFile, design.spec)
+
+
+class FriendsKind:
+    name = "friends"
+    schema = FriendsDesignFile
+    row_types = (LetterRow,)
+
+    def profile_refs(self, design: Design) -> list[str]:
+        spec = friends_spec(design)
+        unsteered = [UNSTEERED] if "two_unsteered" in spec.conditions.controls else []
+        return [*unsteered, *spec.conditions.steered]
+
+    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Pair]:
+        return expand(friends_spec(design), [p for p in profile_ids if p != UNSTEERED])
+
+    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+        spec = friends_spec(design)
+        controls = spec.conditions.controls
+        steered = [c for c in cells if c.condition not in controls]
+        conditions = len({c.condition for c in steered})
+        return (
+            f"{len(spec.pairs.card_ids)} role cards, {conditions} steered conditions = "
+            f"{len(steered)} pairs + {len(cells) - len(steered)} control pairs "
+            f"({', '.join(controls) or 'none'}), {spec.design.entries} letters per writer, "
+            f"{len(spec.judges)} judge(s), {len(spec.hypotheses)} hypotheses"
+        )
+
+    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        letters = sum(2 * c.letters for c in cells)
+        scores = friends_spec(design).scores
+        return letters + len(design.spec.judges) * planned_per_judge(scores, cells)
+
+    def _writer(self, run: RunContext) -> LetterWriter:
+        spec = friends_spec(run.design)
+        return LetterWriter(
+            run.writer_model,
+            spec.diarist_model.generation,
+            spec.diarist_model.local,
+            load_letter_template(),
+            load_fixed_letter(),
+            {c.id: c for c in load_cards(spec.pairs.card_ids)},
+            run.profiles,
+        )
+
+    def converse(self, run: RunContext) -> None:
+        run_letters(run.store, self._writer(run), run.cells, run.design.seed, run.tick)
+
+    def judge_tasks(self, run: RunContext) -> Iterator[Task]:
+        spec = friends_spec(run.design)
+        cards = {c.id: c for c in load_cards(spec.pairs.card_ids)}
+        return letter_tasks(run.store, spec.scores, run.cells, cards)
+
+    def input_files(self, design: Design) -> list[Path]:
+        from diarists.cards import CARDS_DIR
+        from diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
+        from diarists.patterns import PATTERNS_DIR
+        from experiments.kinds.friends.tasks import IDENTITY_TEMPLATE
+        from rubric.prompts import TEMPLATES_DIR as JUDGE_TEMPLATES
+
+        spec = friends_spec(design)
+        patterns = {*spec.scores.pattern_ids, *(p.pattern for p in spec.profiles)}
+        return [
+            LETTER_FILE,
+            FIXED_LETTER_FILE,
+            *(CARDS_DIR / f"{c}.toml" for c in spec.pairs.card_ids),
+            *(PATTERNS_DIR / f"{p}.toml" for p in sorted(patterns)),
+            *(JUDGE_TEMPLATES / f"{t}.toml" for t in ("pattern", "coherence", IDENTITY_TEMPLATE)),
+        ]
+
+    def manifest(self, run: RunContext) -> dict[str, Any]:
+        writer = self._writer(run)
+        return {
+            "data_files": {
+                "letter_template": writer.template.sha256,
+                "fixed_letter": writer.fixed.sha256,
+                **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
+            },
+        }
+
+    def cluster_outcomes(self, store: Store, design: Design) -> pd.DataFrame:
+        """Per judge × role card × writer group × scored pattern: the card's mean primary
+        outcome (for a pilot: the between-card spread behind a minimum detectable effect)."""
+        from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
+
+        letters = friends_spec(design).outcome.letters
+        return card_outcomes(writer_outcomes(letter_table(store), letters))
+
+    def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        from experiments.kinds.friends.report import write_friends_report
+        from experiments.runfolder import read_manifest
+
+        return write_friends_report(
+            folder, store, design, manifest=read_manifest(folder), resamples=resamples
+        )

@@ -1,0 +1,177 @@
+"""The friends kind's conversation phase: the letter exchange. Position by position, every
+pair's next letter is written in one batch (steered and unsteered writers together, each
+steered writer with their own profile's steering); the fixed-letter friend's letters are data
+and call no model. Every model call goes through the store's cached-call door, so a killed run
+resumes where it stopped: letters already stored are read, not written again."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from diarists.cards import RoleCard
+from diarists.letters import FixedLetter, LetterTemplate, letter_messages
+from diarists.profiles import Profile
+from experiments.kinds.base import Tick
+from experiments.kinds.friends.contrast import FIXED
+from experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other
+from experiments.kinds.friends.rows import LetterRow
+from experiments.store import Store
+from model_access.local import LocalModel
+from model_access.settings import GenerationSettings, LocalSettings
+from steering.apply import generate_steered
+
+
+@dataclass
+class LetterWriter:
+    """One model writing every card's letters under every profile, with the design's own
+    generation and local settings (batch_size is read here, where batches are made)."""
+
+    model: LocalModel
+    generation: GenerationSettings
+    local: LocalSettings
+    template: LetterTemplate
+    fixed: FixedLetter
+    cards: dict[str, RoleCard]
+    profiles: dict[str, Profile]
+
+    def identity(self) -> dict[str, Any]:
+        info = asdict(self.model.info())
+        info.pop("location", None)  # where the files sit doesn't change the text
+        return {"kind": "local", **info}
+
+
+def exchange_so_far(store: Store, pair: Pair, upto: int) -> list[LetterRow]:
+    """The pair's first `upto` letters in writing order, from the store."""
+    rows = []
+    for seat, k in pair.order()[:upto]:
+        row = store.get(LetterRow, pair.letter_id(seat, k))
+        assert row is not None, f"letter {pair.letter_id(seat, k)} missing"
+        rows.append(row)
+    return rows
+
+
+def messages_for(
+    writer: LetterWriter, pair: Pair, seat: Seat, earlier: Sequence[LetterRow]
+) -> list[dict[str, str]]:
+    """What the writer in `seat` sees for their next letter, given the exchange so far."""
+    own = [r.text for r in earlier if r.seat == seat]
+    received = [r.text for r in earlier if r.seat != seat]
+    return letter_messages(
+        writer.cards[pair.card(seat)],
+        writer.cards[pair.card(other(seat))],
+        writer.template,
+        own,
+        received,
+        writes_first=pair.first == seat,
+    )
+
+
+def write_position(
+    store: Store, writer: LetterWriter, pairs: Sequence[Pair], position: int, seed: int, tick: Tick
+) -> None:
+    fixed: list[LetterRow] = []
+    jobs: list[tuple[Pair, Seat, int, list[dict[str, str]], int]] = []
+    for pair in pairs:
+        seat, k = pair.order()[position - 1]
+        letter_id = pair.letter_id(seat, k)
+        if store.has(LetterRow, letter_id):
+            tick(1)
+            continue
+        if pair.profile(seat) == FIXED:
+            fixed.append(_row(pair, seat, k, position, writer, writer.fixed.text, {}, None))
+            continue
+        earlier = exchange_so_far(store, pair, position - 1)
+        messages = messages_for(writer, pair, seat, earlier)
+        jobs.append((pair, seat, k, messages, letter_seed(seed, letter_id)))
+    if fixed:
+        store.put_rows(*fixed)
+        tick(len(fixed))
+    if not jobs:
+        return
+    requests = [
+        {
+            "messages": messages,
+            "generation": writer.generation.key(),
+            "seed": call_seed,
+            "steer": writer.profiles[pair.profile(seat)].spec(),
+            "template_sha256": writer.template.sha256,
+        }
+        for pair, seat, _, messages, call_seed in jobs
+    ]
+
+    def generate(indices: list[int]) -> list[dict[str, Any]]:
+        gens = generate_steered(
+            writer.model,
+            [writer.model.chat_ids(jobs[i][3]) for i in indices],
+            writer.generation,
+            seeds=[jobs[i][4] for i in indices],
+            steers=[writer.profiles[jobs[i][0].profile(jobs[i][1])].steer for i in indices],
+        )
+        return [
+            {
+                "text": g.text,
+                "token_ids": list(g.token_ids),
+                "new_tokens": g.new_tokens,
+                "stopped_at_eos": g.stopped_at_eos,
+            }
+            for g in gens
+        ]
+
+    store.cached_calls(
+        "diarist",
+        writer.model.spec,
+        writer.identity(),
+        requests,
+        generate,
+        rows=lambda i, result, key: (
+            _row(jobs[i][0], jobs[i][1], jobs[i][2], position, writer, None, result, key),
+        ),
+        batch_size=writer.local.batch_size,
+        done=tick,
+    )
+
+
+def _row(
+    pair: Pair,
+    seat: Seat,
+    k: int,
+    position: int,
+    writer: LetterWriter,
+    fixed_text: str | None,
+    result: Mapping[str, Any],
+    key: str | None,
+) -> LetterRow:
+    profile = pair.profile(seat)
+    text = fixed_text if fixed_text is not None else str(result["text"]).strip()
+    flag = None
+    if not text:
+        flag = "empty"
+    elif fixed_text is None and not result.get("stopped_at_eos", True):
+        flag = "truncated"
+    return LetterRow(
+        letter_id=pair.letter_id(seat, k),
+        pair_id=pair.id,
+        condition=pair.condition,
+        seat=seat,
+        writer=pair.card(seat),
+        friend=pair.card(other(seat)),
+        profile=profile,
+        pattern=None if profile == FIXED else writer.profiles[profile].pattern,
+        friend_profile=pair.profile(other(seat)),
+        letter_index=k,
+        position=position,
+        text=text,
+        new_tokens=result.get("new_tokens"),
+        flag=flag,
+        call_key=key,
+    )
+
+
+def run_letters(
+    store: Store, writer: LetterWriter, pairs: Sequence[Pair], seed: int, tick: Tick
+) -> None:
+    positions = max((2 * p.letters for p in pairs), default=0)
+    for position in range(1, positions + 1):
+        write_position(store, writer, pairs, position, seed, tick)

@@ -1,0 +1,240 @@
+"""The friends report: DIR/report/findings.md (hypotheses with per-judge verdicts, the primary
+outcome per writer group against both controls, identity-check rates), the letter-by-letter
+plots, examples.md (whole exchanges picked by a stated rule), CSV copies of every table at full
+precision and sources.csv (row id -> the letter ids behind it). Everything is computed before
+anything is written, and the report folder is swapped in whole."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from experiments.analysis import markdown as md
+from experiments.analysis.comparisons import BootstrapSettings
+from experiments.analysis.verdicts import MIN_CLUSTERS
+from experiments.design import Design
+from experiments.kinds.friends.describe import (
+    EXAMPLE_RULE,
+    by_letter,
+    example_pairs,
+    group_label,
+    identity_rates,
+    versus_controls,
+)
+from experiments.kinds.friends.outcomes import letter_table, writer_outcomes
+from experiments.kinds.friends.plots import letters_plot
+from experiments.kinds.friends.rows import LetterRow
+from experiments.kinds.friends.schema import FriendsDesignFile
+from experiments.kinds.friends.verdicts import evaluate, results_table
+from experiments.store import Store
+
+PREFIXES = {"hypotheses": "V", "outcome": "O", "identity": "I", "by_letter": "L"}
+Column = str | Callable[[pd.Series], str]
+
+
+@dataclass(frozen=True)
+class FriendsResults:
+    tables: dict[str, pd.DataFrame]
+    examples: dict[str, list[str]]
+    letters: pd.DataFrame
+
+
+def compute(store: Store, spec: FriendsDesignFile, settings: BootstrapSettings) -> FriendsResults:
+    """Every number the report shows (pure: reads the store, writes nothing)."""
+    letters = letter_table(store)
+    outcomes = writer_outcomes(letters, spec.outcome.letters)
+    tables = {
+        "hypotheses": results_table(evaluate(spec.hypotheses, outcomes, seed=settings.seed)),
+        "outcome": versus_controls(outcomes, settings),
+        "identity": identity_rates(letters, settings),
+        "by_letter": by_letter(letters, settings),
+    }
+    for name, frame in tables.items():
+        tables[name] = frame.assign(row_id=[f"{PREFIXES[name]}{i + 1}" for i in range(len(frame))])
+    first_judge = spec.judges[0].id
+    return FriendsResults(tables, example_pairs(outcomes, first_judge), letters)
+
+
+def _ci(prefix: str = "", digits: int = 1) -> Column:
+    return lambda r: md.interval(
+        r[f"{prefix}estimate"], r[f"{prefix}low"], r[f"{prefix}high"], digits
+    )
+
+
+def _group_of(row: pd.Series) -> str:
+    return group_label(row["profile"], row["friend_profile"])
+
+
+_group: Column = _group_of
+
+
+def _verdict(name: str) -> Column:
+    # The verdict module names its clusters diarists; here the cluster is the role card.
+    return lambda r: str(r[name]).replace("too few diarists", "too few role cards")
+
+
+def _p(name: str) -> Column:
+    return lambda r: md.number(r[name], 4)
+
+
+def _sections(
+    res: FriendsResults, spec: FriendsDesignFile, settings: BootstrapSettings
+) -> list[str]:
+    t = res.tables
+    numbers = [str(k) for k in spec.outcome.letters]
+    letters = ("letter " if len(numbers) == 1 else "letters ") + ", ".join(numbers)
+    return [
+        "## Hypotheses (preregistered)\n",
+        f"Per judge, each hypothesis's contrast is computed per role card (the cluster) on the "
+        f"primary outcome — each writer's mean score for the named pattern over their "
+        f"{letters} — and tested with the exact sign-flip test; p-values are Holm-adjusted "
+        f"across the design's hypotheses per judge. A judge's verdict needs at least "
+        f"{MIN_CLUSTERS} cards; a hypothesis is supported (or contradicted) only if every listed "
+        "judge says so. The interval is the sign-flip test inverted (95%, unadjusted); MDE is "
+        "the effect the design detects with 80% power at Holm's first step, from the observed "
+        "spread across cards.\n",
+        md.table(
+            t["hypotheses"],
+            {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
+            | {"judge": "judge", "cards": "n_cards", "estimate [95% CI]": _ci()}
+            | {"p": _p("p_raw"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
+            | {"judge verdict": _verdict("judge_verdict"), "overall": _verdict("overall")},
+        ),
+        "## Pattern scores letter by letter (descriptive)\n",
+        "Mean score per letter of the writer, for each writer group — a condition seen from one "
+        "writer: own profile → friend's profile, so seat A of condition X+Y and seat B of Y+X "
+        "are both X → Y; `fixed` is the fixed letter — with bootstrap bands over role cards. "
+        "Every row: `tables/by_letter.csv`.\n",
+        *(f"![pattern scores by letter, {j.id}](plots/letters_{j.id}.png)\n" for j in spec.judges),
+        "## Primary outcome against both controls (exploratory)\n",
+        f"Each writer's mean score over their {letters}, per writer group and scored pattern; "
+        "then the same cards' difference from two unsteered friends, and from writers of the "
+        "same profile whose friend sent only the fixed letter.\n",
+        md.table(
+            t["outcome"],
+            {"row": "row_id", "judge": "judge", "writer → friend": _group, "score": "score"}
+            | {"writers": "n_writers", "cards": "n_cards", "outcome [95% CI]": _ci()}
+            | {"− two unsteered [95% CI]": _ci("vs_unsteered_")}
+            | {"− fixed friend [95% CI]": _ci("vs_fixed_")},
+        ),
+        "## Identity check (descriptive)\n",
+        "Share of letters the judge says stay true to their writer's own life (P(yes) ≥ 0.5), "
+        "and the mean P(yes), per writer group.\n",
+        md.table(
+            t["identity"],
+            {"row": "row_id", "judge": "judge", "writer → friend": _group}
+            | {"letters": "n_letters", "share [95% CI]": _ci("share_", 2)}
+            | {"mean P(yes) [95% CI]": _ci("mean_p_", 2)},
+        ),
+        "## Example exchanges\n",
+        f"{EXAMPLE_RULE} The exchanges are in [examples.md](examples.md).\n",
+    ]
+
+
+def _header(design: Design, manifest: Mapping[str, Any], settings: BootstrapSettings) -> str:
+    return "\n".join(
+        [
+            f"# Findings: {design.name} (two steered friends)\n",
+            f"Design sha256: `{design.sha256}`\n",
+            "## How to read this\n",
+            f"Intervals in the descriptive tables are {settings.level:.0%} BCa intervals from a "
+            f"cluster bootstrap over role cards ({settings.resamples} resamples, seed "
+            f"{settings.seed}): a card's writers are not independent (same person, same voice). "
+            "Comparisons stay within one judge. Unreadable judgments are left out and counted, "
+            "never replaced. Only the hypotheses are preregistered; everything else is "
+            "exploratory. The small-model demo numbers show the pipeline, not findings.\n",
+            "## Manifest\n",
+            md.key_values(manifest) if manifest else "_empty manifest_\n",
+        ]
+    )
+
+
+def _data(store: Store, letters: pd.DataFrame) -> str:
+    counts: dict[str, Any] = {
+        "pairs": store.db.execute("SELECT COUNT(DISTINCT pair_id) FROM letters").fetchone()[0],
+        "letters": store.count("letters"),
+        "fixed letters (no model)": store.count_where("letters", "call_key IS NULL"),
+        "letter judgments": len(letters),
+        "unreadable letter judgments": int((~letters["readable"]).sum()),
+    }
+    for flag, n in store.db.execute(
+        "SELECT flag, COUNT(*) FROM letters WHERE flag IS NOT NULL GROUP BY flag ORDER BY flag"
+    ):
+        counts[f"letters flagged {flag}"] = n
+    return "## Data\n\n" + md.key_values(counts)
+
+
+def examples_page(store: Store, picked: Mapping[str, list[str]], letters: pd.DataFrame) -> str:
+    lines = ["# Example exchanges\n", EXAMPLE_RULE + "\n"]
+    for condition, pair_ids in picked.items():
+        lines.append(f"## {condition}\n")
+        for pair_id in pair_ids:
+            rows = store.db.execute(
+                "SELECT letter_id FROM letters WHERE pair_id=? ORDER BY position", (pair_id,)
+            ).fetchall()
+            lines.append(f"### {pair_id}\n")
+            for (letter_id,) in rows:
+                row: LetterRow = store.get(LetterRow, letter_id)
+                who = "fixed letter" if row.call_key is None else f"{row.profile}"
+                lines.append(
+                    f"**{row.position}. {row.writer} to {row.friend}** ({who}, letter "
+                    f"{row.letter_index}, `{row.letter_id}`)\n"
+                )
+                lines.append(md.quote(row.text))
+    return "\n".join(lines)
+
+
+def _sources(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    rows = [
+        {"row_id": row["row_id"], "table": name, "ids": md.join_ids(row["sources"])}
+        for name, frame in tables.items()
+        if "sources" in frame.columns
+        for _, row in frame.iterrows()
+    ]
+    return pd.DataFrame(rows, columns=["row_id", "table", "ids"])
+
+
+def write_friends_report(
+    folder: Path, store: Store, design: Design, *, manifest: Mapping[str, Any], resamples: int
+) -> Path:
+    spec: FriendsDesignFile = design.spec  # type: ignore[assignment]
+    settings = BootstrapSettings(resamples=resamples, seed=design.seed)
+    res = compute(store, spec, settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".report-", dir=folder))
+    try:
+        for judge in spec.judges:
+            letters_plot(
+                res.tables["by_letter"], judge.id, work / "plots" / f"letters_{judge.id}.png"
+            )
+        (work / "tables").mkdir()
+        for name, frame in res.tables.items():
+            if "sources" in frame.columns:
+                frame = frame.assign(sources=frame["sources"].map(md.join_ids))
+            frame.to_csv(work / "tables" / f"{name}.csv", index=False)
+        _sources(res.tables).to_csv(work / "sources.csv", index=False)
+        (work / "examples.md").write_text(
+            examples_page(store, res.examples, res.letters), encoding="utf-8"
+        )
+        findings = "\n".join(
+            [
+                _header(design, manifest, settings),
+                _data(store, res.letters),
+                *_sections(res, spec, settings),
+            ]
+        )
+        (work / "findings.md").write_text(findings, encoding="utf-8")
+        final = folder / "report"
+        if final.exists():
+            shutil.rmtree(final)
+        work.rename(final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return final / "findings.md"

@@ -1,0 +1,60 @@
+"""What the friends kind asks every judge of every letter a model wrote (the fixed letter is
+not judged): a 0–100 score for every pattern of [scores] and coherence, with the rubric's
+entry templates, and the identity check, a yes/no question asked with the writer's role card:
+does the letter stay true to its writer's own life?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from diarists.cards import RoleCard
+from diarists.patterns import load_pattern
+from experiments.kinds.base import Task
+from experiments.kinds.friends.contrast import FIXED
+from experiments.kinds.friends.pairs import Pair
+from experiments.kinds.friends.rows import LetterRow
+from experiments.kinds.friends.schema import LetterScores
+from experiments.store import Store
+from rubric.entry_scores import EntryTemplates, entry_prompts
+from rubric.prompts import load_template
+
+IDENTITY_TEMPLATE = "letter_identity"
+IDENTITY = "identity"
+
+
+def letter_items(scores: LetterScores) -> list[str]:
+    coherence = ["coherence"] if "coherence" in scores.letter else []
+    return [*(f"pattern:{p}" for p in scores.pattern_ids), *coherence]
+
+
+def model_letters(pairs: Sequence[Pair]) -> int:
+    return sum(pair.letters for pair in pairs for seat in ("A", "B") if pair.profile(seat) != FIXED)
+
+
+def planned_per_judge(scores: LetterScores, pairs: Sequence[Pair]) -> int:
+    return model_letters(pairs) * (len(letter_items(scores)) + 1)
+
+
+def letter_tasks(
+    store: Store, scores: LetterScores, pairs: Sequence[Pair], cards: dict[str, RoleCard]
+) -> Iterator[Task]:
+    """Every judgment of one judge, in a fixed order: pair by pair, letter by letter in writing
+    order, the scores then the identity check. An empty letter is not judged (counted as a flag)."""
+    templates = EntryTemplates.load()
+    identity = load_template(IDENTITY_TEMPLATE)
+    wanted = set(letter_items(scores))
+    patterns = [(p.id, p.name, p.definition) for p in map(load_pattern, scores.pattern_ids)]
+    for pair in pairs:
+        for seat, k in pair.order():
+            if pair.profile(seat) == FIXED:
+                continue
+            letter = store.get(LetterRow, pair.letter_id(seat, k))
+            assert letter is not None, f"letter {pair.letter_id(seat, k)} missing"
+            if not letter.text.strip():
+                continue
+            for item, prompt in entry_prompts(letter.text, patterns, templates).items():
+                if item in wanted:
+                    ref = templates.coherence.ref if item == "coherence" else templates.pattern.ref
+                    yield Task("letter", letter.letter_id, item, "number", prompt, ref)
+            prompt = identity.prompt(letter=letter.text, **cards[letter.writer].fields())
+            yield Task("letter", letter.letter_id, IDENTITY, "yes_no", prompt, identity.ref)

@@ -1,0 +1,100 @@
+"""A reduced friends design end to end on the tiny model: design check, run (letters, every
+judgment), the report with its plot, and a second run that makes no model call."""
+
+from __future__ import annotations
+
+from experiments.cli import main
+from experiments.design import load_design
+from experiments.runner import run_design
+from tests.friends_fixtures import friends_design
+
+
+def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, capsys):
+    path = friends_design(tmp_path, tiny_model_folder)
+    assert main(["design", "check", str(path)]) == 0
+    checked = capsys.readouterr().out
+    assert "1 steered conditions = 4 pairs + 8 control pairs" in checked
+    out = tmp_path / "run"
+    first = run_design(load_design(path), out, progress=False)
+    # 4 steered + 4 unsteered pairs write 6 letters each; the fixed friend's 4 pairs 3 + 3 fixed
+    model_letters = 4 * 6 + 4 * 6 + 4 * 3
+    assert first.rows == {"letters": model_letters + 4 * 3, "judgments": model_letters * 2}
+    assert first.calls_made == model_letters + model_letters * 2
+    again = run_design(load_design(path), out, progress=False)
+    assert again.calls_made == 0 and again.rows == first.rows
+
+    import sqlite3
+
+    db = sqlite3.connect(out / "store.sqlite")
+    items = {i for (i,) in db.execute("SELECT DISTINCT item FROM judgments")}
+    assert items == {"pattern:social_isolation", "identity"}
+    fixed_judged = db.execute(
+        "SELECT COUNT(*) FROM judgments j JOIN letters l ON j.target_id = l.letter_id "
+        "WHERE l.call_key IS NULL"
+    ).fetchone()[0]
+    assert fixed_judged == 0
+    db.close()
+
+    assert main(["status", str(out)]) == 0
+    status = capsys.readouterr().out
+    assert f"letters    {first.rows['letters']}" in status and "unreadable judgments 0" in status
+    assert main(["export", str(out)]) == 0
+    assert (out / "export" / "letters.parquet").is_file()
+    assert main(["report", str(out)]) == 0
+    report = out / "report"
+    findings = (report / "findings.md").read_text()
+    for heading in (
+        "## Hypotheses (preregistered)",
+        "## Pattern scores letter by letter",
+        "## Primary outcome against both controls",
+        "## Identity check",
+        "## Example exchanges",
+    ):
+        assert heading in findings
+    assert "| V1 | H1 |" in findings and "| V2 | H2 |" in findings
+    assert "too few role cards" in findings  # 2 cards: no verdict
+    assert "tiny-social_isolation → fixed" in findings and "unsteered → unsteered" in findings
+    png = report / "plots" / "letters_tiny-judge.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert "](plots/letters_tiny-judge.png)" in findings
+    examples = (report / "examples.md").read_text()
+    assert examples.count("## ") >= 3 and "fixed letter" in examples
+    for table in ("hypotheses", "outcome", "identity", "by_letter"):
+        assert (report / "tables" / f"{table}.csv").stat().st_size > 0
+    sources = (report / "sources.csv").read_text()
+    assert "V1,hypotheses," in sources
+    assert "(200 resamples, seed 11)" in findings  # [analysis].resamples reaches the report
+    # [outcome].letters picks the letters the primary outcome averages, and only those.
+    clusters = _cluster_outcomes(out)
+    assert set(clusters["card"]) == {"amara", "tomasz"} and clusters["outcome"].notna().all()
+    for letters in ([3], [2, 3]):
+        table = _outcome_letters(out, letters)["hypotheses"]
+        used = {int(i[-1]) for ids in table["sources"] for i in ids}
+        assert used == set(letters)
+
+
+def _outcome_letters(folder, letters):
+    """The report's outcome table computed with [outcome].letters set to `letters`."""
+    from experiments.analysis.comparisons import BootstrapSettings
+    from experiments.kinds.friends.report import compute
+    from experiments.kinds.friends.schema import Outcome
+    from experiments.store import Store
+
+    design = load_design(folder / "design.toml")
+    spec = design.spec.model_copy(update={"outcome": Outcome(letters=letters)})
+    store = Store(folder / "store.sqlite", design.kind.row_types)
+    try:
+        return compute(store, spec, BootstrapSettings(resamples=100, seed=1)).tables
+    finally:
+        store.close()
+
+
+def _cluster_outcomes(folder):
+    from experiments.store import Store
+
+    design = load_design(folder / "design.toml")
+    store = Store(folder / "store.sqlite", design.kind.row_types)
+    try:
+        return design.kind.cluster_outcomes(store, design)
+    finally:
+        store.close()
