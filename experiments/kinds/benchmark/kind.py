@@ -1,0 +1,184 @@
+"""The benchmark experiment as a kind of the engine: chatbots answer a fixed sample of a
+published benchmark's conversations (MentalHealthBench or HealthBench, the user's own copy),
+each judge grades every stored reply against the conversation's own criteria, read by
+probability, and the report scores, calibrates and compares the chatbots."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, cast
+
+from chatbots.refusals import REFUSALS_FILE
+from experiments.design import Design
+from experiments.judging import judge_tasks
+from experiments.kinds.base import RunContext, Task
+from experiments.kinds.benchmark.data import Benchmark, Conversation, Format, load_benchmark
+from experiments.kinds.benchmark.grader import Grader, load_grader
+from experiments.kinds.benchmark.grading import (
+    Item,
+    criterion_items,
+    grader_writer,
+    reading_tasks,
+    write_answers,
+)
+from experiments.kinds.benchmark.replies import Cell, expand, write_replies
+from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
+from experiments.kinds.benchmark.sample import Sample, draw, sampled
+from experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from experiments.kinds.benchmark.validation import validation_files, validation_items
+from experiments.store import Store
+from model_access.settings import GenerationSettings
+
+
+def _spec(design: Design) -> BenchmarkDesignFile:
+    return cast(BenchmarkDesignFile, design.spec)
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path, fmt: Format, mtime_ns: int, size: int) -> Benchmark:
+    return load_benchmark(path, fmt)
+
+
+def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
+    table = _spec(design).benchmark
+    path = table.data_path(design.path).resolve()
+    stat = path.stat() if path.is_file() else None
+    bench = (
+        _load(path, table.format, stat.st_mtime_ns, stat.st_size)
+        if stat
+        else load_benchmark(path, table.format)  # raises the clear error
+    )
+    return bench, draw(bench, table.sample, design.seed)
+
+
+def grader_of(design: Design) -> Grader:
+    return load_grader(_spec(design).benchmark.template_path(design.path))
+
+
+class BenchmarkKind:
+    name = "benchmark"
+    schema = BenchmarkDesignFile
+    row_types = (BenchReplyRow, GraderAnswerRow)
+
+    def profile_refs(self, design: Design) -> list[str]:
+        return []
+
+    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Cell]:
+        bench, sample = benchmark_of(design)
+        grader_of(design)  # a bad template is found by `design check`, not mid-run
+        return expand(sampled(bench, sample), [c.id for c in design.spec.chatbots])
+
+    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+        bench, sample = benchmark_of(design)
+        spread = ", ".join(f"{k} {n}" for k, n in sample.allocation.items())
+        criteria = sum(len(c.criteria) for c in sampled(bench, sample))
+        return (
+            f"{len(sample.ids)} of {len(bench.conversations)} conversations ({spread}) × "
+            f"{len(design.spec.chatbots)} chatbots = {len(cells)} replies; {criteria} criteria "
+            f"per chatbot and judge, scored by the {_spec(design).benchmark.scoring} convention"
+        )
+
+    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        bench, sample = benchmark_of(design)
+        per_reply = {c.id: len(c.criteria) for c in sampled(bench, sample)}
+        criteria = sum(per_reply[c.conversation] for c in cells)
+        return len(cells) + 2 * criteria * len(design.spec.judges)
+
+    def converse(self, run: RunContext) -> None:
+        bench, _ = benchmark_of(run.design)
+        write_replies(
+            run.store,
+            run.chatbots,
+            run.cells,
+            bench.by_id(),
+            run.design.seed,
+            bench.canaries,
+            run.tick,
+        )
+
+    def items(self, design: Design, store: Store, cells: Sequence[Cell]) -> list[Item]:
+        bench, _ = benchmark_of(design)
+        conversations = bench.by_id()
+        replies = []
+        for cell in cells:
+            row = store.get(BenchReplyRow, cell.id)
+            assert row is not None, f"reply {cell.id} missing"
+            replies.append((cell.id, conversations[cell.conversation], row.text))
+        items = criterion_items(grader_of(design), replies)
+        return items + validation_items(design.path, _spec(design), replies)
+
+    def judge_phase(self, run: RunContext) -> None:
+        assert run.judge is not None and run.load_local is not None
+        spec = _spec(run.design)
+        bench, _ = benchmark_of(run.design)
+        grader = grader_of(run.design)
+        items = self.items(run.design, run.store, run.cells)
+        load, get = run.load_local, run.judge
+        for judge_spec in spec.judges:
+
+            def make_writer(generation: GenerationSettings, judge_spec: Any = judge_spec) -> Any:
+                return grader_writer(judge_spec, load, generation)
+
+            answers = write_answers(
+                run.store,
+                judge_spec.id,
+                make_writer,
+                items,
+                spec.benchmark.grader,
+                run.design.seed,
+                bench.canaries,
+                grader.template.answer_key,
+                run.tick,
+            )
+            run.tick(len(items) - len(answers))  # ungraded: nothing to read
+            judge_tasks(
+                run.store,
+                judge_spec.id,
+                lambda judge_id=judge_spec.id: get(judge_id),  # type: ignore[misc]
+                reading_tasks(items, answers, bench.canaries),
+                run.design.coverage_floor,
+                run.tick,
+            )
+
+    def judge_tasks(self, run: RunContext) -> Iterator[Task]:
+        raise RuntimeError("the benchmark kind judges in judge_phase (each judge writes first)")
+
+    def input_files(self, design: Design) -> list[Path]:
+        table = _spec(design).benchmark
+        return [
+            table.data_path(design.path),
+            grader_of(design).path,
+            REFUSALS_FILE,
+            *validation_files(_spec(design)),
+        ]
+
+    def manifest(self, run: RunContext) -> dict[str, Any]:
+        bench, sample = benchmark_of(run.design)
+        grader = grader_of(run.design)
+        table = _spec(run.design).benchmark
+        return {
+            "benchmark": {
+                "format": table.format,
+                "convention": table.scoring,
+                "sample": sample.manifest(bench.sha256, run.design.seed),
+            },
+            "grader_template": {
+                "id": grader.template.id,
+                "version": grader.template.version,
+                "sha256": grader.sha256,
+                "user_supplied": grader.path != Path(__file__).parent / "grader.toml",
+                "exact_text": grader.exact_text,
+            },
+        }
+
+    def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        from experiments.kinds.benchmark.report import write_report
+
+        return write_report(folder, store, design, resamples)
+
+
+def conversations_of(design: Design) -> list[Conversation]:
+    bench, sample = benchmark_of(design)
+    return list(sampled(bench, sample))
