@@ -6,6 +6,7 @@ probability, and the report scores, calibrates and compares the chatbots."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
@@ -29,6 +30,7 @@ from experiments.kinds.benchmark.sample import Sample, draw, sampled
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.kinds.benchmark.validation import validation_files, validation_items
 from experiments.store import Store
+from foundation.errors import LabError
 from model_access.settings import GenerationSettings
 
 
@@ -45,11 +47,14 @@ def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
     table = _spec(design).benchmark
     path = table.data_path(design.path).resolve()
     stat = path.stat() if path.is_file() else None
-    bench = (
-        _load(path, table.format, stat.st_mtime_ns, stat.st_size)
-        if stat
-        else load_benchmark(path, table.format)  # raises the clear error
-    )
+    if stat is None:
+        raise LabError(
+            f"benchmark file not found ({path})",
+            where=f"{design.path} benchmark.data",
+            fix="point benchmark.data at your own copy of the JSONL file (it is not shipped; "
+            "relative paths start at the design file's folder)",
+        )
+    bench = _load(path, table.format, stat.st_mtime_ns, stat.st_size)
     return bench, draw(bench, table.sample, design.seed)
 
 
@@ -114,6 +119,7 @@ class BenchmarkKind:
         spec = _spec(run.design)
         bench, _ = benchmark_of(run.design)
         grader = grader_of(run.design)
+        _same_template(run.folder, grader)
         items = self.items(run.design, run.store, run.cells)
         load, get = run.load_local, run.judge
         for judge_spec in spec.judges:
@@ -173,10 +179,36 @@ class BenchmarkKind:
             },
         }
 
+    def with_grader_template(self, design: Design, path: Path) -> Design:
+        return _with_grader_template(design, path)
+
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.kinds.benchmark.report import write_report
 
         return write_report(folder, store, design, resamples)
+
+
+def _with_grader_template(design: Design, path: Path) -> Design:
+    """The design with `--grader-template FILE` in place of benchmark.grader.template."""
+    spec = _spec(design)
+    grader = spec.benchmark.grader.model_copy(update={"template": str(Path(path).resolve())})
+    table = spec.benchmark.model_copy(update={"grader": grader})
+    load_grader(Path(path))  # refuse a bad file before anything runs
+    return replace(design, spec=spec.model_copy(update={"benchmark": table}))
+
+
+def _same_template(folder: Path, grader: Grader) -> None:
+    """A run is graded with one template: resuming with another would mix two in one store."""
+    from experiments.runfolder import read_manifest
+
+    first = read_manifest(folder).get("grader_template", {}).get("sha256")
+    if first and first != grader.sha256:
+        raise LabError(
+            f"this run was graded with another template (sha256 {first[:12]}…, now "
+            f"{grader.sha256[:12]}…)",
+            where=f"{folder} grader template",
+            fix="resume with the same --grader-template (or design field), or use a new --out",
+        )
 
 
 def conversations_of(design: Design) -> list[Conversation]:
