@@ -18,7 +18,6 @@ from experiments.kinds.base import RunContext, Task
 from experiments.kinds.benchmark.data import Benchmark, Conversation, Format, load_benchmark
 from experiments.kinds.benchmark.grader import Grader, load_grader
 from experiments.kinds.benchmark.grading import (
-    Item,
     criterion_items,
     grader_writer,
     reading_tasks,
@@ -28,7 +27,7 @@ from experiments.kinds.benchmark.replies import Cell, expand, write_replies
 from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
 from experiments.kinds.benchmark.sample import Sample, draw, sampled
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from experiments.kinds.benchmark.validation import validation_files, validation_items
+from experiments.kinds.benchmark.validation import borrowed_items, plain_tasks, validation_files
 from experiments.store import Store
 from foundation.errors import LabError
 from model_access.settings import GenerationSettings
@@ -103,33 +102,45 @@ class BenchmarkKind:
             run.tick,
         )
 
-    def items(self, design: Design, store: Store, cells: Sequence[Cell]) -> list[Item]:
-        bench, _ = benchmark_of(design)
-        conversations = bench.by_id()
-        replies = []
+    def replies(
+        self, design: Design, store: Store, cells: Sequence[Cell]
+    ) -> list[tuple[str, Conversation, str]]:
+        """(reply id, conversation, stored reply text) for every cell."""
+        conversations = benchmark_of(design)[0].by_id()
+        out = []
         for cell in cells:
             row = store.get(BenchReplyRow, cell.id)
             assert row is not None, f"reply {cell.id} missing"
-            replies.append((cell.id, conversations[cell.conversation], row.text))
-        items = criterion_items(grader_of(design), replies)
-        return items + validation_items(design.path, _spec(design), replies)
+            out.append((cell.id, conversations[cell.conversation], row.text))
+        return out
 
     def judge_phase(self, run: RunContext) -> None:
+        """Per judge: the plain yes/no questions of grader validation (if asked), then every
+        criterion (and each borrowed criterion the judge chose) written, then read."""
         assert run.judge is not None and run.load_local is not None
         spec = _spec(run.design)
-        bench, _ = benchmark_of(run.design)
+        bench, sample = benchmark_of(run.design)
         grader = grader_of(run.design)
         _same_template(run.folder, grader)
-        items = self.items(run.design, run.store, run.cells)
+        replies = self.replies(run.design, run.store, run.cells)
+        own = criterion_items(grader, replies)
+        floor = run.design.coverage_floor
         load, get = run.load_local, run.judge
         for judge_spec in spec.judges:
+            judge_id = judge_spec.id
 
             def make_writer(generation: GenerationSettings, judge_spec: Any = judge_spec) -> Any:
                 return grader_writer(judge_spec, load, generation)
 
+            def judge(judge_id: str = judge_id) -> Any:
+                return get(judge_id)
+
+            plain = plain_tasks(spec, sampled(bench, sample), replies)
+            judge_tasks(run.store, judge_id, judge, plain, floor, lambda n: None)
+            items = own + borrowed_items(run.store, judge_id, spec, grader, replies)
             answers = write_answers(
                 run.store,
-                judge_spec.id,
+                judge_id,
                 make_writer,
                 items,
                 spec.benchmark.grader,
@@ -138,15 +149,9 @@ class BenchmarkKind:
                 grader.template.answer_key,
                 run.tick,
             )
-            run.tick(len(items) - len(answers))  # ungraded: nothing to read
-            judge_tasks(
-                run.store,
-                judge_spec.id,
-                lambda judge_id=judge_spec.id: get(judge_id),  # type: ignore[misc]
-                reading_tasks(items, answers, bench.canaries),
-                run.design.coverage_floor,
-                run.tick,
-            )
+            run.tick(len(own) - sum(1 for i in answers if i < len(own)))  # ungraded: no reading
+            tasks = reading_tasks(items, answers, bench.canaries)
+            judge_tasks(run.store, judge_id, judge, tasks, floor, run.tick)
 
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         raise RuntimeError("the benchmark kind judges in judge_phase (each judge writes first)")
