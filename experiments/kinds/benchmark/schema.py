@@ -109,6 +109,11 @@ class BenchmarkDesignFile(DesignFile):
                     "the grader reads P(criteria_met) after the judge's own written answer, "
                     f"which needs an assistant prefill{FIX_MARK}set prefill = true",
                 )
+        if "entries" in self.design.model_fields_set:
+            raise At(
+                ("design", "entries"),
+                f"a benchmark reply answers one fixed conversation{FIX_MARK}remove entries",
+            )
         if self.profiles:
             raise At(
                 ("profiles",), f"a benchmark design steers nothing{FIX_MARK}remove [[profiles]]"
