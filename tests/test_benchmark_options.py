@@ -154,3 +154,44 @@ def test_benchmark_designs_refuse_what_they_cannot_use(tmp_path, tiny_model_fold
         path.write_text(text)
         assert main(["design", "check", "--offline", str(path)]) == 2
         assert where in capsys.readouterr().err, where
+
+
+def test_transport_failures_are_asked_again_and_never_stored(
+    tmp_path, tiny_model_folder, tiny_model, monkeypatch, capsys
+):
+    """A chatbot server that fails: nothing of it is stored, and the next run asks again."""
+    from tests.fake_openai import chat_response, serve
+    from tests.test_benchmark_run import scripted_judge
+
+    monkeypatch.setenv("DIARYLAB_TEST_KEY", "sk-test")
+    state = {"down": True}
+
+    def flaky(body):
+        if state["down"]:
+            return 500, {"error": {"message": "overloaded", "type": "server_error"}}
+        return 200, chat_response("I'm here. What happened today?")
+
+    with serve(flaky) as chat, serve(scripted_judge(tiny_model)) as judge:
+        path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
+        path.write_text(
+            path.read_text().replace(
+                'api_key_env = "DIARYLAB_TEST_KEY" }',
+                'api_key_env = "DIARYLAB_TEST_KEY", max_retries = 1, backoff_s = 0.0 }',
+                1,
+            )
+        )
+        out = tmp_path / "run"
+        args = ["run", str(path), "--out", str(out), "--no-progress"]
+        assert main(args) == 2
+        assert "no answer after 2 attempts" in capsys.readouterr().err
+        db = sqlite3.connect(out / "store.sqlite")
+        assert db.execute("SELECT COUNT(*) FROM bench_replies WHERE chatbot='api'").fetchone() == (
+            0,
+        )
+        db.close()
+        state["down"] = False
+        assert main(args) == 0
+    db = sqlite3.connect(out / "store.sqlite")
+    [(text, flag)] = db.execute("SELECT text, flag FROM bench_replies WHERE chatbot='api'")
+    db.close()
+    assert text == "I'm here. What happened today?" and flag is None

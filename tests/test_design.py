@@ -264,7 +264,7 @@ def test_shipped_benchmark_designs_load_check_and_fit_their_schema(tmp_path, cap
     assert "27 of 27 conversations" in capsys.readouterr().out
     assert demo.spec.chatbots[1].model == "smollm2"
     assert main(["design", "check", str(BENCHMARK_DESIGNS[1])]) == 0
-    assert "6 of 27 conversations" in capsys.readouterr().out
+    assert "3 of 27 conversations" in capsys.readouterr().out
     assert main(["design", "schema", "--kind", "benchmark"]) == 0
     schema = json.loads(capsys.readouterr().out)
     for path in BENCHMARK_DESIGNS:

@@ -159,7 +159,7 @@ def _breakdowns(b: Board) -> str:
     return (
         "## Per axis (met reading)\n\n"
         + md.table(axes, _shown(axes.columns, 3))
-        + "\n## Per acuity (met reading)\n\n"
+        + "\n## Per acuity (met reading; HealthBench files: per theme)\n\n"
         + md.table(strata, _shown(strata.columns, 3))
     )
 
