@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sqlite3
 
 import pandas as pd
@@ -37,9 +38,10 @@ def test_the_grader_template_and_generation_reach_the_judge(
     template.write_text(PUBLISHED)
     path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
     path.write_text(
-        path.read_text().replace("retries = 1 }", f'retries = 1, template = "{template}" }}')
+        path.read_text().replace("retries = 1 }", 'retries = 1, template = "published.txt" }')
     )
     run_design(load_design(path), tmp_path / "run", progress=False)
+    assert main(["report", str(tmp_path / "run")]) == 0  # the run folder finds both files
     written = writing_requests(judge)
     assert written and all(r["max_tokens"] == 3 and r["temperature"] == 0 for r in written)
     assert all(r["messages"][-1]["content"].startswith("GRADE THIS.\n") for r in written)
@@ -128,7 +130,7 @@ def test_the_design_chooses_the_scoring_convention(
 def test_the_format_picks_the_schema(tmp_path, tiny_model_folder, capsys):
     hb = DATA.parent / "healthbench_synthetic.jsonl"
     path = design(tmp_path, tiny_model_folder, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1")
-    text = path.read_text().replace(str(DATA), str(hb))
+    text = path.read_text().replace(os.path.relpath(DATA, tmp_path), str(hb))
     path.write_text(text.replace('format = "mentalhealthbench"', 'format = "healthbench"'))
     assert main(["design", "check", "--offline", str(path)]) == 0
     assert "6 of 20 conversations (communication 6)" in capsys.readouterr().out
@@ -148,7 +150,7 @@ def test_benchmark_designs_refuse_what_they_cannot_use(tmp_path, tiny_model_fold
         (base.replace("seed = 5", "seed = 5\nentries = 2"), "design.entries"),
         (base.replace('tokenizer = "', 'prefill = false\ntokenizer = "'), "judges[0].prefill"),
         (base.replace('chatbot = "api"', 'chatbot = "ghost"'), "anchors[1].chatbot"),
-        (base.replace(str(DATA), str(tmp_path / "absent.jsonl")), "benchmark.data"),
+        (base.replace(os.path.relpath(DATA, tmp_path), "absent.jsonl"), "benchmark.data"),
     ]
     for text, where in cases:
         path.write_text(text)

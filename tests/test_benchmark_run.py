@@ -7,6 +7,7 @@ renders; and no request to any model carries the canary string."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import textwrap
 import zlib
@@ -91,7 +92,7 @@ model = "{model}"
             model = "{model}"
 
             [benchmark]
-            data = "{DATA}"
+            data = "{os.path.relpath(DATA, folder)}"
             format = "mentalhealthbench"
             sample = {sample}
             grader = {{ generation = {{ max_new_tokens = 3 }}, retries = {retries} }}

@@ -42,9 +42,26 @@ def _load(path: Path, fmt: Format, mtime_ns: int, size: int) -> Benchmark:
     return load_benchmark(path, fmt)
 
 
+def _recorded(design: Design, section: str) -> Path | None:
+    """The path a run recorded, for a design read back from its run folder (its relative
+    paths were relative to the original design file, not to the folder's copy)."""
+    from experiments.runfolder import DESIGN_FILE, read_manifest
+
+    folder = design.path.parent
+    if design.path.name != DESIGN_FILE or not (folder / "manifest.json").is_file():
+        return None
+    recorded = read_manifest(folder).get(section, {}).get("path")
+    return Path(recorded) if recorded else None
+
+
+def data_path(design: Design) -> Path:
+    recorded = _recorded(design, "benchmark")
+    return recorded or _spec(design).benchmark.data_path(design.path).resolve()
+
+
 def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
     table = _spec(design).benchmark
-    path = table.data_path(design.path).resolve()
+    path = data_path(design)
     stat = path.stat() if path.is_file() else None
     if stat is None:
         raise LabError(
@@ -58,7 +75,8 @@ def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
 
 
 def grader_of(design: Design) -> Grader:
-    return load_grader(_spec(design).benchmark.template_path(design.path))
+    recorded = _recorded(design, "grader_template")
+    return load_grader(recorded or _spec(design).benchmark.template_path(design.path))
 
 
 class BenchmarkKind:
@@ -157,9 +175,8 @@ class BenchmarkKind:
         raise RuntimeError("the benchmark kind judges in judge_phase (each judge writes first)")
 
     def input_files(self, design: Design) -> list[Path]:
-        table = _spec(design).benchmark
         return [
-            table.data_path(design.path),
+            data_path(design),
             grader_of(design).path,
             REFUSALS_FILE,
             *validation_files(_spec(design)),
@@ -171,11 +188,13 @@ class BenchmarkKind:
         table = _spec(run.design).benchmark
         return {
             "benchmark": {
+                "path": str(bench.path.resolve()),
                 "format": table.format,
                 "convention": table.scoring,
                 "sample": sample.manifest(bench.sha256, run.design.seed),
             },
             "grader_template": {
+                "path": str(grader.path.resolve()),
                 "id": grader.template.id,
                 "version": grader.template.version,
                 "sha256": grader.sha256,
