@@ -27,7 +27,11 @@ from experiments.kinds.benchmark.replies import Cell, expand, write_replies
 from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
 from experiments.kinds.benchmark.sample import Sample, draw, sampled
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from experiments.kinds.benchmark.validation import borrowed_items, plain_tasks, validation_files
+from experiments.kinds.benchmark.validation_tasks import (
+    borrowed_items,
+    plain_tasks,
+    validation_files,
+)
 from experiments.store import Store
 from foundation.errors import LabError
 from model_access.settings import GenerationSettings
