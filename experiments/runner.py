@@ -108,13 +108,17 @@ def run_design(design: Design, out: Path | None = None, *, progress: bool = True
         store = Store(folder / STORE_FILE, kind.row_types)
         try:
             run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
+            run.judge, run.load_local = judges.get, models.get
             manifest = manifest_of(design, _manifest(run, kind.manifest(run)))
             write_manifest(folder, manifest, first=first)
             total = kind.planned_units(design, cells)
             with Progress(total, store, enabled=progress) as bar:
                 run.tick = bar.tick
                 kind.converse(run)
-                for judge_spec in spec.judges:
+                own_phase = getattr(kind, "judge_phase", None)
+                if own_phase is not None:
+                    own_phase(run)
+                for judge_spec in spec.judges if own_phase is None else ():
                     judge_tasks(
                         store,
                         judge_spec.id,

@@ -18,7 +18,7 @@ from model_access.local import LocalModel
 from rubric.expected import ALGORITHM, LOG_ZERO, NUMBER_TEXTS, NodeReading, number_reading
 from rubric.judge_base import Judge
 from rubric.prompts import JudgePrompt
-from rubric.vocab import VocabFacts, number_tokens, vocab_facts
+from rubric.vocab import VocabFacts, answer_ids, number_tokens, vocab_facts
 from rubric.yes_no import yes_no_reading
 
 
@@ -134,17 +134,22 @@ class LocalJudge(Judge):
                 )
             )
         return [
-            self._yes_no(row.double(), len(ids)) for row, ids in zip(rows, all_ids, strict=True)
+            self._yes_no(row.double(), len(ids), p.answers)
+            for row, ids, p in zip(rows, all_ids, prompts, strict=True)
         ]
 
-    def _yes_no(self, row: torch.Tensor, prompt_tokens: int) -> dict[str, Any]:
+    def _yes_no(
+        self, row: torch.Tensor, prompt_tokens: int, words: tuple[str, str] = ("yes", "no")
+    ) -> dict[str, Any]:
         facts = self.facts
-        if not facts.yes_ids or not facts.no_ids:
+        yes_ids, no_ids = answer_ids(facts, words)
+        if not yes_ids or not no_ids:
             raise LabError(
-                "the judge's vocabulary has no single-token yes/no", where="judge tokenizer"
+                f"the judge's vocabulary has no single-token {words[0]}/{words[1]}",
+                where="judge tokenizer",
             )
-        yes = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in facts.yes_ids}
-        no = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in facts.no_ids}
+        yes = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in yes_ids}
+        no = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in no_ids}
         record = {"backend": "local", "prompt_tokens": prompt_tokens, "exact": True}
         return dict(yes_no_reading(yes, no, record=record).record)
 

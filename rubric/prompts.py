@@ -31,6 +31,7 @@ class JudgePrompt:
     text: str | None = None
     messages: tuple[tuple[str, str], ...] = ()
     prefill: str = ""
+    answers: tuple[str, str] = ("yes", "no")  # a yes/no question's words: (yes, no)
 
     @staticmethod
     def raw(text: str) -> JudgePrompt:
@@ -39,7 +40,11 @@ class JudgePrompt:
         return JudgePrompt(text=text)
 
     @staticmethod
-    def chat(messages: Sequence[Mapping[str, str]], prefill: str = "") -> JudgePrompt:
+    def chat(
+        messages: Sequence[Mapping[str, str]],
+        prefill: str = "",
+        answers: tuple[str, str] = ("yes", "no"),
+    ) -> JudgePrompt:
         if not messages:
             raise LabError("the judge conversation has no messages", where="judge prompt")
         pairs = []
@@ -51,7 +56,7 @@ class JudgePrompt:
                     fix='write each message as {"role": ..., "content": ...}',
                 )
             pairs.append((str(m["role"]), str(m["content"])))
-        return JudgePrompt(messages=tuple(pairs), prefill=prefill)
+        return JudgePrompt(messages=tuple(pairs), prefill=prefill, answers=answers)
 
     @property
     def is_chat(self) -> bool:
@@ -65,9 +70,10 @@ class JudgePrompt:
         return out
 
     def key_fields(self) -> dict[str, Any]:
+        words = {} if self.answers == ("yes", "no") else {"answers": list(self.answers)}
         if self.text is not None:
-            return {"text": self.text}
-        return {"messages": [list(m) for m in self.messages], "prefill": self.prefill}
+            return {"text": self.text, **words}
+        return {"messages": [list(m) for m in self.messages], "prefill": self.prefill, **words}
 
 
 @dataclass(frozen=True)

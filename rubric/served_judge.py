@@ -46,7 +46,7 @@ from rubric.expected import (
 )
 from rubric.judge_base import Judge, Question
 from rubric.prompts import JudgePrompt
-from rubric.vocab import VocabFacts, vocab_facts
+from rubric.vocab import VocabFacts, answer_ids, vocab_facts
 from rubric.yes_no import answer_of, yes_no_reading
 
 TOKEN_ID = re.compile(r"^token_id:(\d+)$")
@@ -264,13 +264,14 @@ class ServedJudge(Judge):
     # ----------------------------------------------------------------- yes/no
     def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
         facts = self.facts
-        ids = sorted({*facts.yes_ids, *facts.no_ids}) if facts is not None else []
+        words = prompt.answers
+        ids = sorted({i for side in answer_ids(facts, words) for i in side}) if facts else []
         [completion] = self._complete([self._request(prompt, "", max_tokens=1, ids=ids)])
         entries = self._positions(completion)[0]
         yes: dict[str, float] = {}
         no: dict[str, float] = {}
         for e in entries:
-            answer = answer_of(e.text)
+            answer = answer_of(e.text, words)
             if answer is not None:
                 side = yes if answer == "yes" else no
                 side[e.text] = logsumexp([side.get(e.text, LOG_ZERO), max(e.logprob, LOG_ZERO)])

@@ -45,6 +45,20 @@ def vocab_facts(tokenizer: Any) -> VocabFacts:
     return VocabFacts(tuple(cont), tuple(yes), tuple(no), tuple(raw))
 
 
+def answer_ids(facts: VocabFacts, words: tuple[str, str]) -> tuple[tuple[int, ...], ...]:
+    """The token ids of each answer's variants: yes/no from the facts, other words (a JSON
+    answer's true/false) found the same way in the raw vocabulary."""
+    if words == ("yes", "no"):
+        return facts.yes_ids, facts.no_ids
+    first: list[int] = []
+    second: list[int] = []
+    for i, token in enumerate(facts.raw_tokens):
+        answer = answer_of(token, words)
+        if answer is not None:
+            (first if answer == "yes" else second).append(i)
+    return tuple(first), tuple(second)
+
+
 @dataclass(frozen=True)
 class NumberTokens:
     """Each number's tokens right after a prompt, and the text each token writes."""

@@ -16,17 +16,21 @@ from rubric.expected import DEFAULT_FLOOR, prob
 from rubric.prompts import TemplateRef
 
 SPACE_MARKERS = ("Ġ", "▁", " ")  # how byte-level BPE, SentencePiece and plain text write a space
+YES_NO = ("yes", "no")
 
 
-def answer_of(token_text: str) -> str | None:
-    """'yes' / 'no' if the token is a variant of that answer, else None."""
+def answer_of(token_text: str, words: tuple[str, str] = YES_NO) -> str | None:
+    """'yes' / 'no' if the token is a variant of that answer, else None. Other answer words
+    (a JSON answer's "true"/"false") read the same way: the first word counts as yes."""
     text = token_text
     for marker in SPACE_MARKERS:
         if text.startswith(marker):
             text = text[len(marker) :]
             break
     word = text.lower()
-    return word if word in ("yes", "no") else None
+    if word == words[0]:
+        return "yes"
+    return "no" if word == words[1] else None
 
 
 @dataclass(frozen=True)

@@ -256,3 +256,36 @@ def test_shipped_friends_design_checks_offline_and_validates_against_its_schema(
     data["pairs"]["a_frist"] = [1]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema)
+
+
+BENCHMARK_DESIGNS = [
+    ROOT / "experiments" / "designs" / "benchmark-mentalhealthbench.toml",
+    ROOT / "experiments" / "designs" / "benchmark-demo.toml",
+]
+
+
+def test_shipped_benchmark_designs_load_check_and_fit_their_schema(tmp_path, capsys):
+    import tomllib
+
+    full, demo = (load_design(p) for p in BENCHMARK_DESIGNS)
+    assert full.spec.benchmark.sample == 300 and len(full.spec.judges) == 2
+    assert full.spec.benchmark.calibration is not None
+    # The published file is the user's own: until it is there, check says so and where.
+    assert main(["design", "check", "--offline", str(BENCHMARK_DESIGNS[0])]) == 2
+    assert "benchmark.data: benchmark file not found" in capsys.readouterr().err
+    synthetic = ROOT / "tests" / "data" / "mentalhealthbench_synthetic.jsonl"
+    mine = tmp_path / "mine.toml"
+    mine.write_text(
+        BENCHMARK_DESIGNS[0]
+        .read_text()
+        .replace("../../data/mentalhealthbench.jsonl", str(synthetic))
+    )
+    assert main(["design", "check", "--offline", str(mine)]) == 0
+    assert "27 of 27 conversations" in capsys.readouterr().out
+    assert demo.spec.chatbots[1].model == "smollm2"
+    assert main(["design", "check", str(BENCHMARK_DESIGNS[1])]) == 0
+    assert "3 of 27 conversations" in capsys.readouterr().out
+    assert main(["design", "schema", "--kind", "benchmark"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    for path in BENCHMARK_DESIGNS:
+        jsonschema.validate(tomllib.loads(path.read_text()), schema)

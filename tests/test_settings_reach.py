@@ -431,3 +431,50 @@ def test_every_friends_design_field_has_a_proof_that_exists():
         file, _, test = str(proof(path, owner, name)).partition("::")
         text = (TESTS.parent / file).read_text(encoding="utf-8")
         assert not test or f"def {test}(" in text, f"{path}: {file}::{test} does not exist"
+
+
+# ------------------------------------------------------------------ the benchmark kind's fields
+BENCH_RUN = "tests/test_benchmark_run.py::"
+BENCH_OPTIONS = "tests/test_benchmark_options.py::"
+BENCHMARK_PROOFS = {
+    "benchmark.data": BENCH_RUN + "test_a_benchmark_design_runs_resumes_and_reports",
+    "benchmark.format": BENCH_OPTIONS + "test_the_format_picks_the_schema",
+    "benchmark.sample": BENCH_RUN + "test_a_benchmark_design_runs_resumes_and_reports",
+    "benchmark.convention": BENCH_OPTIONS + "test_the_design_chooses_the_scoring_convention",
+    "benchmark.grader.template": BENCH_OPTIONS
+    + "test_the_grader_template_and_generation_reach_the_judge",
+    "benchmark.grader.generation.": BENCH_OPTIONS
+    + "test_the_grader_template_and_generation_reach_the_judge",
+    "benchmark.grader.retries": BENCH_RUN
+    + "test_a_local_judge_writes_then_is_read_and_malformed_answers_stay_ungraded",
+    "benchmark.grader.retry_temperature": BENCH_OPTIONS
+    + "test_retries_sample_at_the_retry_temperature",
+    "benchmark.calibration.": BENCH_RUN + "test_a_benchmark_design_runs_resumes_and_reports",
+    "benchmark.validation": "tests/test_benchmark_validation.py::"
+    "test_a_run_with_both_candidate_graders_reports_them",
+    # Refused in benchmark designs (a benchmark reply answers one fixed conversation).
+    "design.entries": BENCH_OPTIONS + "test_benchmark_designs_refuse_what_they_cannot_use",
+}
+
+
+def benchmark_proof(path: str, owner: type, name: str) -> str | None:
+    if path in BENCHMARK_PROOFS:
+        return BENCHMARK_PROOFS[path]
+    for prefix, proof in BENCHMARK_PROOFS.items():
+        if prefix.endswith(".") and path.startswith(prefix):
+            return proof
+    return proof_of(path, owner, name)
+
+
+def test_every_benchmark_design_field_has_a_proof_that_exists():
+    from experiments.kinds.benchmark.schema import BenchmarkDesignFile
+
+    fields = leaves(BenchmarkDesignFile)
+    missing = [path for path, owner, name in fields if not benchmark_proof(path, owner, name)]
+    assert missing == [], f"add these settings to a reach test: {missing}"
+    for path, owner, name in fields:
+        proof = benchmark_proof(path, owner, name)
+        assert proof is not None
+        file, _, test = proof.partition("::")
+        text = (TESTS.parent / file).read_text(encoding="utf-8")
+        assert not test or f"def {test}(" in text, f"{path}: {proof} does not exist"

@@ -15,6 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("design")
     p.add_argument("--out", help="run folder (default: results/<name>-<hash>)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--grader-template",
+        help="benchmark designs: grade with this template file exactly (.txt with "
+        "<<conversation>> and <<rubric_item>>, or .toml); its sha256 goes into the manifest",
+    )
     p.set_defaults(handler=run_run)
     s = sub.add_parser("status", help="what a run folder holds")
     s.add_argument("dir")
@@ -34,6 +39,15 @@ def run_run(args: argparse.Namespace) -> int:
     from experiments.runner import run_design  # loads torch and models: only when running
 
     design = load_design(args.design)
+    if args.grader_template:
+        override = getattr(design.kind, "with_grader_template", None)
+        if override is None:
+            raise LabError(
+                f"a {design.kind.name} design has no grader template",
+                where="--grader-template",
+                fix="use it with benchmark designs only",
+            )
+        design = override(design, Path(args.grader_template))
     summary = run_design(
         design, Path(args.out) if args.out else None, progress=not args.no_progress
     )

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from experiments.design import Design, DesignFile
     from experiments.store import Store
     from model_access.local import LocalModel
+    from model_access.settings import LocalSettings
+    from rubric.judge_base import Judge
 
 Tick = Callable[[int], None]
 Question = Literal["number", "yes_no"]
@@ -58,6 +60,10 @@ class RunContext:
     chatbots: dict[str, Chatbot]
     cells: Sequence[Any]
     tick: Tick = field(default=lambda n: None)
+    # The design's judges by id (built on first use) and the run's shared local models: for a
+    # kind that runs its own judging phase (judge_phase below).
+    judge: Callable[[str], Judge] | None = None
+    load_local: Callable[[str, LocalSettings], LocalModel] | None = None
 
 
 class ExperimentKind(Protocol):
@@ -80,7 +86,9 @@ class ExperimentKind(Protocol):
         """The conversation phase: write every text through the store's cached-call door."""
 
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
-        """Every judgment the design asks of each judge, in a fixed order."""
+        """Every judgment the design asks of each judge, in a fixed order. A kind whose
+        judgments depend on the judge (each judge first writes an answer, then has it read)
+        defines `judge_phase(run)` instead, and the engine calls that."""
 
     def input_files(self, design: Design) -> list[Path]:
         """The lab data files the kind's results depend on (role cards, patterns, templates,

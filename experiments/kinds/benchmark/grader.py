@@ -1,0 +1,142 @@
+"""The grader prompt for one benchmark criterion, and reading what the judge wrote.
+
+A template is the lab's own (grader.toml beside this file) or the user's: a .toml in the same
+schema, or a .txt holding a published template exactly, with `<<conversation>>` and
+`<<rubric_item>>` where the blocks and the criterion go. Its sha256 goes into the manifest and
+every judgment made from it. The judge writes a JSON answer; the part up to the answer key
+("criteria_met":) becomes the prefill after which the lab reads P(true)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.kinds.benchmark.data import Conversation, Criterion
+from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
+from foundation.errors import LabError
+from rubric.prompts import TemplateRef
+
+LAB_TEMPLATE = Path(__file__).parent / "grader.toml"
+ANSWER_WORDS = ("true", "false")
+_FENCE = re.compile(r"^\s*```[A-Za-z]*\s*\n?|\n?\s*```\s*$")
+
+
+class GraderTemplate(DataModel):
+    id: NonEmpty
+    version: int
+    system: str = ""
+    user: NonEmpty
+    turn: NonEmpty = "{role}: {content}"
+    separator: str = "\n\n"
+    criterion: NonEmpty = "[{points}] {text}"
+    answer_key: NonEmpty = "criteria_met"
+
+
+class GraderFile(DataModel):
+    grader: GraderTemplate
+
+
+@dataclass(frozen=True)
+class Grader:
+    template: GraderTemplate
+    sha256: str
+    path: Path
+    exact_text: bool  # a .txt template: placeholders replaced, nothing else touched
+
+    @property
+    def ref(self) -> TemplateRef:
+        return TemplateRef(self.template.id, self.template.version, self.sha256)
+
+    def blocks(self, conversation: Conversation, reply: str) -> str:
+        turns = [*conversation.messages, ("assistant", reply)]
+        t = self.template
+        return t.separator.join(t.turn.format(role=r, content=c) for r, c in turns)
+
+    def criterion_text(self, criterion: Criterion) -> str:
+        points = int(criterion.points) if criterion.points.is_integer() else criterion.points
+        return self.template.criterion.format(points=points, text=criterion.text)
+
+    def messages(
+        self, conversation: Conversation, reply: str, criterion: Criterion
+    ) -> list[dict[str, str]]:
+        blocks, item = self.blocks(conversation, reply), self.criterion_text(criterion)
+        t = self.template
+        if self.exact_text:
+            user = t.user.replace("<<conversation>>", blocks).replace("<<rubric_item>>", item)
+            system = t.system
+        else:
+            user = t.user.format(conversation=blocks, criterion=item)
+            system = t.system.format(conversation=blocks, criterion=item)
+        head = [{"role": "system", "content": system}] if system.strip() else []
+        return [*head, {"role": "user", "content": user}]
+
+
+def load_grader(path: Path | None = None) -> Grader:
+    path = Path(path) if path is not None else LAB_TEMPLATE
+    if path.suffix == ".txt":
+        if not path.is_file():
+            raise LabError("grader template not found", where=str(path), fix="check the path")
+        text = path.read_text(encoding="utf-8")
+        missing = [p for p in ("<<conversation>>", "<<rubric_item>>") if p not in text]
+        if missing:
+            raise LabError(
+                f"the template has no {', '.join(missing)}",
+                where=str(path),
+                fix="mark where the conversation and the criterion go with <<conversation>> and "
+                "<<rubric_item>>",
+            )
+        sha = file_sha256(path)
+        template = GraderTemplate(id=f"user:{path.name}", version=1, user=text)
+        return Grader(template, sha, path, exact_text=True)
+    template = load_data(path, GraderFile)[0].grader
+    for name in ("{conversation}", "{criterion}"):
+        if name not in template.user + template.system:
+            raise LabError(
+                f"the template never uses {name}",
+                where=f"{path} grader.user",
+                fix=f"put {name} where it belongs",
+            )
+    return Grader(template, file_sha256(path), path, exact_text=False)
+
+
+@dataclass(frozen=True)
+class WrittenAnswer:
+    met: bool | None  # None: malformed
+    explanation: str | None
+    prefix: str | None  # the written text up to and including the answer key and its colon
+
+
+def read_answer(text: str, answer_key: str = "criteria_met") -> WrittenAnswer:
+    """A JSON object with a string explanation and a true/false answer, once code fences are
+    stripped; anything else is malformed. The prefix keeps the judge's own text (fences too)."""
+    body = _FENCE.sub("", text.strip())
+    parsed = _json_object(body)
+    if parsed is None:
+        return WrittenAnswer(None, None, None)
+    met, why = parsed.get(answer_key), parsed.get("explanation")
+    at = re.search(rf'"{re.escape(answer_key)}"\s*:', text)
+    if not isinstance(met, bool) or not isinstance(why, str) or at is None:
+        return WrittenAnswer(None, None, None)
+    return WrittenAnswer(met, why, text[: at.end()].lstrip())
+
+
+def _json_object(body: str) -> dict[str, object] | None:
+    for candidate in (body, body[body.find("{") : body.rfind("}") + 1]):
+        try:
+            value = json.loads(candidate)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def criterion_item(criterion: Criterion) -> str:
+    return f"criterion:{criterion.id}"
+
+
+def all_items(conversations: Sequence[Conversation]) -> int:
+    return sum(len(c.criteria) for c in conversations)

@@ -1,0 +1,244 @@
+"""The benchmark experiment as a kind of the engine: chatbots answer a fixed sample of a
+published benchmark's conversations (MentalHealthBench or HealthBench, the user's own copy),
+each judge grades every stored reply against the conversation's own criteria, read by
+probability, and the report scores, calibrates and compares the chatbots."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, cast
+
+from chatbots.refusals import REFUSALS_FILE
+from experiments.design import Design
+from experiments.judging import judge_tasks
+from experiments.kinds.base import RunContext, Task
+from experiments.kinds.benchmark.data import Benchmark, Conversation, Format, load_benchmark
+from experiments.kinds.benchmark.grader import Grader, load_grader
+from experiments.kinds.benchmark.grading import (
+    criterion_items,
+    grader_writer,
+    reading_tasks,
+    write_answers,
+)
+from experiments.kinds.benchmark.replies import Cell, expand, write_replies
+from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
+from experiments.kinds.benchmark.sample import Sample, draw, sampled
+from experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from experiments.kinds.benchmark.validation_tasks import (
+    borrowed_items,
+    plain_tasks,
+    validation_files,
+)
+from experiments.store import Store
+from foundation.errors import LabError
+from model_access.settings import GenerationSettings
+
+
+def _spec(design: Design) -> BenchmarkDesignFile:
+    return cast(BenchmarkDesignFile, design.spec)
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path, fmt: Format, mtime_ns: int, size: int) -> Benchmark:
+    return load_benchmark(path, fmt)
+
+
+def _recorded(design: Design, section: str) -> Path | None:
+    """The path a run recorded, for a design read back from its run folder (its relative
+    paths were relative to the original design file, not to the folder's copy)."""
+    from experiments.runfolder import DESIGN_FILE, read_manifest
+
+    folder = design.path.parent
+    if design.path.name != DESIGN_FILE or not (folder / "manifest.json").is_file():
+        return None
+    recorded = read_manifest(folder).get(section, {}).get("path")
+    return Path(recorded) if recorded else None
+
+
+def data_path(design: Design) -> Path:
+    recorded = _recorded(design, "benchmark")
+    return recorded or _spec(design).benchmark.data_path(design.path).resolve()
+
+
+def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
+    table = _spec(design).benchmark
+    path = data_path(design)
+    stat = path.stat() if path.is_file() else None
+    if stat is None:
+        raise LabError(
+            f"benchmark file not found ({path})",
+            where=f"{design.path} benchmark.data",
+            fix="point benchmark.data at your own copy of the JSONL file (it is not shipped; "
+            "relative paths start at the design file's folder)",
+        )
+    bench = _load(path, table.format, stat.st_mtime_ns, stat.st_size)
+    return bench, draw(bench, table.sample, design.seed)
+
+
+def grader_of(design: Design) -> Grader:
+    recorded = _recorded(design, "grader_template")
+    return load_grader(recorded or _spec(design).benchmark.template_path(design.path))
+
+
+class BenchmarkKind:
+    name = "benchmark"
+    schema = BenchmarkDesignFile
+    row_types = (BenchReplyRow, GraderAnswerRow)
+
+    def profile_refs(self, design: Design) -> list[str]:
+        return []
+
+    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Cell]:
+        bench, sample = benchmark_of(design)
+        grader_of(design)  # a bad template is found by `design check`, not mid-run
+        return expand(sampled(bench, sample), [c.id for c in design.spec.chatbots])
+
+    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+        bench, sample = benchmark_of(design)
+        spread = ", ".join(f"{k} {n}" for k, n in sample.allocation.items())
+        criteria = sum(len(c.criteria) for c in sampled(bench, sample))
+        return (
+            f"{len(sample.ids)} of {len(bench.conversations)} conversations ({spread}) × "
+            f"{len(design.spec.chatbots)} chatbots = {len(cells)} replies; {criteria} criteria "
+            f"per chatbot and judge, scored by the {_spec(design).benchmark.scoring} convention"
+        )
+
+    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        bench, sample = benchmark_of(design)
+        per_reply = {c.id: len(c.criteria) for c in sampled(bench, sample)}
+        criteria = sum(per_reply[c.conversation] for c in cells)
+        return len(cells) + 2 * criteria * len(design.spec.judges)
+
+    def converse(self, run: RunContext) -> None:
+        bench, _ = benchmark_of(run.design)
+        write_replies(
+            run.store,
+            run.chatbots,
+            run.cells,
+            bench.by_id(),
+            run.design.seed,
+            bench.canaries,
+            run.tick,
+        )
+
+    def replies(
+        self, design: Design, store: Store, cells: Sequence[Cell]
+    ) -> list[tuple[str, Conversation, str]]:
+        """(reply id, conversation, stored reply text) for every cell."""
+        conversations = benchmark_of(design)[0].by_id()
+        out = []
+        for cell in cells:
+            row = store.get(BenchReplyRow, cell.id)
+            assert row is not None, f"reply {cell.id} missing"
+            out.append((cell.id, conversations[cell.conversation], row.text))
+        return out
+
+    def judge_phase(self, run: RunContext) -> None:
+        """Per judge: the plain yes/no questions of grader validation (if asked), then every
+        criterion (and each borrowed criterion the judge chose) written, then read."""
+        assert run.judge is not None and run.load_local is not None
+        spec = _spec(run.design)
+        bench, sample = benchmark_of(run.design)
+        grader = grader_of(run.design)
+        _same_template(run.folder, grader)
+        replies = self.replies(run.design, run.store, run.cells)
+        own = criterion_items(grader, replies)
+        floor = run.design.coverage_floor
+        load, get = run.load_local, run.judge
+        for judge_spec in spec.judges:
+            judge_id = judge_spec.id
+
+            def make_writer(generation: GenerationSettings, judge_spec: Any = judge_spec) -> Any:
+                return grader_writer(judge_spec, load, generation)
+
+            def judge(judge_id: str = judge_id) -> Any:
+                return get(judge_id)
+
+            plain = plain_tasks(spec, sampled(bench, sample), replies)
+            judge_tasks(run.store, judge_id, judge, plain, floor, lambda n: None)
+            items = own + borrowed_items(run.store, judge_id, spec, grader, replies)
+            answers = write_answers(
+                run.store,
+                judge_id,
+                make_writer,
+                items,
+                spec.benchmark.grader,
+                run.design.seed,
+                bench.canaries,
+                grader.template.answer_key,
+                run.tick,
+            )
+            run.tick(len(own) - sum(1 for i in answers if i < len(own)))  # ungraded: no reading
+            tasks = reading_tasks(items, answers, bench.canaries)
+            judge_tasks(run.store, judge_id, judge, tasks, floor, run.tick)
+
+    def judge_tasks(self, run: RunContext) -> Iterator[Task]:
+        raise RuntimeError("the benchmark kind judges in judge_phase (each judge writes first)")
+
+    def input_files(self, design: Design) -> list[Path]:
+        return [
+            data_path(design),
+            grader_of(design).path,
+            REFUSALS_FILE,
+            *validation_files(_spec(design)),
+        ]
+
+    def manifest(self, run: RunContext) -> dict[str, Any]:
+        bench, sample = benchmark_of(run.design)
+        grader = grader_of(run.design)
+        table = _spec(run.design).benchmark
+        return {
+            "benchmark": {
+                "path": str(bench.path.resolve()),
+                "format": table.format,
+                "convention": table.scoring,
+                "sample": sample.manifest(bench.sha256, run.design.seed),
+            },
+            "grader_template": {
+                "path": str(grader.path.resolve()),
+                "id": grader.template.id,
+                "version": grader.template.version,
+                "sha256": grader.sha256,
+                "user_supplied": grader.path != Path(__file__).parent / "grader.toml",
+                "exact_text": grader.exact_text,
+            },
+        }
+
+    def with_grader_template(self, design: Design, path: Path) -> Design:
+        return _with_grader_template(design, path)
+
+    def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        from experiments.kinds.benchmark.report import write_report
+
+        return write_report(folder, store, design, resamples)
+
+
+def _with_grader_template(design: Design, path: Path) -> Design:
+    """The design with `--grader-template FILE` in place of benchmark.grader.template."""
+    spec = _spec(design)
+    grader = spec.benchmark.grader.model_copy(update={"template": str(Path(path).resolve())})
+    table = spec.benchmark.model_copy(update={"grader": grader})
+    load_grader(Path(path))  # refuse a bad file before anything runs
+    return replace(design, spec=spec.model_copy(update={"benchmark": table}))
+
+
+def _same_template(folder: Path, grader: Grader) -> None:
+    """A run is graded with one template: resuming with another would mix two in one store."""
+    from experiments.runfolder import read_manifest
+
+    first = read_manifest(folder).get("grader_template", {}).get("sha256")
+    if first and first != grader.sha256:
+        raise LabError(
+            f"this run was graded with another template (sha256 {first[:12]}…, now "
+            f"{grader.sha256[:12]}…)",
+            where=f"{folder} grader template",
+            fix="resume with the same --grader-template (or design field), or use a new --out",
+        )
+
+
+def conversations_of(design: Design) -> list[Conversation]:
+    bench, sample = benchmark_of(design)
+    return list(sampled(bench, sample))

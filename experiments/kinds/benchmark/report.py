@@ -1,0 +1,211 @@
+"""The benchmark report: folder/report/findings.md and its CSV tables, from the store.
+
+A leaderboard per judge with bootstrap intervals (the published reading, met = P ≥ 0.5, and the
+expected-points score), on the published scale too when the design names two anchors; per-axis
+and per-acuity scores; refusals and empty replies (graded as returned); what grading left
+ungraded or unreadable; all paired chatbot comparisons (Holm-corrected per judge; exploratory:
+no hypothesis was preregistered); each judge's severity and the judges' ranking agreement; and
+the grader-validation table when the design asks for one."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import pandas as pd
+
+from experiments.analysis import markdown as md
+from experiments.analysis.verdicts import MIN_CLUSTERS
+from experiments.kinds.benchmark.calibrate import AnchorPoint
+from experiments.kinds.benchmark.leaderboard import Board, agreement, board
+from experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from experiments.kinds.benchmark.tables import flags, graded_frame, grading_counts
+from experiments.kinds.benchmark.validation import validation_section
+from experiments.store import Store
+
+if TYPE_CHECKING:
+    from experiments.design import Design
+
+Shown = Callable[[pd.Series], str]
+
+
+def write_report(folder: Path, store: Store, design: Design, resamples: int) -> Path:
+    from experiments.kinds.benchmark.kind import conversations_of
+    from experiments.runfolder import read_manifest
+
+    spec = cast(BenchmarkDesignFile, design.spec)
+    table = spec.benchmark
+    conversations = conversations_of(design)
+    judges = [j.id for j in spec.judges]
+    graded = graded_frame(store, conversations, judges)
+    anchors = None
+    if table.calibration:
+        first, second = table.calibration.anchors
+        anchors = (
+            AnchorPoint(first.chatbot, first.published, first.se),
+            AnchorPoint(second.chatbot, second.published, second.se),
+        )
+    boards = [
+        board(graded, table.scoring, reading, resamples, design.seed, anchors)
+        for reading in ("met", "expected")
+    ]
+    manifest = read_manifest(folder)
+    criteria = sum(len(c.criteria) for c in conversations) * len(spec.chatbots)
+    parts = [
+        _header(design, manifest, resamples),
+        *_leaderboard(boards[0], anchors is not None, "published reading: met = P(met) ≥ 0.5"),
+        *_leaderboard(boards[1], anchors is not None, "expected points: Σ P(met) × points"),
+        _breakdowns(boards[0]),
+        "## Replies flagged (graded as returned)\n",
+        _flags(flags(store)),
+        "## Grading\n",
+        md.table(
+            grading_counts(store, judges, criteria),
+            {c: c for c in grading_counts(store, judges, criteria).columns},
+        ),
+        _comparisons(boards[0]),
+        _judges(boards[0]),
+        validation_section(store, design, graded, resamples),
+    ]
+    out = Path(folder)
+    work = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
+    try:
+        (work / "tables").mkdir()
+        graded.to_csv(work / "tables" / "graded_criteria.csv", index=False)
+        for b in boards:
+            pd.DataFrame([s.__dict__ for s in b.scores]).to_csv(
+                work / "tables" / f"leaderboard_{b.reading}.csv", index=False
+            )
+            pd.DataFrame([c.__dict__ for c in b.comparisons]).to_csv(
+                work / "tables" / f"comparisons_{b.reading}.csv", index=False
+            )
+        (work / "findings.md").write_text("\n".join(parts), encoding="utf-8")
+        final = out / "report"
+        if final.exists():
+            shutil.rmtree(final)
+        work.rename(final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return final / "findings.md"
+
+
+def _header(design: Design, manifest: dict[str, Any], resamples: int) -> str:
+    bench = manifest.get("benchmark", {})
+    sample = bench.get("sample", {})
+    grader = manifest.get("grader_template", {})
+    return (
+        f"# Benchmark: {design.name}\n\n"
+        + md.key_values(
+            {
+                "design sha256": design.sha256,
+                "format": bench.get("format", "?"),
+                "scoring convention": bench.get("convention", "?"),
+                "data file sha256": sample.get("data_sha256", "?"),
+                "conversations sampled": sample.get("size", "?"),
+                "allocation (by acuity)": sample.get("allocation", {}),
+                "grader template": f"{grader.get('id', '?')} sha256 {grader.get('sha256', '?')}",
+                "bootstrap": f"{resamples} resamples of conversations, seed {design.seed}",
+            }
+        )
+        + "\nDemo-sized runs on the embedded default model are not findings: a 135M judge is "
+        "not a grader.\n"
+    )
+
+
+def _leaderboard(b: Board, calibrated: bool, title: str) -> list[str]:
+    rows = pd.DataFrame(
+        [
+            {
+                "judge": s.judge,
+                "chatbot": s.chatbot,
+                "score": md.interval(s.score, s.low, s.high, 3),
+                "published scale": md.interval(*s.mapped, 3) if s.mapped else md.MISSING,
+                "scored": s.scored,
+                "no score": ", ".join(f"{k} {v}" for k, v in s.excluded.items() if v) or "0",
+            }
+            for s in sorted(b.scores, key=lambda s: (s.judge, -_sortable(s.score)))
+        ]
+    )
+    columns = ["judge", "chatbot", "score"]
+    columns += ["published scale"] if calibrated else []
+    return [
+        f"## Leaderboard — {title} ({b.convention} convention)\n",
+        md.table(rows, _shown([*columns, "scored", "no score"])),
+    ]
+
+
+def _shown(columns: Iterable[str], digits: int | None = None) -> dict[str, Shown]:
+    """Table columns printed as they are, or as numbers with `digits` decimals."""
+
+    def show(c: str) -> Shown:
+        if digits is None:
+            return lambda r: str(r[c])
+        return lambda r: md.number(r[c], digits)
+
+    return {c: show(c) for c in columns}
+
+
+def _sortable(value: float) -> float:
+    return value if value == value else -1e9
+
+
+def _breakdowns(b: Board) -> str:
+    axes = pd.DataFrame([{"judge": s.judge, "chatbot": s.chatbot, **s.axes} for s in b.scores])
+    strata = pd.DataFrame([{"judge": s.judge, "chatbot": s.chatbot, **s.strata} for s in b.scores])
+    return (
+        "## Per axis (met reading)\n\n"
+        + md.table(axes, _shown(axes.columns, 3))
+        + "\n## Per acuity (met reading; HealthBench files: per theme)\n\n"
+        + md.table(strata, _shown(strata.columns, 3))
+    )
+
+
+def _flags(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "_no replies_\n"
+    shown = frame.reset_index()
+    return md.table(shown, _shown(shown.columns))
+
+
+def _comparisons(b: Board) -> str:
+    rows = pd.DataFrame(
+        [
+            {
+                "judge": c.judge,
+                "pair": f"{c.a} − {c.b}",
+                "difference": md.interval(c.difference, c.low, c.high, 3),
+                "conversations": c.n,
+                "p": md.number(c.p, 4) if c.n >= MIN_CLUSTERS else "too few conversations",
+                "p (Holm)": md.number(c.p_holm, 4) if c.n >= MIN_CLUSTERS else md.MISSING,
+            }
+            for c in b.comparisons
+        ]
+    )
+    return (
+        "## Paired comparisons (exploratory; sign-flip test, Holm-corrected per judge)\n\n"
+        + md.table(rows, _shown(rows.columns))
+    )
+
+
+def _judges(b: Board) -> str:
+    found = agreement(b.scores)
+    severity = pd.DataFrame(
+        [{"judge": j, "severity": md.number(v, 3)} for j, v in found.severity.items()]
+    )
+    tau = pd.DataFrame(
+        [
+            {"judges": f"{a} / {b2}", "Kendall τ": md.number(t, 3), "chatbots": n}
+            for a, b2, t, n in found.tau
+        ]
+    )
+    return (
+        "## Judges\n\nSeverity: the judge's mean offset from the judges' mean score per chatbot "
+        "(negative: stricter).\n\n"
+        + md.table(severity, {"judge": "judge", "severity": "severity"})
+        + "\nAgreement: Kendall τ between the judges' chatbot rankings.\n\n"
+        + (md.table(tau, {c: c for c in tau.columns}) if len(tau) else "_one judge_\n")
+    )

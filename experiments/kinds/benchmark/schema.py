@@ -1,0 +1,136 @@
+"""The benchmark design's own table, [benchmark]: which file, which schema, how many
+conversations, the scoring convention, the grader (template, length, retries), the two anchor
+models that place the lab's numbers on the published scale, and the grader validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from chatbots.specs import FixedChatbotSpec
+from experiments.design import DesignFile
+from experiments.kinds.benchmark.data import Format
+from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
+from model_access.settings import GenerationSettings
+from rubric.judges import ServedJudgeSpec
+
+Convention = Literal["mentalhealthbench", "healthbench"]
+Validator = Literal["borrowed_criteria", "behavior_rubric"]
+
+
+class Anchor(DataModel):
+    chatbot: Slug = Field(description="a chatbot of this design whose published score is known")
+    published: float = Field(ge=-1, le=2, description="its published overall score (0–1 scale)")
+    se: float = Field(0.0, ge=0, le=1, description="the published score's standard error")
+
+
+class Calibration(DataModel):
+    anchors: list[Anchor] = Field(min_length=2, max_length=2)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Calibration:
+        a, b = self.anchors
+        if a.chatbot == b.chatbot:
+            raise At(("anchors", 1, "chatbot"), f"both anchors are {a.chatbot!r}{FIX_MARK}name two")
+        if a.published == b.published:
+            raise At(
+                ("anchors", 1, "published"),
+                f"both anchors have published score {a.published}: no line through them"
+                f"{FIX_MARK}choose anchors whose published scores differ",
+            )
+        return self
+
+
+class GraderSettings(DataModel):
+    template: NonEmpty | None = Field(
+        None,
+        description="a grader template file (relative to the design): .toml in the lab's schema, "
+        "or .txt with <<conversation>> and <<rubric_item>> used exactly; default: the lab's own",
+    )
+    generation: GenerationSettings = Field(
+        GenerationSettings(max_new_tokens=400, temperature=0.0),
+        description="the judge's written answer; temperature 0 for the first attempt",
+    )
+    retries: int = Field(2, ge=0, le=10, description="new attempts after a malformed answer")
+    retry_temperature: float = Field(
+        0.7, ge=0, le=2, description="retries sample (a greedy judge would repeat itself)"
+    )
+
+
+class BenchmarkTable(DataModel):
+    data: NonEmpty = Field(description="your copy of the JSONL file (relative to the design)")
+    format: Format = Field(description="the file's schema")
+    sample: int = Field(300, ge=1, le=100_000, description="conversations drawn, by acuity")
+    convention: Convention | None = Field(
+        None,
+        description="scoring: clip each conversation (mentalhealthbench) or the mean "
+        "(healthbench); default: the format's own",
+    )
+    grader: GraderSettings = GraderSettings()
+    calibration: Calibration | None = None
+    validation: list[Validator] = Field(
+        [], description="candidate graders compared with the conversations' own criteria"
+    )
+
+    @property
+    def scoring(self) -> Convention:
+        return self.convention or self.format
+
+    def data_path(self, design_path: Path) -> Path:
+        return _relative(self.data, design_path)
+
+    def template_path(self, design_path: Path) -> Path | None:
+        return _relative(self.grader.template, design_path) if self.grader.template else None
+
+
+def _relative(value: str, design_path: Path) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else Path(design_path).parent / path
+
+
+class BenchmarkDesignFile(DesignFile):
+    benchmark: BenchmarkTable
+
+    @model_validator(mode="after")
+    def _fits_the_benchmark(self) -> BenchmarkDesignFile:
+        for i, bot in enumerate(self.chatbots):
+            if not isinstance(bot, FixedChatbotSpec) and bot.system is not None:
+                raise At(
+                    ("chatbots", i, "system"),
+                    "a benchmark conversation is sent verbatim, with no added system message"
+                    f"{FIX_MARK}remove system (the conversations carry their own)",
+                )
+        for i, judge in enumerate(self.judges):
+            if isinstance(judge, ServedJudgeSpec) and not judge.prefill:
+                raise At(
+                    ("judges", i, "prefill"),
+                    "the grader reads P(criteria_met) after the judge's own written answer, "
+                    f"which needs an assistant prefill{FIX_MARK}set prefill = true",
+                )
+        if "entries" in self.design.model_fields_set:
+            raise At(
+                ("design", "entries"),
+                f"a benchmark reply answers one fixed conversation{FIX_MARK}remove entries",
+            )
+        if self.profiles:
+            raise At(
+                ("profiles",), f"a benchmark design steers nothing{FIX_MARK}remove [[profiles]]"
+            )
+        if self.hypotheses:
+            raise At(
+                ("hypotheses",),
+                "benchmark designs compare every pair of chatbots (Holm-corrected per judge); "
+                f"they take no hypotheses{FIX_MARK}remove [[hypotheses]]",
+            )
+        cal = self.benchmark.calibration
+        bots = {c.id for c in self.chatbots}
+        for i, anchor in enumerate(cal.anchors if cal else []):
+            if anchor.chatbot not in bots:
+                raise At(
+                    ("benchmark", "calibration", "anchors", i, "chatbot"),
+                    f"anchor {anchor.chatbot!r} is not a chatbot of this design"
+                    f"{FIX_MARK}add it to [[chatbots]] (anchors go through the same pipeline)",
+                )
+        return self

@@ -1,0 +1,91 @@
+"""From a benchmark run's store to the tables the report reads: one row per judge × reply ×
+criterion with P(met) (NaN when ungraded or unreadable), the replies' flags, and what grading
+left ungraded or unreadable."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from experiments.kinds.benchmark.data import Conversation
+from experiments.kinds.benchmark.scoring import GRADED_COLUMNS
+from experiments.store import Store
+
+
+def judgments(store: Store, prefix: str) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """(judge, reply id, item) -> (value or NaN when unreadable, coverage), items with prefix."""
+    rows = store.db.execute(
+        "SELECT judge, target_id, item, value, coverage, readable FROM judgments "
+        "WHERE target_kind='reply' AND item LIKE ?",
+        (f"{prefix}%",),
+    )
+    return {
+        (j, t, item): (float(v) if r and v is not None else math.nan, float(c))
+        for j, t, item, v, c, r in rows
+    }
+
+
+def graded_frame(
+    store: Store, conversations: Sequence[Conversation], judges: Sequence[str]
+) -> pd.DataFrame:
+    by_id = {c.id: c for c in conversations}
+    read = judgments(store, "criterion:")
+    rows = []
+    for reply_id, conv_id, chatbot in store.db.execute(
+        "SELECT reply_id, conversation_id, chatbot FROM bench_replies ORDER BY reply_id"
+    ):
+        conversation = by_id.get(conv_id)
+        if conversation is None:
+            continue
+        for judge in judges:
+            for cr in conversation.criteria:
+                p, _ = read.get((judge, reply_id, f"criterion:{cr.id}"), (math.nan, 0.0))
+                rows.append(
+                    (judge, chatbot, conv_id, conversation.stratum, cr.id, cr.axis, cr.points, p)
+                )
+    return pd.DataFrame(rows, columns=list(GRADED_COLUMNS))
+
+
+def flags(store: Store) -> pd.DataFrame:
+    """chatbot × flag counts of the stored replies (refusals and empty replies graded as
+    returned)."""
+    rows = store.db.execute(
+        "SELECT chatbot, COALESCE(flag, 'none'), COUNT(*) FROM bench_replies GROUP BY 1, 2"
+    )
+    frame = pd.DataFrame(list(rows), columns=["chatbot", "flag", "replies"])
+    if frame.empty:
+        return frame
+    return frame.pivot(index="chatbot", columns="flag", values="replies").fillna(0).astype(int)
+
+
+def grading_counts(store: Store, judges: Sequence[str], criteria_per_judge: int) -> pd.DataFrame:
+    """Per judge: criteria asked, read, unreadable (coverage under the floor), ungraded
+    (every written answer malformed), attempts that were malformed, mean coverage."""
+    out = []
+    for judge in judges:
+        read, unreadable, coverage = store.db.execute(
+            "SELECT SUM(readable), SUM(1 - readable), AVG(coverage) FROM judgments "
+            "WHERE judge=? AND item LIKE 'criterion:%'",
+            (judge,),
+        ).fetchone()
+        malformed = store.db.execute(
+            "SELECT COUNT(*) FROM grader_answers WHERE judge=? AND status='malformed' "
+            "AND item LIKE 'criterion:%'",
+            (judge,),
+        ).fetchone()[0]
+        read, unreadable = int(read or 0), int(unreadable or 0)
+        out.append(
+            (
+                judge,
+                criteria_per_judge,
+                read,
+                unreadable,
+                criteria_per_judge - read - unreadable,
+                int(malformed),
+                float(coverage) if coverage is not None else math.nan,
+            )
+        )
+    columns = ["judge", "criteria", "read", "unreadable", "ungraded", "malformed answers"]
+    return pd.DataFrame(out, columns=[*columns, "mean coverage"])

@@ -1,0 +1,199 @@
+"""The benchmark design's settings act where they should: the grader's generation settings and
+template (design field or `run --grader-template`, kept on resume) reach the judge's requests;
+retries sample at retry_temperature; the scoring convention chosen in the design is the one
+the report scores by."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sqlite3
+
+import pandas as pd
+import pytest
+
+from experiments.cli import main
+from experiments.design import load_design
+from experiments.kinds.benchmark.scoring import per_conversation, score
+from experiments.runfolder import open_run_folder
+from experiments.runner import run_design
+from foundation.datafiles import file_sha256
+from tests.test_benchmark_run import DATA, design, servers  # noqa: F401 - the fixture
+
+PUBLISHED = "GRADE THIS.\n<<conversation>>\nRUBRIC ITEM: <<rubric_item>>\nReply in JSON."
+
+
+def writing_requests(server):
+    return [r for r in server.requests if not r.get("logprobs")]
+
+
+def test_the_grader_template_and_generation_reach_the_judge(
+    tmp_path,
+    tiny_model_folder,
+    servers,  # noqa: F811
+):
+    chat, judge = servers
+    template = tmp_path / "published.txt"
+    template.write_text(PUBLISHED)
+    path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
+    path.write_text(
+        path.read_text().replace("retries = 1 }", 'retries = 1, template = "published.txt" }')
+    )
+    run_design(load_design(path), tmp_path / "run", progress=False)
+    assert main(["report", str(tmp_path / "run")]) == 0  # the run folder finds both files
+    written = writing_requests(judge)
+    assert written and all(r["max_tokens"] == 3 and r["temperature"] == 0 for r in written)
+    assert all(r["messages"][-1]["content"].startswith("GRADE THIS.\n") for r in written)
+    assert all("\n\nassistant: " in r["messages"][-1]["content"] for r in written)
+    assert all("RUBRIC ITEM: [" in r["messages"][-1]["content"] for r in written)
+    assert all(len(r["messages"]) == 1 for r in written)  # no system message added
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["grader_template"]["sha256"] == file_sha256(template)
+    assert manifest["grader_template"]["user_supplied"] is True
+
+
+def test_run_grader_template_option_is_kept_on_resume(
+    tmp_path,
+    tiny_model_folder,
+    servers,  # noqa: F811
+    capsys,
+):
+    chat, judge = servers
+    template = tmp_path / "published.txt"
+    template.write_text(PUBLISHED)
+    path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
+    out = str(tmp_path / "run")
+    args = ["run", str(path), "--out", out, "--no-progress"]
+    assert main([*args, "--grader-template", str(template)]) == 0
+    assert all(r["messages"][-1]["content"].startswith("GRADE") for r in writing_requests(judge))
+    capsys.readouterr()
+    assert main(args) == 2  # resuming without it would grade with another template
+    assert "graded with another template" in capsys.readouterr().err
+    assert main([*args, "--grader-template", str(template)]) == 0
+    bad = tmp_path / "bad.txt"
+    bad.write_text("nothing to fill in")
+    assert main([*args, "--grader-template", str(bad)]) == 2
+    assert "<<conversation>>" in capsys.readouterr().err
+
+
+def test_retries_sample_at_the_retry_temperature(tmp_path, tiny_model_folder, servers):  # noqa: F811
+    chat, judge = servers
+    path = design(
+        tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1, local_judge=True
+    )
+    path.write_text(
+        path.read_text().replace("retries = 1 }", "retries = 1, retry_temperature = 0.3 }")
+    )
+    run_design(load_design(path), tmp_path / "run", progress=False)
+    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
+    requests = [
+        json.loads(r) for (r,) in db.execute("SELECT request FROM calls WHERE kind='grader'")
+    ]
+    db.close()
+    temperature = {r["attempt"]: r["generation"]["temperature"] for r in requests}
+    assert temperature == {0: 0.0, 1: 0.3}
+
+
+@pytest.mark.parametrize("convention", ["mentalhealthbench", "healthbench"])
+def test_the_design_chooses_the_scoring_convention(
+    tmp_path,
+    tiny_model_folder,
+    servers,  # noqa: F811
+    convention,
+):
+    chat, judge = servers
+    path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=4)
+    path.write_text(
+        path.read_text().replace(
+            'format = "mentalhealthbench"',
+            f'format = "mentalhealthbench"\nconvention = "{convention}"',
+        )
+    )
+    out = tmp_path / "run"
+    run_design(load_design(path), out, progress=False)
+    assert main(["report", str(out)]) == 0
+    graded = pd.read_csv(out / "report" / "tables" / "graded_criteria.csv")
+    board = pd.read_csv(out / "report" / "tables" / "leaderboard_met.csv")
+    for row in board.itertuples():
+        mine = graded[(graded.chatbot == row.chatbot) & (graded.judge == row.judge)]
+        values = per_conversation(mine, convention, "met").score
+        assert row.score == pytest.approx(score(values, convention), nan_ok=True)
+    findings = (out / "report" / "findings.md").read_text()
+    assert f"({convention} convention)" in findings
+    run = open_run_folder(out)
+    assert run.design.spec.benchmark.scoring == convention
+    run.store.close()
+    assert dataclasses.is_dataclass(run.design)
+
+
+def test_the_format_picks_the_schema(tmp_path, tiny_model_folder, capsys):
+    hb = DATA.parent / "healthbench_synthetic.jsonl"
+    path = design(tmp_path, tiny_model_folder, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1")
+    text = path.read_text().replace(os.path.relpath(DATA, tmp_path), str(hb))
+    path.write_text(text.replace('format = "mentalhealthbench"', 'format = "healthbench"'))
+    assert main(["design", "check", "--offline", str(path)]) == 0
+    assert "6 of 20 conversations (communication 6)" in capsys.readouterr().out
+    path.write_text(text)  # the HealthBench file read as MentalHealthBench rows
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    assert f"{hb} line 1 id: missing" in capsys.readouterr().err
+
+
+def test_benchmark_designs_refuse_what_they_cannot_use(tmp_path, tiny_model_folder, capsys):
+    path = design(tmp_path, tiny_model_folder, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1")
+    base = path.read_text()
+    cases = [
+        (
+            base.replace('model = "openai/fake-chat"', 'model = "openai/fake-chat"\nsystem = "Hi"'),
+            "chatbots[2].system",
+        ),
+        (base.replace("seed = 5", "seed = 5\nentries = 2"), "design.entries"),
+        (base.replace('tokenizer = "', 'prefill = false\ntokenizer = "'), "judges[0].prefill"),
+        (base.replace('chatbot = "api"', 'chatbot = "ghost"'), "anchors[1].chatbot"),
+        (base.replace(os.path.relpath(DATA, tmp_path), "absent.jsonl"), "benchmark.data"),
+    ]
+    for text, where in cases:
+        path.write_text(text)
+        assert main(["design", "check", "--offline", str(path)]) == 2
+        assert where in capsys.readouterr().err, where
+
+
+def test_transport_failures_are_asked_again_and_never_stored(
+    tmp_path, tiny_model_folder, tiny_model, monkeypatch, capsys
+):
+    """A chatbot server that fails: nothing of it is stored, and the next run asks again."""
+    from tests.fake_openai import chat_response, serve
+    from tests.test_benchmark_run import scripted_judge
+
+    monkeypatch.setenv("DIARYLAB_TEST_KEY", "sk-test")
+    state = {"down": True}
+
+    def flaky(body):
+        if state["down"]:
+            return 500, {"error": {"message": "overloaded", "type": "server_error"}}
+        return 200, chat_response("I'm here. What happened today?")
+
+    with serve(flaky) as chat, serve(scripted_judge(tiny_model)) as judge:
+        path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
+        path.write_text(
+            path.read_text().replace(
+                'api_key_env = "DIARYLAB_TEST_KEY" }',
+                'api_key_env = "DIARYLAB_TEST_KEY", max_retries = 1, backoff_s = 0.0 }',
+                1,
+            )
+        )
+        out = tmp_path / "run"
+        args = ["run", str(path), "--out", str(out), "--no-progress"]
+        assert main(args) == 2
+        assert "no answer after 2 attempts" in capsys.readouterr().err
+        db = sqlite3.connect(out / "store.sqlite")
+        assert db.execute("SELECT COUNT(*) FROM bench_replies WHERE chatbot='api'").fetchone() == (
+            0,
+        )
+        db.close()
+        state["down"] = False
+        assert main(args) == 0
+    db = sqlite3.connect(out / "store.sqlite")
+    [(text, flag)] = db.execute("SELECT text, flag FROM bench_replies WHERE chatbot='api'")
+    db.close()
+    assert text == "I'm here. What happened today?" and flag is None

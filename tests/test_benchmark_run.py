@@ -1,0 +1,241 @@
+"""A benchmark design on the synthetic file runs end to end on the engine: a fixed reply, the
+tiny local model and an API chatbot (a loopback stand-in that records every request) answer;
+a served judge (loopback: it writes a JSON answer, and its log-probabilities come from the tiny
+model) and the tiny local judge grade; the run resumes without a model call; the report
+renders; and no request to any model carries the canary string."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import textwrap
+import zlib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments.cli import main
+from experiments.design import load_design
+from experiments.kinds.benchmark.data import load_benchmark
+from experiments.runner import run_design
+from tests.fake_judge_server import judge_handler
+from tests.fake_openai import chat_response, serve
+
+DATA = Path(__file__).parent / "data" / "mentalhealthbench_synthetic.jsonl"
+
+
+def chat_handler():
+    """An API chatbot: its first answer a refusal, its second empty, then short answers."""
+    answers = iter(["I'm sorry, but I can't help with that.", ""])
+
+    def handle(body):
+        text = next(answers, "That sounds hard. Can you tell me more about what happened?")
+        return 200, chat_response(text)
+
+    return handle
+
+
+def scripted_judge(tiny_model):
+    """Writing requests (no log-probabilities asked) get a JSON answer that depends on the
+    criterion; reading requests get real log-probabilities from the tiny model."""
+    reader = judge_handler(tiny_model, mode="vllm")
+
+    def handle(body):
+        if body.get("logprobs"):
+            return reader(body)
+        prompt = body["messages"][-1]["content"]
+        met = zlib.crc32(prompt.encode()) % 2 == 0
+        text = json.dumps({"explanation": "Checked the reply.", "criteria_met": met})
+        return 200, chat_response(text)
+
+    return handle
+
+
+def design(
+    folder: Path,
+    model: Path,
+    chat_url: str,
+    judge_url: str,
+    *,
+    sample: int = 6,
+    local_judge: bool = False,
+    retries: int = 1,
+) -> Path:
+    judges = f"""
+[[judges]]
+id = "served"
+kind = "openai-compatible"
+model = "openai/fake-judge"
+tokenizer = "{model}"
+endpoint = {{ base_url = "{judge_url}", api_key_env = "DIARYLAB_TEST_KEY", concurrency = 8 }}
+"""
+    if local_judge:
+        judges = f"""
+[[judges]]
+id = "tiny-judge"
+kind = "local"
+model = "{model}"
+"""
+    path = folder / "bench.toml"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            [design]
+            name = "bench-test"
+            kind = "benchmark"
+            seed = 5
+            coverage_floor = 0.0
+
+            [diarist_model]
+            model = "{model}"
+
+            [benchmark]
+            data = "{os.path.relpath(DATA, folder)}"
+            format = "mentalhealthbench"
+            sample = {sample}
+            grader = {{ generation = {{ max_new_tokens = 3 }}, retries = {retries} }}
+
+            [benchmark.calibration]
+            anchors = [
+                {{ chatbot = "thanks", published = 0.05, se = 0.02 }},
+                {{ chatbot = "api", published = 0.55, se = 0.02 }},
+            ]
+
+            [analysis]
+            resamples = 200
+
+            [[chatbots]]
+            id = "thanks"
+            kind = "fixed"
+
+            [[chatbots]]
+            id = "tiny"
+            kind = "local"
+            model = "{model}"
+            generation = {{ max_new_tokens = 5 }}
+
+            [[chatbots]]
+            id = "api"
+            kind = "litellm"
+            model = "openai/fake-chat"
+            endpoint = {{ base_url = "{chat_url}", api_key_env = "DIARYLAB_TEST_KEY" }}
+            """
+        )
+        + judges
+    )
+    return path
+
+
+@pytest.fixture()
+def servers(tiny_model, monkeypatch):
+    monkeypatch.setenv("DIARYLAB_TEST_KEY", "sk-test-not-a-real-key")
+    with serve(chat_handler()) as chat, serve(scripted_judge(tiny_model)) as judge:
+        yield chat, judge
+
+
+def test_a_benchmark_design_runs_resumes_and_reports(tmp_path, tiny_model_folder, servers, capsys):
+    chat, judge = servers
+    path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url)
+    assert main(["design", "check", str(path)]) == 0
+    assert "6 of 27 conversations" in capsys.readouterr().out
+    out = tmp_path / "run"
+    first = run_design(load_design(path), out, progress=False)
+    assert first.rows["bench_replies"] == 18 and first.cells == 18
+    manifest = json.loads((out / "manifest.json").read_text())
+    sample = manifest["benchmark"]["sample"]
+    bench = load_benchmark(DATA, "mentalhealthbench")
+    assert sample["data_sha256"] == bench.sha256 and len(sample["ids"]) == 6
+    assert len(manifest["grader_template"]["sha256"]) == 64
+
+    # The canary never reached a model, though sampled conversations carried it in the file.
+    [canary] = bench.canaries
+    raw = {json.loads(line)["id"]: line for line in DATA.read_text().splitlines()}
+    assert any(
+        canary in json.loads(raw[i])["conversation"]["messages"][-1]["content"]
+        for i in sample["ids"]
+    )
+    for server in (chat, judge):
+        assert server.requests and not any(canary in json.dumps(r) for r in server.requests)
+    # Verbatim, no system message added: the API chatbot saw each conversation as it stands.
+    by_id = bench.by_id()
+    sent = [r["messages"] for r in chat.requests]
+    assert sorted(map(json.dumps, sent)) == sorted(
+        json.dumps(by_id[i].chat()) for i in sample["ids"]
+    )
+    # The served judge wrote a well-formed answer for every criterion of every reply, and each
+    # was read by probability.
+    criteria = sum(len(by_id[i].criteria) for i in sample["ids"]) * 3
+    assert first.rows["judgments"] == first.rows["grader_answers"] == criteria
+    store = sqlite3.connect(out / "store.sqlite")
+    readable, coverage = store.execute(
+        "SELECT MIN(readable), MIN(coverage) FROM judgments"
+    ).fetchone()
+    records = [
+        json.loads(r) for (r,) in store.execute("SELECT result FROM calls WHERE kind='judge'")
+    ]
+    store.close()
+    # Explicit true/false token ids: exact readings (a random model puts little mass on them).
+    assert readable == 1 and coverage > 0 and all(r["exact"] for r in records)
+    flags = {r[0]: r[1] for r in load_flags(out)}
+    assert flags.get("refusal", 0) >= 1 and flags.get("empty", 0) >= 1
+
+    again = run_design(load_design(path), out, progress=False)
+    assert again.calls_made == 0 and again.rows == first.rows
+
+    assert main(["report", str(out)]) == 0
+    findings = (out / "report" / "findings.md").read_text()
+    for heading in (
+        "Leaderboard — published reading",
+        "Leaderboard — expected points",
+        "published scale",
+        "Per axis",
+        "Per acuity",
+        "Replies flagged",
+        "Paired comparisons",
+        "Kendall τ",
+        "Grading",
+    ):
+        assert heading in findings, heading
+    board = pd.read_csv(out / "report" / "tables" / "leaderboard_met.csv")
+    assert (board.scored == 5).all()  # 6 sampled, one with an all-negative rubric
+    assert board.score.between(0, 1).all() and board.mapped.notna().all()
+    board = pd.read_csv(out / "report" / "tables" / "leaderboard_met.csv")
+    assert (board.scored == 5).all()  # 6 sampled, one with an all-negative rubric
+    assert board.score.between(0, 1).all() and board.mapped.notna().all()
+
+
+def test_a_local_judge_writes_then_is_read_and_malformed_answers_stay_ungraded(
+    tmp_path, tiny_model_folder, servers
+):
+    """The tiny random model writes no JSON: every criterion is retried once, then left
+    ungraded; no judgment is made up, and the report says so."""
+    chat, judge = servers
+    path = design(
+        tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=2, local_judge=True
+    )
+    out = tmp_path / "run"
+    first = run_design(load_design(path), out, progress=False)
+    criteria = first.rows["bench_replies"] and _criteria(out)
+    assert first.rows["grader_answers"] == 2 * criteria  # the first attempt and one retry
+    assert first.rows["judgments"] == 0
+    assert main(["report", str(out)]) == 0
+    findings = (out / "report" / "findings.md").read_text()
+    assert f"| tiny-judge | {criteria} | 0 | 0 | {criteria} | {2 * criteria} |" in findings
+
+
+def _criteria(folder: Path) -> int:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    by_id = load_benchmark(DATA, "mentalhealthbench").by_id()
+    return 3 * sum(len(by_id[i].criteria) for i in manifest["benchmark"]["sample"]["ids"])
+
+
+def load_flags(folder: Path):
+    db = sqlite3.connect(folder / "store.sqlite")
+    try:
+        return db.execute(
+            "SELECT flag, COUNT(*) FROM bench_replies WHERE flag IS NOT NULL GROUP BY flag"
+        ).fetchall()
+    finally:
+        db.close()
