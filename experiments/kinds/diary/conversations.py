@@ -72,7 +72,7 @@ def write_entries(
     requests = [
         {
             "messages": messages,
-            "generation": writer.generation.key(),
+            "generation": writer.model.generation_key(writer.generation),
             "seed": entry_seed,
             "steer": writer.profiles[cell.profile].spec(),
             "template_sha256": writer.template.sha256,
