@@ -67,7 +67,7 @@ def write_entries(
             continue
         earlier, replies = history(store, cell, k - 1, k - 1)
         messages = entry_messages(writer.cards[cell.diarist], writer.template, earlier, replies)
-        jobs[eid] = (cell, messages, derived_seed(seed, "entry", eid))
+        jobs[eid] = (cell, messages, derived_seed(seed, "entry", cell.twin_place("e", k)))
     order = list(jobs.values())
     requests = [
         {
@@ -172,7 +172,7 @@ def _model_replies(
     seed: int,
     tick: Tick,
 ) -> None:
-    seeds = [derived_seed(seed, "reply", cell.reply_id(k)) for cell, _ in items]
+    seeds = [derived_seed(seed, "reply", cell.twin_place("r", k)) for cell, _ in items]
 
     def reply(indices: list[int]) -> list[dict[str, Any]]:
         answers = bot.reply_many([items[i][1] for i in indices], [seeds[i] for i in indices])
