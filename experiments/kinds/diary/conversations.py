@@ -104,13 +104,13 @@ def write_entries(
         writer.identity(),
         requests,
         generate,
-        rows=lambda i, result, key: (_entry_row(order[i][0], k, writer, result, key),),
+        rows=lambda i, result, key: (entry_row(order[i][0], k, writer, result, key),),
         batch_size=writer.local.batch_size,
         done=tick,
     )
 
 
-def _entry_row(cell: Cell, k: int, writer: Writer, result: Mapping[str, Any], key: str) -> EntryRow:
+def entry_row(cell: Cell, k: int, writer: Writer, result: Mapping[str, Any], key: str) -> EntryRow:
     text = str(result["text"]).strip()
     return EntryRow(
         entry_id=cell.entry_id(k),

@@ -3,14 +3,14 @@ four-entry loop, entry scores and the behavior rubric, and the diary report."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from diarists.cards import load_cards
 from diarists.templates import load_entry_template
 from experiments.design import Design
-from experiments.kinds.base import RunContext, Task
+from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.diary.cells import Cell, expand
 from experiments.kinds.diary.conversations import Writer, run_conversations
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
@@ -100,6 +100,27 @@ class DiaryKind:
                 **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
             },
         }
+
+    # ------------------------------------------------------------------ pilot (PilotSupport)
+    def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
+        from experiments.kinds.diary.pilot import pilot_design
+
+        return pilot_design(design, clusters)
+
+    def clusters(self, design: Design) -> int:
+        return len(_spec(design).cast.diarist_ids)
+
+    def resample(
+        self, run: RunContext, judge_for: Callable[[str], Any], repeats: int, store: Store
+    ) -> list[TextNoise]:
+        from experiments.kinds.diary.pilot import resample
+
+        return resample(run, self._writer(run), judge_for, repeats, store)
+
+    def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
+        from experiments.kinds.diary.pilot import contrast_samples
+
+        return contrast_samples(store, design)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.analysis.report import write_report
