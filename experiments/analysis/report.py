@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import comparisons, plots
+from experiments.analysis import comparisons, plots, projection
 from experiments.analysis import markdown as md
 from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
 from experiments.analysis.hypotheses import evaluate, parse_hypotheses, results_table
@@ -257,6 +257,7 @@ def write_report(
                 _method(settings, baseline_chatbot, tables.entries["diarist"].nunique()),
                 _data(tables),
                 *_sections(res, baseline_chatbot),
+                *projection.section(res.tables["steering"], res.tables["agreement"]),
                 *agreement,
                 "## Diarists\n",
                 links + "\n",

@@ -13,6 +13,7 @@ from experiments.design import Design
 from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.diary.cells import Cell, expand
 from experiments.kinds.diary.conversations import Writer, run_conversations
+from experiments.kinds.diary.projection import project_entries
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.kinds.diary.tasks import diary_tasks, planned_per_judge
@@ -68,6 +69,11 @@ class DiaryKind:
             run.design.entries,
             run.design.seed,
             run.tick,
+        )
+        # The judge-free pattern measure, stored beside the judges' scores (not in the
+        # progress total: how many patterns have a direction is known only once profiles load).
+        project_entries(
+            run.store, self._writer(run), _spec(run.design).scores.pattern_ids, lambda n: None
         )
 
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
