@@ -137,3 +137,17 @@ def test_a_design_without_hypotheses_has_nothing_to_size(design, tmp_path, capsy
     bare.write_text(text)
     assert main(["pilot", str(bare), "--diarists", "2", "--out", str(tmp_path / "y")]) == 2
     assert "no hypotheses" in capsys.readouterr().err
+
+
+def test_a_kind_without_pilot_support_is_refused_clearly():
+    from types import SimpleNamespace
+
+    from experiments.pilot import supports_pilot
+    from foundation.errors import LabError
+
+    class Plain:
+        name = "plain"
+
+    design = SimpleNamespace(kind=Plain(), path=Path("letters.toml"))
+    with pytest.raises(LabError, match="cannot run a pilot yet"):
+        supports_pilot(design)  # type: ignore[arg-type]
