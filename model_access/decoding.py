@@ -26,7 +26,6 @@ PINNED: MappingProxyType[str, Any] = MappingProxyType(
         "do_sample": False,
         "num_beams": 1,
         "num_return_sequences": 1,
-        "min_length": 0,
         "min_new_tokens": 0,
         "repetition_penalty": 1.0,
         "encoder_repetition_penalty": 1.0,
@@ -39,7 +38,9 @@ PINNED: MappingProxyType[str, Any] = MappingProxyType(
     }
 )
 
-# Settings whose neutral value is None; kept None by the bare model generation_config.
+# Settings left unset (None) by every call and by the bare model generation_config, so they stay
+# off (or, for min_length, fall to transformers' global default 0: pinning it beside
+# min_new_tokens makes transformers warn that both are set).
 ABSENT: tuple[str, ...] = (
     "bad_words_ids",
     "begin_suppress_tokens",
@@ -47,6 +48,7 @@ ABSENT: tuple[str, ...] = (
     "forced_bos_token_id",
     "forced_eos_token_id",
     "max_time",
+    "min_length",
     "sequence_bias",
     "stop_strings",
     "suppress_tokens",

@@ -188,6 +188,7 @@ def test_a_shipped_generation_config_changes_nothing(tmp_path, tiny_model_folder
         repetition_penalty=50.0,
         no_repeat_ngram_size=1,
         min_new_tokens=14,
+        min_length=40,
         bad_words_ids=[[baseline.token_ids[0]]],
         suppress_tokens=[baseline.token_ids[1]],
         eos_token_id=plain.eos_token_ids,
@@ -218,7 +219,7 @@ def test_the_call_key_holds_every_effective_decoding_setting(tiny_model):
     assert key["max_new_tokens"] == 9 and key["temperature"] == 0.7
     assert key["pinned"]["repetition_penalty"] == 1.0
     assert key["pinned"]["no_repeat_ngram_size"] == 0
-    assert key["pinned"]["min_new_tokens"] == 0
+    assert key["pinned"]["min_new_tokens"] == 0 and "min_length" in key["absent"]
     assert "bad_words_ids" in key["absent"] and "suppress_tokens" in key["absent"]
     assert key["sampler"] == "row-seeded-gumbel"
     assert tiny_model.generation_key(GenerationSettings())["sampler"] == "greedy"
