@@ -41,7 +41,7 @@ class LocalChatbot:
     def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:
         return {
             "messages": with_system(self.system, conversation),
-            "generation": self.generation.key(),
+            "generation": self.model.generation_key(self.generation),
             "seed": seed,
         }
 

@@ -5,7 +5,7 @@ every call already in the store is read back instead of made."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,15 @@ class JudgeSet:
         return self._built[judge_id]
 
 
-def run_design(design: Design, out: Path | None = None, *, progress: bool = True) -> RunSummary:
+def run_design(
+    design: Design,
+    out: Path | None = None,
+    *,
+    progress: bool = True,
+    after: Callable[[RunContext, JudgeSet], None] | None = None,
+) -> RunSummary:
+    """`after` runs once the run is complete, with its models loaded and store open (a pilot's
+    extra samples)."""
     folder = Path(out) if out else default_folder(design)
     kind = design.kind
     spec = design.spec
@@ -127,6 +135,8 @@ def run_design(design: Design, out: Path | None = None, *, progress: bool = True
                         design.coverage_floor,
                         bar.tick,
                     )
+            if after is not None:
+                after(run, judges)
             rows = {t.TABLE: store.count(t.TABLE) for t in kind.row_types}
             rows["judgments"] = store.count("judgments")
             return RunSummary(folder, len(cells), rows, store.made, store.cached)

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from foundation.errors import LabError
+from model_access.decoding import config_fields, local_generation_key
 from model_access.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
 from model_access.next_token import NextTokenReader
 from model_access.sampling import RowSeededSampler
@@ -100,9 +101,14 @@ class LocalModel(NextTokenReader):
         tokens = {
             k: getattr(shipped, k, None) for k in ("bos_token_id", "eos_token_id", "pad_token_id")
         }
-        self.model.generation_config = GenerationConfig(
-            **{k: v for k, v in tokens.items() if v is not None}
-        )
+        self._bare_config = GenerationConfig(**{k: v for k, v in tokens.items() if v is not None})
+        self.model.generation_config = self._bare_config
+
+    def _check_bare_config(self) -> None:
+        """Something that swapped the model's generation_config after loading (a wrapper, a
+        caller) would bring its settings back into play: neutralise again before generating."""
+        if getattr(self.model, "generation_config", None) is not self._bare_config:
+            self._neutralise_generation_config()
 
     # ----------------------------------------------------------------- description
     @property
@@ -238,9 +244,9 @@ class LocalModel(NextTokenReader):
         seeded processor when temperature > 0 (see model_access.sampling)."""
         from transformers import GenerationConfig, LogitsProcessorList
 
+        self._check_bare_config()
         config = GenerationConfig(
-            max_new_tokens=settings.max_new_tokens,
-            do_sample=False,
+            **config_fields(settings),
             eos_token_id=self.eos_token_ids,
             pad_token_id=int(self.tokenizer.pad_token_id),
         )
@@ -251,6 +257,11 @@ class LocalModel(NextTokenReader):
                 raise ValueError(f"{len(row_seeds)} seeds for {batch} prompts")
             processors.append(RowSeededSampler(row_seeds, settings.temperature, settings.top_p))
         return {"generation_config": config, "logits_processor": processors}
+
+    @staticmethod
+    def generation_key(settings: GenerationSettings) -> dict[str, Any]:
+        """The full effective decoding settings of a local generate, for cache keys."""
+        return local_generation_key(settings)
 
     def finish(self, prompts: Sequence[Sequence[int]], output: torch.Tensor) -> list[Generation]:
         """Turn generate()'s output rows (prompt width + new tokens) into Generation records."""

@@ -1,6 +1,8 @@
 """Reading a local model's next-token probabilities with the prompt's KV cache computed once:
-the prompt runs one forward pass, and every continuation (a trie node of a judge's numbers, the
-tail of a rubric question) reuses its cache. LocalModel inherits this reader."""
+the prompt runs one forward pass, and every continuation (a trie node of a judge's numbers)
+reuses its cache. Prompts that share a beginning but are read as wholes (a reply's rubric
+questions) go through `last_logprobs`, whose reading of a prompt does not depend on which other
+prompts it is read with. LocalModel inherits this reader."""
 
 from __future__ import annotations
 
@@ -21,6 +23,26 @@ def _cache_argument(model: Any) -> str:
 def _cache_of(output: Any) -> Any:
     cache = getattr(output, "cache", None)
     return cache if cache is not None else output.past_key_values
+
+
+def _shared(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _croppable(cache: Any) -> bool:
+    """Whether dropping the cache's last tokens gives back exactly an earlier state: sliding-
+    window layers have already forgotten early tokens, so their caches are rebuilt instead."""
+    layers = getattr(cache, "layers", None)
+    if layers is None or not hasattr(cache, "crop"):
+        return False
+    return all(
+        getattr(x, "is_croppable", False) and not getattr(x, "is_sliding", True) for x in layers
+    )
 
 
 class NextTokenReader:
@@ -57,6 +79,44 @@ class NextTokenReader:
             tokens = continuations[index]
             result[index] = [float(steps[i][t]) for i, t in enumerate(tokens)]
         return result
+
+    def last_logprobs(
+        self, seqs: Sequence[Sequence[int]], *, block: int = 64
+    ) -> list[torch.Tensor]:
+        """Next-token log-probabilities after each whole sequence, each a function of that
+        sequence alone. A batch of prompts with a shared beginning would be cheapest as one pass
+        over the shared part plus a padded batch of tails, but then a prompt's floats depend on
+        where its batch-mates diverge and on the tails' padded width (about 1e-6 in fp32), so a
+        resumed run could store a different reading than an unbroken one. Instead every sequence
+        is run as the same chain of fixed blocks (tokens [0, block), [block, 2·block), ...,
+        batch of one, no padding); a block shared with the sequence read before it is taken
+        from the KV cache, which holds exactly the floats a fresh chain would compute."""
+        if block < 1:
+            raise ValueError("block must be at least 1")
+        if any(len(s) == 0 for s in seqs):
+            raise ValueError("every sequence needs at least one token")
+        out: list[torch.Tensor | None] = [None] * len(seqs)
+        cache: Any = None
+        held: list[int] = []  # the tokens whose keys and values `cache` holds
+        # Lexicographic order puts sequences with a long shared beginning next to each other;
+        # the order changes what is reused, never a result.
+        for index in sorted(range(len(seqs)), key=lambda i: list(seqs[i])):
+            ids = list(seqs[index])
+            last_start = (len(ids) - 1) // block * block  # the final block is always run
+            keep = min(_shared(held, ids), last_start) // block * block
+            if cache is not None and keep > 0 and _croppable(cache):
+                cache.crop(keep - cache.get_seq_length())  # negative: tokens to drop
+            else:
+                cache, keep = None, 0
+            with torch.no_grad():
+                for start in range(keep, len(ids), block):
+                    chunk = torch.tensor([ids[start : start + block]], device=self.device)
+                    kwargs = {} if cache is None else {_cache_argument(self.model): cache}
+                    result = self.model(chunk, use_cache=True, logits_to_keep=1, **kwargs)
+                    cache = _cache_of(result)
+            out[index] = torch.log_softmax(result.logits[0, -1].float(), dim=-1).cpu()
+            held = ids
+        return [row for row in out if row is not None]
 
     def full_pass_logprobs(self, ids: Sequence[int]) -> torch.Tensor:
         """Next-token log-probs after every position of one sequence, by a plain forward pass

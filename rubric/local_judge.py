@@ -23,9 +23,10 @@ from rubric.yes_no import yes_no_reading
 
 
 class LocalJudge(Judge):
-    def __init__(self, model: LocalModel, *, chunk: int = 64) -> None:
+    def __init__(self, model: LocalModel, *, chunk: int = 64, block: int = 64) -> None:
         self.model = model
         self.chunk = chunk
+        self.block = block
         self._facts: VocabFacts | None = None
 
     @property
@@ -44,6 +45,8 @@ class LocalJudge(Judge):
             "tokenizer_sha256": info.tokenizer_sha256,
             "chat_template_sha256": info.chat_template_sha256,
             "algorithm": ALGORITHM,
+            # yes/no prompts are read in blocks of this many tokens (model_access/next_token.py)
+            "prompt_block": self.block,
         }
 
     def prompt_text(self, prompt: JudgePrompt) -> str:
@@ -119,20 +122,13 @@ class LocalJudge(Judge):
 
     def yes_no_records(self, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
         """Several yes/no calls whose prompts share a beginning (the rubric's questions about
-        one reply differ only near the end): the shared tokens run once, their KV cache serves
-        every question, so 15 questions cost about one prompt pass plus 15 short tails."""
+        one reply differ only near the end): blocks of the shared tokens run once and their KV
+        cache serves every question, while each reading stays a function of its own prompt
+        alone, whatever else is in the batch (LocalModel.last_logprobs)."""
         all_ids = [self.model.encode(self.prompt_text(p)) for p in prompts]
         if not all(all_ids):
             raise LabError("the judge prompt encodes to no tokens", where="judge prompt")
-        shared = _common_prefix(all_ids) if len(all_ids) > 1 else 0
-        if shared == 0:  # nothing in common: one pass each
-            rows = [self.model.next_token_logprobs(ids)[0] for ids in all_ids]
-        else:
-            rows = list(
-                self.model.next_token_logprobs(
-                    all_ids[0][:shared], [ids[shared:] for ids in all_ids], chunk=self.chunk
-                )
-            )
+        rows = self.model.last_logprobs(all_ids, block=self.block)
         return [
             self._yes_no(row.double(), len(ids), p.answers)
             for row, ids, p in zip(rows, all_ids, prompts, strict=True)
@@ -152,13 +148,3 @@ class LocalJudge(Judge):
         no = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in no_ids}
         record = {"backend": "local", "prompt_tokens": prompt_tokens, "exact": True}
         return dict(yes_no_reading(yes, no, record=record).record)
-
-
-def _common_prefix(seqs: Sequence[Sequence[int]]) -> int:
-    """Length of the tokens all sequences start with, leaving each at least one token of its
-    own (the query position must be a continuation of the cached prompt)."""
-    limit = min(len(s) for s in seqs) - 1 if len(seqs) > 1 else len(seqs[0]) - 1
-    n = 0
-    while n < limit and all(s[n] == seqs[0][n] for s in seqs):
-        n += 1
-    return n

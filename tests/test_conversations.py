@@ -210,3 +210,21 @@ def test_entries_and_replies_cut_by_the_token_cap_are_flagged(tmp_path, tiny_mod
         assert new_tokens <= 6
     assert any(flag == "truncated" for flag, _, _ in entries)  # 6 tokens rarely reach EOS
     assert {f for (f,) in store.db.execute("SELECT flag FROM replies")} == {"truncated"}
+
+
+def test_a_steered_twin_draws_the_same_noise_as_its_unsteered_twin(tmp_path, tiny_model):
+    """Common random numbers: at strength 0 the 'steered' diarist writes exactly what the
+    unsteered one writes, so a difference at strength > 0 is the steering's, not the draw's."""
+    writer = make_writer(tiny_model)
+    vector = writer.profiles["lonely"].steer.vector
+    writer.profiles["lonely"] = Profile("lonely", "social_isolation", Steer(vector, (1,), 0.0))
+    store = Store(tmp_path / "store.sqlite", (EntryRow, ReplyRow))
+    cells = cells_for(["thanks"], entries=2)
+    run_conversations(store, writer, {"thanks": FixedReply()}, cells, 2, seed=11, tick=lambda n: 0)
+    texts = {
+        (row.diarist, row.profile, row.entry_index): row.text
+        for row in (EntryRow(*r) for r in store.db.execute("SELECT * FROM entries"))
+    }
+    for (diarist, profile, k), text in texts.items():
+        if profile == "lonely":
+            assert text == texts[(diarist, "unsteered", k)], (diarist, k)

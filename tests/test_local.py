@@ -164,28 +164,62 @@ def test_embedded_default_writes_text(smollm2):
     assert smollm2.num_layers == 30
 
 
-def test_the_models_own_generation_config_does_not_act(tiny_model_folder):
-    """A repetition penalty shipped in a model's generation_config would change the text
-    without being in any cache key; only the lab's GenerationSettings act."""
+def _folder_with_generation_config(src, dest, **fields):
+    import json
+    import shutil
+
+    shutil.copytree(src, dest)
+    (dest / "generation_config.json").write_text(json.dumps(fields))
+    return dest
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.9])
+def test_a_shipped_generation_config_changes_nothing(tmp_path, tiny_model_folder, temperature):
+    """A model folder whose generation_config.json sets a repetition penalty, n-gram blocking, a
+    minimum length and banned tokens writes the same text as the same weights without it."""
     plain = LocalModel.load(str(tiny_model_folder), LocalSettings(device="cpu"))
-    shipped = LocalModel.load(str(tiny_model_folder), LocalSettings(device="cpu"))
-    prompt = plain.chat_ids([{"role": "user", "content": "Dear diary, today"}])
-    settings = GenerationSettings(max_new_tokens=12)
-    baseline = plain.generate([prompt], settings)[0].token_ids
-
-    from transformers import GenerationConfig
-
-    shipped.model.generation_config = GenerationConfig(
+    prompt = plain.chat_ids(CHATS[1])
+    settings = GenerationSettings(max_new_tokens=14, temperature=temperature)
+    baseline = plain.generate([prompt], settings, seeds=[5])[0]
+    assert baseline.new_tokens >= 2
+    folder = _folder_with_generation_config(
+        tiny_model_folder,
+        tmp_path / "shipped",
         repetition_penalty=50.0,
-        suppress_tokens=[baseline[0]],
+        no_repeat_ngram_size=1,
+        min_new_tokens=14,
+        min_length=40,
+        bad_words_ids=[[baseline.token_ids[0]]],
+        suppress_tokens=[baseline.token_ids[1]],
         eos_token_id=plain.eos_token_ids,
     )
-    penalised = shipped.model.generate(
-        input_ids=shipped.batch_inputs([prompt])[0],
-        attention_mask=shipped.batch_inputs([prompt])[1],
-        **shipped.generation_kwargs(settings, None, 1),
+    from transformers import AutoModelForCausalLM
+
+    raw = AutoModelForCausalLM.from_pretrained(folder)
+    raw_ids = raw.generate(
+        input_ids=torch.tensor([prompt]),
+        max_new_tokens=14,
+        pad_token_id=plain.tokenizer.pad_token_id,
     )[0, len(prompt) :].tolist()
-    assert penalised[: len(baseline)] != list(baseline)  # the shipped config would act...
-    wrapped = LocalModel(shipped.model, shipped.tokenizer, spec="tiny")
-    assert wrapped.generate([prompt], settings)[0].token_ids == baseline  # ...and is neutralised
-    assert wrapped.shipped_generation_config["repetition_penalty"] == 50.0
+    assert raw_ids[: baseline.new_tokens] != list(baseline.token_ids)  # it would act...
+    shipped = LocalModel.load(str(folder), LocalSettings(device="cpu"))
+    assert shipped.shipped_generation_config["repetition_penalty"] == 50.0
+    assert shipped.generate([prompt], settings, seeds=[5])[0].token_ids == baseline.token_ids
+    # ...and does not
+
+    # A config swapped in after loading is neutralised before the next generate as well.
+    from transformers import GenerationConfig
+
+    shipped.model.generation_config = GenerationConfig(repetition_penalty=50.0)
+    assert shipped.generate([prompt], settings, seeds=[5])[0].token_ids == baseline.token_ids
+
+
+def test_the_call_key_holds_every_effective_decoding_setting(tiny_model):
+    key = tiny_model.generation_key(GenerationSettings(max_new_tokens=9, temperature=0.7))
+    assert key["max_new_tokens"] == 9 and key["temperature"] == 0.7
+    assert key["pinned"]["repetition_penalty"] == 1.0
+    assert key["pinned"]["no_repeat_ngram_size"] == 0
+    assert key["pinned"]["min_new_tokens"] == 0 and "min_length" in key["absent"]
+    assert "bad_words_ids" in key["absent"] and "suppress_tokens" in key["absent"]
+    assert key["sampler"] == "row-seeded-gumbel"
+    assert tiny_model.generation_key(GenerationSettings())["sampler"] == "greedy"

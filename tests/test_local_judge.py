@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from rubric.behavior import load_behavior_rubric, reply_prompts
 from rubric.local_judge import LocalJudge
@@ -41,3 +42,44 @@ def test_batched_yes_no_with_nothing_in_common(tiny_model):
         assert YesNoReading.from_record(rec).p_yes == pytest.approx(
             YesNoReading.from_record(single).p_yes, abs=1e-5
         )
+
+
+def _questions(entry: str, reply: str) -> list[JudgePrompt]:
+    person, questions = reply_prompts(
+        entry,
+        reply,
+        [],
+        load_behavior_rubric(),
+        load_template("person_question"),
+        load_template("reply_question"),
+    )
+    return list(questions.values())
+
+
+def test_a_reading_does_not_depend_on_its_batch(tiny_model):
+    """A resumed run reads a prompt with other batch-mates than an unbroken run did; the
+    stored reading must be the same to the last bit, or the two stores differ."""
+    judge = LocalJudge(tiny_model, block=16)
+    mine = _questions("I ate alone again. Nobody texted.", "That sounds lonely.")
+    other = _questions("A long day at the depot, then the night bus home.", "Thanks.")
+    together = judge.yes_no_records(mine)
+    assert [judge.yes_no_records([p])[0] for p in mine] == together
+    assert judge.yes_no_records(mine[:5]) + judge.yes_no_records(mine[5:]) == together
+    assert judge.yes_no_records(other[:3] + mine + other[3:])[3 : 3 + len(mine)] == together
+    assert judge.yes_no_records(list(reversed(mine))) == list(reversed(together))
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_block_readings_match_a_plain_forward_pass(tiny_model, block):
+    prompts = [
+        tiny_model.encode(text)
+        for text in (
+            "Dear diary, the bus was late again and I",
+            "Dear diary, the bus was late again and we",
+            "Dear diary, the rain",
+            "Nothing in common here",
+        )
+    ]
+    rows = tiny_model.last_logprobs(prompts, block=block)
+    for ids, row in zip(prompts, rows, strict=True):
+        assert torch.allclose(row, tiny_model.full_pass_logprobs(ids)[-1], atol=1e-4)

@@ -150,7 +150,9 @@ def test_batch_size_3_generates_in_batches_of_3(tmp_path, tiny_model_folder, mon
     db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
     assert max(n for (n,) in db.execute("SELECT new_tokens FROM entries")) <= 5
     request = json.loads(db.execute("SELECT request FROM calls WHERE kind='diarist'").fetchone()[0])
-    assert request["generation"] == {"max_new_tokens": 5, "temperature": 0.9, "top_p": 1.0}
+    lab_set = {k: request["generation"][k] for k in ("max_new_tokens", "temperature", "top_p")}
+    assert lab_set == {"max_new_tokens": 5, "temperature": 0.9, "top_p": 1.0}
+    assert request["generation"]["pinned"]["repetition_penalty"] == 1.0  # the rest, pinned
     # [scores]: every entry is scored for the named patterns and scores, nothing else.
     items = {i for (i,) in db.execute("SELECT item FROM judgments WHERE target_kind='entry'")}
     assert {i for i in items if not i.startswith("person:")} == {

@@ -14,6 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from experiments.analysis.comparisons import ALL_PROFILES
+from experiments.analysis.projection import JUDGE as PROJECTION
 from experiments.analysis.tables import SHARED, UNSTEERED, ordered, usable
 
 DPI = 110
@@ -75,7 +76,9 @@ def pattern_by_entry(table: pd.DataFrame, path: Path, baseline: str | None = Non
                         ax.fill_between(x, line["low"], line["high"], color=color, alpha=0.15)
             ax.set_title(f"{profile} — {judge}", fontsize=9)
             ax.set_xlabel("entry")
-            ax.set_ylabel("pattern score (0–100)")
+            ax.set_ylabel(
+                "projection (× residual norm)" if judge == PROJECTION else "pattern score (0–100)"
+            )
             ax.set_xticks(sorted(table["entry_index"].unique()))
     axes[0, 0].legend(fontsize=7, title="chatbot (dashed: unsteered)", title_fontsize=7)
     return _save(fig, path)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import behaviors, comparisons, plots
+from experiments.analysis import behaviors, comparisons, plots, projection
 from experiments.analysis import markdown as md
 from experiments.analysis.comparisons import BootstrapSettings
 from experiments.analysis.hypotheses import evaluate, parse_hypotheses, results_table
@@ -143,6 +143,7 @@ def write_report(
                 method(settings, baseline_chatbot, tables.entries["diarist"].nunique(), res),
                 data_section(tables),
                 *sections(res, baseline_chatbot),
+                *projection.section(res.tables["steering"], res.tables["agreement"]),
                 *agreement,
                 "## Diarists\n",
                 links + "\n",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from rubric.prompts import JudgePrompt, TemplateRef
 
@@ -99,3 +99,50 @@ class ExperimentKind(Protocol):
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         """Write folder/report/ from the store; returns the path of findings.md."""
+
+
+# --------------------------------------------------------------------------- pilots
+@dataclass(frozen=True)
+class ContrastSample:
+    """One preregistered contrast under one judge in a pilot run: its per-cluster values and
+    the score family whose single-text noise it carries ("pattern", "coherence", ...)."""
+
+    hypothesis: str
+    judge: str
+    family: str
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class TextNoise:
+    """How much one judge's score of one text varies when the same prompt is written again:
+    the pooled within-prompt SD over `prompts` prompts, each written `repeats` times."""
+
+    judge: str
+    family: str
+    sd: float
+    prompts: int
+    repeats: int
+
+
+@runtime_checkable
+class PilotSupport(Protocol):
+    """What a kind supplies so `diarylab pilot` can size a study of it (experiments/pilot.py).
+    The engine runs the reduced design, then calls `resample` inside the run (models loaded,
+    store open) and `contrast_samples` on the finished store."""
+
+    def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
+        """The design's raw tables reduced to its first `clusters` clusters (paths made
+        absolute, since the copy lives elsewhere)."""
+
+    def clusters(self, design: Design) -> int:
+        """How many clusters (diarists, pairs...) the full design has."""
+
+    def resample(
+        self, run: RunContext, judge_for: Callable[[str], Any], repeats: int, store: Store
+    ) -> list[TextNoise]:
+        """Write the same prompts `repeats` more times into `store` (through its cached-call
+        door) and score them with every judge: the noise of a single text's score."""
+
+    def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
+        """Per-cluster values of every preregistered contrast under each of its judges."""

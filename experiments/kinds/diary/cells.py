@@ -24,6 +24,16 @@ class Cell:
     def reply_id(self, k: int) -> str:
         return f"{self.id}.r{k}"
 
+    def twin_place(self, what: str, k: int) -> str:
+        """Where entry or reply k sits, without the profile: a steered entry and its unsteered
+        twin draw the same sampling noise (common random numbers), so they differ by the
+        steering and what it led to, not by a different draw."""
+        return (
+            f"{self.diarist}.{what}{k}"
+            if k == 1 and what == "e"
+            else (f"{self.diarist}.{self.chatbot}.{what}{k}")
+        )
+
 
 def first_entry_id(diarist: str, profile: str) -> str:
     """Entry 1 is written once per diarist × profile and every chatbot answers it."""

@@ -67,12 +67,12 @@ def write_entries(
             continue
         earlier, replies = history(store, cell, k - 1, k - 1)
         messages = entry_messages(writer.cards[cell.diarist], writer.template, earlier, replies)
-        jobs[eid] = (cell, messages, derived_seed(seed, "entry", eid))
+        jobs[eid] = (cell, messages, derived_seed(seed, "entry", cell.twin_place("e", k)))
     order = list(jobs.values())
     requests = [
         {
             "messages": messages,
-            "generation": writer.generation.key(),
+            "generation": writer.model.generation_key(writer.generation),
             "seed": entry_seed,
             "steer": writer.profiles[cell.profile].spec(),
             "template_sha256": writer.template.sha256,
@@ -104,13 +104,13 @@ def write_entries(
         writer.identity(),
         requests,
         generate,
-        rows=lambda i, result, key: (_entry_row(order[i][0], k, writer, result, key),),
+        rows=lambda i, result, key: (entry_row(order[i][0], k, writer, result, key),),
         batch_size=writer.local.batch_size,
         done=tick,
     )
 
 
-def _entry_row(cell: Cell, k: int, writer: Writer, result: Mapping[str, Any], key: str) -> EntryRow:
+def entry_row(cell: Cell, k: int, writer: Writer, result: Mapping[str, Any], key: str) -> EntryRow:
     text = str(result["text"]).strip()
     return EntryRow(
         entry_id=cell.entry_id(k),
@@ -172,7 +172,7 @@ def _model_replies(
     seed: int,
     tick: Tick,
 ) -> None:
-    seeds = [derived_seed(seed, "reply", cell.reply_id(k)) for cell, _ in items]
+    seeds = [derived_seed(seed, "reply", cell.twin_place("r", k)) for cell, _ in items]
 
     def reply(indices: list[int]) -> list[dict[str, Any]]:
         answers = bot.reply_many([items[i][1] for i in indices], [seeds[i] for i in indices])

@@ -3,16 +3,17 @@ four-entry loop, entry scores and the behavior rubric, and the diary report."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from diarists.cards import load_cards
 from diarists.templates import load_entry_template
 from experiments.design import Design
-from experiments.kinds.base import RunContext, Task
+from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.diary.cells import Cell, expand
 from experiments.kinds.diary.conversations import Writer, run_conversations
+from experiments.kinds.diary.projection import project_entries
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.kinds.diary.tasks import diary_tasks, planned_per_judge
@@ -69,6 +70,11 @@ class DiaryKind:
             run.design.seed,
             run.tick,
         )
+        # The judge-free pattern measure, stored beside the judges' scores (not in the
+        # progress total: how many patterns have a direction is known only once profiles load).
+        project_entries(
+            run.store, self._writer(run), _spec(run.design).scores.pattern_ids, lambda n: None
+        )
 
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         return diary_tasks(run.store, _spec(run.design), run.cells)
@@ -100,6 +106,27 @@ class DiaryKind:
                 **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
             },
         }
+
+    # ------------------------------------------------------------------ pilot (PilotSupport)
+    def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
+        from experiments.kinds.diary.pilot import pilot_design
+
+        return pilot_design(design, clusters)
+
+    def clusters(self, design: Design) -> int:
+        return len(_spec(design).cast.diarist_ids)
+
+    def resample(
+        self, run: RunContext, judge_for: Callable[[str], Any], repeats: int, store: Store
+    ) -> list[TextNoise]:
+        from experiments.kinds.diary.pilot import resample
+
+        return resample(run, self._writer(run), judge_for, repeats, store)
+
+    def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
+        from experiments.kinds.diary.pilot import contrast_samples
+
+        return contrast_samples(store, design)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.analysis.report import write_report

@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from diarists.cards import available_cards
 from diarists.patterns import available_patterns
+from experiments.analysis.projection import JUDGE as PROJECTION
 from experiments.design import UNSTEERED, DesignFile
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 
@@ -94,5 +95,12 @@ class DiaryDesignFile(DesignFile):
                 f"inline profile(s) {', '.join(sorted(unused))} are not in cast.profiles"
                 f"{FIX_MARK}list them in cast.profiles or remove them"
             )
+        for i, judge in enumerate(self.judges):
+            if judge.id == PROJECTION:
+                raise At(
+                    ("judges", i, "id"),
+                    f"judge id {PROJECTION!r} is the lab's judge-free pattern measure"
+                    f"{FIX_MARK}give this judge another id",
+                )
         self.check_hypotheses(list(self.cast.profiles))
         return self

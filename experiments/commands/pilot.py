@@ -1,0 +1,39 @@
+"""`diarylab pilot DESIGN --diarists N`: size a study from a reduced copy of its design."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from experiments.design import load_design
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "pilot",
+        help="run a reduced copy of a design and report per-diarist SD, single-entry noise "
+        "and the full design's minimum detectable effect per hypothesis and judge",
+    )
+    p.add_argument("design")
+    p.add_argument("--diarists", type=int, required=True, help="diarists in the pilot (2 or more)")
+    p.add_argument("--repeats", type=int, default=4, help="times each first prompt is rewritten")
+    p.add_argument("--out", help="pilot folder (default: results/<name>-pilot-<hash>-n<N>)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(handler=run_pilot_command)
+
+
+def run_pilot_command(args: argparse.Namespace) -> int:
+    from experiments.pilot import check_pilot, run_pilot  # loads torch: only when running
+
+    design = load_design(args.design)
+    check_pilot(design, args.diarists, args.repeats)
+    result = run_pilot(
+        design,
+        args.diarists,
+        repeats=args.repeats,
+        out=Path(args.out) if args.out else None,
+        progress=not args.no_progress,
+    )
+    print(f"pilot folder: {result.folder}")
+    print(result.table())
+    return 0

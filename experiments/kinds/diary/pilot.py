@@ -1,0 +1,174 @@
+"""What the diary kind supplies to `diarylab pilot` (experiments/pilot.py): a copy of the design
+with fewer diarists, each first-entry prompt written again `repeats` times and scored (the
+noise of one entry's score), and the per-diarist values of every preregistered contrast."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, cast
+
+from diarists.patterns import load_pattern
+from diarists.writing import entry_messages
+from experiments.analysis.hypotheses import per_diarist
+from experiments.design import Design
+from experiments.judging import judge_tasks
+from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
+from experiments.kinds.diary.cells import Cell, derived_seed
+from experiments.kinds.diary.conversations import Writer, entry_row
+from experiments.kinds.diary.rows import EntryRow
+from experiments.kinds.diary.schema import DiaryDesignFile
+from experiments.kinds.diary.tables import load_tables
+from experiments.kinds.diary.tasks import entry_items
+from experiments.store import JudgmentRow, Store
+from rubric.entry_scores import EntryTemplates, entry_prompts
+from steering.apply import generate_steered
+
+SEP = "~"  # entry_id SEP repeat: a repeat's own id in the pilot's repeats store
+
+
+def pilot_design(design: Design, diarists: int) -> dict[str, Any]:
+    spec = cast(DiaryDesignFile, design.spec)
+    raw = dict(design.raw)
+    raw["design"] = {**raw["design"], "name": f"{spec.design.name}-pilot"}
+    base = design.path.parent
+    profiles = [
+        p if not p.endswith(".toml") else str((base / p).resolve()) for p in spec.cast.profiles
+    ]
+    raw["cast"] = {
+        **raw["cast"],
+        "diarists": spec.cast.diarist_ids[:diarists],
+        "profiles": profiles,
+    }
+    return raw
+
+
+def family(item: str) -> str:
+    """ "pattern:social_isolation" -> "pattern"; "coherence" -> "coherence"."""
+    return item.split(":", 1)[0]
+
+
+def resample(
+    run: RunContext,
+    writer: Writer,
+    judge_for: Callable[[str], Any],
+    repeats: int,
+    store: Store,
+) -> list[TextNoise]:
+    """Every first entry's prompt written `repeats` more times (seeds of their own, shared by
+    twins) and scored by every judge; the pooled within-prompt SD per judge and score family."""
+    spec = cast(DiaryDesignFile, run.design.spec)
+    firsts: dict[str, Cell] = {}
+    for cell in run.cells:
+        firsts.setdefault(cell.entry_id(1), cell)
+    jobs = [
+        (
+            cell,
+            f"{eid}{SEP}{r}",
+            derived_seed(run.design.seed, "repeat", cell.twin_place("e", 1), str(r)),
+        )
+        for eid, cell in firsts.items()
+        for r in range(repeats)
+    ]
+    messages = {
+        c.diarist: entry_messages(writer.cards[c.diarist], writer.template, [], [])
+        for c, _, _ in jobs
+    }
+    requests = [
+        {
+            "messages": messages[cell.diarist],
+            "generation": writer.model.generation_key(writer.generation),
+            "seed": seed,
+            "steer": writer.profiles[cell.profile].spec(),
+            "template_sha256": writer.template.sha256,
+        }
+        for cell, _, seed in jobs
+    ]
+
+    def generate(indices: list[int]) -> list[dict[str, Any]]:
+        gens = generate_steered(
+            writer.model,
+            [writer.model.chat_ids(messages[jobs[i][0].diarist]) for i in indices],
+            writer.generation,
+            seeds=[jobs[i][2] for i in indices],
+            steers=[writer.profiles[jobs[i][0].profile].steer for i in indices],
+        )
+        return [
+            {"text": g.text, "new_tokens": g.new_tokens, "stopped_at_eos": g.stopped_at_eos}
+            for g in gens
+        ]
+
+    def row(i: int, result: Any, key: str) -> tuple[EntryRow, ...]:
+        return (replace(entry_row(jobs[i][0], 1, writer, result, key), entry_id=jobs[i][1]),)
+
+    store.cached_calls(
+        "diarist",
+        writer.model.spec,
+        writer.identity(),
+        requests,
+        generate,
+        rows=row,
+        batch_size=writer.local.batch_size,
+    )
+    tasks = list(_score_tasks(store, spec, [rid for _, rid, _ in jobs]))
+    for judge in spec.judges:
+        judge_tasks(
+            store,
+            judge.id,
+            lambda judge_id=judge.id: judge_for(judge_id),  # type: ignore[misc]
+            tasks,
+            run.design.coverage_floor,
+            lambda n: None,
+        )
+    return _pooled_noise(store, repeats)
+
+
+def _score_tasks(store: Store, spec: DiaryDesignFile, ids: list[str]) -> Any:
+    templates = EntryTemplates.load()
+    wanted = set(entry_items(spec))
+    patterns = [(p.id, p.name, p.definition) for p in map(load_pattern, spec.scores.pattern_ids)]
+    refs = {"coherence": templates.coherence.ref, "realism": templates.realism.ref}
+    for rid in ids:
+        entry = store.get(EntryRow, rid)
+        if entry is None or not entry.text.strip():
+            continue  # an empty repeat has no score: it leaves the noise estimate
+        for item, prompt in entry_prompts(entry.text, patterns, templates).items():
+            if item in wanted:
+                ref = refs.get(item, templates.pattern.ref)
+                yield Task("entry", rid, item, "number", prompt, ref)
+
+
+def _pooled_noise(store: Store, repeats: int) -> list[TextNoise]:
+    """Pooled within-prompt variance: the mean of each prompt's sample variance (prompts with
+    two readable repeats or more), per judge and score family."""
+    values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for judge, target, item, value, readable in store.db.execute(
+        f"SELECT judge, target_id, item, value, readable FROM {JudgmentRow.TABLE}"
+    ):
+        if readable and value is not None:
+            values[(judge, family(item), item, target.split(SEP)[0])].append(float(value))
+    variances: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (judge, fam, _, _), xs in values.items():
+        if len(xs) >= 2:
+            mean = sum(xs) / len(xs)
+            variances[(judge, fam)].append(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+    return [
+        TextNoise(judge, fam, math.sqrt(sum(v) / len(v)), len(v), repeats)
+        for (judge, fam), v in sorted(variances.items())
+    ]
+
+
+def contrast_samples(store: Store, design: Design) -> list[ContrastSample]:
+    spec = cast(DiaryDesignFile, design.spec)
+    entries = load_tables(store, spec).entries
+    out = []
+    for h in spec.hypotheses:
+        kind = h.contrast.kind
+        fam = "pattern" if kind in ("first_entry_pattern", "drift") else kind
+        for judge in h.judges:
+            table = per_diarist(h.contrast, entries, judge)
+            values = tuple(float(v) for v in table["diff"] if not math.isnan(float(v)))
+            out.append(ContrastSample(h.id, judge, fam, values))
+    return out

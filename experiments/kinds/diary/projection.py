@@ -1,0 +1,109 @@
+"""The judge-free pattern measure of the diary experiment: every entry read back through the
+unsteered diarist model and projected on each scored pattern's steering direction, at the
+steering layers (steering/projection.py). It is stored like a judge score — judge id
+`projection`, item `pattern:<id>`, through the store's cached-call door — so every entry table
+shows it beside the judges, with its own intervals.
+
+Each entry is read after its diarist's first-entry prompt (the role card and the writing
+instructions, no earlier entries or replies), for every entry alike: the conversation so far
+stays out, so the value says what the text's own tokens carry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from diarists.profiles import Profile
+from diarists.writing import entry_messages
+from experiments.kinds.base import Tick
+from experiments.kinds.diary.conversations import Writer
+from experiments.kinds.diary.rows import EntryRow
+from experiments.kinds.diary.schema import PROJECTION
+from experiments.store import JudgmentRow, Store
+from steering.apply import Steer
+from steering.projection import METHOD, project
+
+JUDGE = PROJECTION
+
+
+def pattern_steers(profiles: Mapping[str, Profile], patterns: list[str]) -> dict[str, Steer]:
+    """The direction and layers each scored pattern is read at: those of the first steered
+    profile of that pattern (a pattern no profile steers has no direction to read)."""
+    out: dict[str, Steer] = {}
+    for profile in profiles.values():
+        steer = profile.steer
+        if steer is not None and profile.pattern in patterns and profile.pattern not in out:
+            out[profile.pattern] = steer
+    return out
+
+
+def project_entries(store: Store, writer: Writer, patterns: list[str], tick: Tick) -> None:
+    steers = pattern_steers(writer.profiles, patterns)
+    if not steers:
+        return
+    ids = sorted(store.ids(EntryRow))
+    entries = [e for e in (store.get(EntryRow, i) for i in ids) if e is not None and e.text.strip()]
+    done = store.ids(JudgmentRow)
+    for pattern, steer in sorted(steers.items()):
+        item = f"pattern:{pattern}"
+        todo = [e for e in entries if f"{JUDGE}:{e.entry_id}:{item}" not in done]
+        if todo:
+            _project(store, writer, item, steer, todo, tick)
+
+
+def _project(
+    store: Store, writer: Writer, item: str, steer: Steer, todo: list[EntryRow], tick: Tick
+) -> None:
+    model = writer.model
+    contexts = {
+        d: entry_messages(writer.cards[d], writer.template, [], [])
+        for d in sorted({e.diarist for e in todo})
+    }
+    identity = {
+        **writer.identity(),
+        "measure": JUDGE,
+        "method": METHOD,
+        "vector_sha256": steer.vector.content_sha256(),
+        "layers": list(steer.layers),
+    }
+
+    def compute(indices: list[int]) -> list[dict[str, Any]]:
+        return [
+            project(
+                model,
+                model.chat_ids(contexts[todo[i].diarist]),
+                model.encode(todo[i].text),
+                steer.vector,
+                steer.layers,
+            ).record()
+            for i in indices
+        ]
+
+    store.cached_calls(
+        "projection",
+        model.spec,
+        identity,
+        [
+            {"context": contexts[e.diarist], "text": e.text, "template": writer.template.sha256}
+            for e in todo
+        ],
+        compute,
+        rows=lambda i, result, key: (_row(todo[i], item, result, key, steer),),
+        batch_size=8,
+        done=tick,
+    )
+
+
+def _row(entry: EntryRow, item: str, result: Mapping[str, Any], key: str, steer: Steer) -> Any:
+    return JudgmentRow(
+        judgment_id=f"{JUDGE}:{entry.entry_id}:{item}",
+        target_kind="entry",
+        target_id=entry.entry_id,
+        judge=JUDGE,
+        item=item,
+        value=float(result["value"]),
+        coverage=1.0,
+        readable=True,
+        template=f"{JUDGE}@1:{steer.vector.content_sha256()[:12]}",
+        call_key=key,
+    )
