@@ -14,7 +14,7 @@ import pytest
 
 from tests.test_resume import progress, run_cli
 
-# A demo run takes 5-10 minutes on 2 busy CPU cores; the test makes about three.
+# A demo run takes 5-10 minutes on 2 busy CPU cores; the test makes about two and a half.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 ROOT = Path(__file__).parent.parent
 DEMO = ROOT / "experiments" / "designs" / "benchmark-demo.toml"
@@ -39,7 +39,8 @@ def test_the_benchmark_demo_resumes_after_kills_and_reports(tmp_path):
     broken = tmp_path / "broken"
     total = len(expected["calls"])
     seen = []
-    for fraction in (0.2, 0.6):  # both land in the grading (replies are one batch)
+    # One kill in the grading (replies are one batch): each extra kill costs a whole demo run.
+    for fraction in (0.5,):
         proc = run_cli(DEMO, broken)
         while proc.poll() is None and progress(broken) < fraction * total:
             time.sleep(0.05)
