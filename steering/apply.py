@@ -204,6 +204,29 @@ def hooked(model: LocalModel, plan: SteeringPlan) -> Iterator[None]:
             handle.remove()
 
 
+def write_steered(
+    model: LocalModel,
+    chats: Sequence[Sequence[dict[str, str]]],
+    settings: GenerationSettings,
+    *,
+    seeds: Sequence[int],
+    steers: Sequence[Steer | None],
+) -> list[dict[str, Any]]:
+    """generate_steered on chat messages, as the records the store keeps for a written text."""
+    gens = generate_steered(
+        model, [model.chat_ids(c) for c in chats], settings, seeds=seeds, steers=steers
+    )
+    return [
+        {
+            "text": g.text,
+            "token_ids": list(g.token_ids),
+            "new_tokens": g.new_tokens,
+            "stopped_at_eos": g.stopped_at_eos,
+        }
+        for g in gens
+    ]
+
+
 def generate_steered_hooks(
     model: LocalModel,
     prompts: Sequence[Sequence[int]],

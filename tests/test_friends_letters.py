@@ -56,20 +56,20 @@ def exchanged(tmp_path_factory, tiny_model_folder):
     model = LocalModel.load(str(tiny_model_folder), LocalSettings(device="cpu"))
     store = Store(folder / "store.sqlite", design.kind.row_types)
     rows_generated: list[int] = []
-    real = letters_module.generate_steered
+    real = letters_module.write_steered
 
-    def spy(model, prompts, settings, **kw):
-        rows_generated.append(len(prompts))
-        return real(model, prompts, settings, **kw)
+    def spy(model, chats, settings, **kw):
+        rows_generated.append(len(chats))
+        return real(model, chats, settings, **kw)
 
-    letters_module.generate_steered = spy
+    letters_module.write_steered = spy
     try:
         run = RunContext(design, folder, store, model, profiles, {}, pairs)
         design.kind.converse(run)
         first_made = store.made
         design.kind.converse(run)  # everything is in the store: no call
     finally:
-        letters_module.generate_steered = real
+        letters_module.write_steered = real
     yield design, pairs, profiles, store, sum(rows_generated), first_made
     store.close()
 

@@ -134,14 +134,14 @@ def test_batch_size_3_generates_in_batches_of_3(tmp_path, tiny_model_folder, mon
     design = load_design(tmp_path / "design.toml")
     assert design.spec.diarist_model.local.batch_size == 3
     batches: list[int] = []
-    real = conversations.generate_steered
+    real = conversations.write_steered
 
-    def spy(model, prompts, settings, **kw):
-        batches.append(len(prompts))
+    def spy(model, chats, settings, **kw):
+        batches.append(len(chats))
         assert settings is design.spec.diarist_model.generation
-        return real(model, prompts, settings, **kw)
+        return real(model, chats, settings, **kw)
 
-    monkeypatch.setattr(conversations, "generate_steered", spy)
+    monkeypatch.setattr(conversations, "write_steered", spy)
     run_design(design, tmp_path / "run", progress=False)
     # 2 diarists × 2 profiles = 4 first entries, then 8 cells' second entries.
     assert batches == [3, 1, 3, 3, 2]

@@ -22,7 +22,7 @@ from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
-from steering.apply import generate_steered
+from steering.apply import write_steered
 
 
 @dataclass
@@ -81,22 +81,13 @@ def write_entries(
     ]
 
     def generate(indices: list[int]) -> list[dict[str, Any]]:
-        gens = generate_steered(
+        return write_steered(
             writer.model,
-            [writer.model.chat_ids(order[i][1]) for i in indices],
+            [order[i][1] for i in indices],
             writer.generation,
             seeds=[order[i][2] for i in indices],
             steers=[writer.profiles[order[i][0].profile].steer for i in indices],
         )
-        return [
-            {
-                "text": g.text,
-                "token_ids": list(g.token_ids),
-                "new_tokens": g.new_tokens,
-                "stopped_at_eos": g.stopped_at_eos,
-            }
-            for g in gens
-        ]
 
     store.cached_calls(
         "diarist",

@@ -20,7 +20,7 @@ from experiments.kinds.friends.rows import LetterRow
 from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
-from steering.apply import generate_steered
+from steering.apply import write_steered
 
 
 @dataclass
@@ -102,22 +102,13 @@ def write_position(
     ]
 
     def generate(indices: list[int]) -> list[dict[str, Any]]:
-        gens = generate_steered(
+        return write_steered(
             writer.model,
-            [writer.model.chat_ids(jobs[i][3]) for i in indices],
+            [jobs[i][3] for i in indices],
             writer.generation,
             seeds=[jobs[i][4] for i in indices],
             steers=[writer.profiles[jobs[i][0].profile(jobs[i][1])].steer for i in indices],
         )
-        return [
-            {
-                "text": g.text,
-                "token_ids": list(g.token_ids),
-                "new_tokens": g.new_tokens,
-                "stopped_at_eos": g.stopped_at_eos,
-            }
-            for g in gens
-        ]
 
     store.cached_calls(
         "diarist",
