@@ -1590,7 +1590,7 @@ def _card(path):
 
 
 def _rubric(path):
-    from rubric.behavior import load_behavior_rubric
+    from rubric.behavior_rubric import load_behavior_rubric
 
     return load_behavior_rubric(path)
 

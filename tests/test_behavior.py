@@ -15,12 +15,12 @@ from rubric.behavior import (
     condition_weight,
     conditioned_share,
     effective_replies,
-    load_behavior_rubric,
     render_history,
     score_reply,
     share,
     split_conversation,
 )
+from rubric.behavior_rubric import load_behavior_rubric
 from rubric.judge_base import Judge
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rubric.behavior import load_behavior_rubric, reply_prompts
+from rubric.behavior import reply_prompts
+from rubric.behavior_rubric import load_behavior_rubric
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt, load_template
 from rubric.yes_no import YesNoReading

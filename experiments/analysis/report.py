@@ -23,7 +23,7 @@ from experiments.analysis.pages import diarist_page
 from experiments.analysis.sections import Results, data_section, header, method, sections
 from experiments.analysis.tables import AnalysisTables, ordered
 from experiments.analysis.verdicts import MIN_CLUSTERS
-from rubric.behavior import load_behavior_rubric
+from rubric.behavior_rubric import load_behavior_rubric
 
 # Row-id prefixes: a number in findings.md is found in sources.csv by its row id.
 PREFIXES = {

@@ -217,11 +217,11 @@ def run_rubric(args: argparse.Namespace) -> int:
     from rubric.behavior import (
         appropriate,
         effective_replies,
-        load_behavior_rubric,
         score_reply,
         share,
         split_conversation,
     )
+    from rubric.behavior_rubric import load_behavior_rubric
 
     parts = []
     for path in args.conversation_file:  # every file checked before the judge loads

@@ -38,7 +38,7 @@ from experiments.kinds.benchmark.validation_tasks import (
     load_pool,
 )
 from experiments.store import Store
-from rubric.behavior import load_behavior_rubric
+from rubric.behavior_rubric import load_behavior_rubric
 
 if TYPE_CHECKING:
     from experiments.design import Design

@@ -19,7 +19,8 @@ from experiments.kinds.benchmark.grading import Item
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.store import Store
 from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
-from rubric.behavior import RUBRIC_FILE, load_behavior_rubric, reply_prompts
+from rubric.behavior import reply_prompts
+from rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
 from rubric.prompts import TEMPLATES_DIR, JudgePrompt, TemplateRef, load_template
 
 POOL_FILE = Path(__file__).parent / "borrowed_criteria.toml"

@@ -84,7 +84,7 @@ class DiaryKind:
         from diarists.cards import CARDS_DIR
         from diarists.patterns import PATTERNS_DIR
         from diarists.templates import TEMPLATES_DIR
-        from rubric.behavior import RUBRIC_FILE
+        from rubric.behavior_rubric import RUBRIC_FILE
         from rubric.prompts import TEMPLATES_DIR as JUDGE_TEMPLATES
 
         spec = _spec(design)

@@ -11,7 +11,8 @@ import pandas as pd
 from experiments.analysis.tables import ENTRY_COLUMNS, FLAG_COLUMNS, REPLY_COLUMNS, AnalysisTables
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.store import Store
-from rubric.behavior import condition_weight, load_behavior_rubric
+from rubric.behavior import condition_weight
+from rubric.behavior_rubric import load_behavior_rubric
 
 
 def _value(v: float | None) -> float:

@@ -14,7 +14,8 @@ from experiments.kinds.diary.conversations import history
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.store import Store
-from rubric.behavior import load_behavior_rubric, reply_prompts
+from rubric.behavior import reply_prompts
+from rubric.behavior_rubric import load_behavior_rubric
 from rubric.entry_scores import EntryTemplates, entry_prompts
 from rubric.prompts import load_template
 
