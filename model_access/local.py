@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from foundation.errors import LabError
+from model_access.chat_tokens import ChatTokens, Message
 from model_access.decoding import config_fields, local_generation_key
 from model_access.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
 from model_access.next_token import NextTokenReader
 from model_access.sampling import RowSeededSampler
 from model_access.settings import GenerationSettings, LocalSettings
-
-Message = Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class LocalModel(NextTokenReader):
+class LocalModel(ChatTokens, NextTokenReader):
     def __init__(
         self,
         model: Any,
@@ -178,50 +177,6 @@ class LocalModel(NextTokenReader):
                 self.model, tokenizer=self.tokenizer, task="text-generation"
             )
         return self._nnsight
-
-    # ----------------------------------------------------------------- text <-> tokens
-    def render_chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        add_generation_prompt: bool = True,
-        continue_final_message: bool = False,
-    ) -> str:
-        if not getattr(self.tokenizer, "chat_template", None):
-            raise LabError(
-                f"model {self.spec!r} has no chat template",
-                where="model",
-                fix="use an instruct/chat model",
-            )
-        text = self.tokenizer.apply_chat_template(
-            [dict(m) for m in messages],
-            tokenize=False,
-            add_generation_prompt=add_generation_prompt and not continue_final_message,
-            continue_final_message=continue_final_message,
-        )
-        return str(text)
-
-    def chat_ids(
-        self,
-        messages: Sequence[Message],
-        *,
-        add_generation_prompt: bool = True,
-        continue_final_message: bool = False,
-    ) -> list[int]:
-        """Token ids of a chat. The rendered text already holds BOS and every special token, so
-        it is encoded without adding special tokens again (no double BOS)."""
-        text = self.render_chat(
-            messages,
-            add_generation_prompt=add_generation_prompt,
-            continue_final_message=continue_final_message,
-        )
-        return self.encode(text)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
-        return str(self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens))
 
     # ----------------------------------------------------------------- generation
     def batch_inputs(self, prompts: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
