@@ -53,6 +53,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("diarylab: interrupted; re-run the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`diarylab design expand ... | head`): stop quietly, as other
+        # command-line tools do. Python would otherwise also complain when flushing stdout at
+        # exit, so stdout is pointed at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe
     return int(result or 0)
 
 
