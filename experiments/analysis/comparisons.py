@@ -6,8 +6,10 @@ side by side, never averaged), and every row carries the ids of the store rows b
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 import pandas as pd
 from scipy.stats import spearmanr
@@ -125,20 +127,37 @@ def steering_effect(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.Da
     return pd.DataFrame(rows, columns=COLUMNS["steering"])
 
 
-def drift(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
-    """(b) Drift: own-pattern score at entries ≥ 2, steered minus the same diarist unsteered
-    under the same chatbot at the same entry; per judge, profile, chatbot and entry."""
+def _per_chatbot_and_entry(
+    entries: pd.DataFrame,
+    settings: BootstrapSettings,
+    matched_rows: Callable[[str, str], pd.DataFrame],
+    table: str,
+    extra: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """One summary per judge, steered profile, chatbot and entry of the matched rows that
+    `matched_rows(judge, profile)` gives (each a per-diarist difference)."""
     rows = []
     for judge in ordered(entries["judge"]):
         for profile, pattern in steered_profiles(entries):
-            matched = paired.drift_rows(entries, judge, profile)
+            matched = matched_rows(judge, profile)
             for (chatbot, entry), group in matched.groupby(["chatbot", "entry_index"]):
                 rows.append(
                     {"judge": judge, "profile": profile, "pattern": pattern}
-                    | {"chatbot": chatbot, "entry_index": int(entry)}
+                    | {"chatbot": chatbot, **(extra or {}), "entry_index": int(entry)}
                     | _summary(paired.per_diarist(group), settings)
                 )
-    return pd.DataFrame(rows, columns=COLUMNS["drift"])
+    return pd.DataFrame(rows, columns=COLUMNS[table])
+
+
+def drift(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """(b) Drift: own-pattern score at entries ≥ 2, steered minus the same diarist unsteered
+    under the same chatbot at the same entry; per judge, profile, chatbot and entry."""
+    return _per_chatbot_and_entry(
+        entries,
+        settings,
+        lambda judge, profile: paired.drift_rows(entries, judge, profile),
+        "drift",
+    )
 
 
 def drift_vs_baseline(
@@ -170,17 +189,12 @@ def drift_change(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataF
     """(b) Drift as change: Δk = [S(k) − U(k)] − [S(1) − U(1)] per diarist, the own-pattern
     gap at entry k minus the gap at the shared first entry; per judge, profile, chatbot, k.
     `steered`/`unsteered` are the means of S(k) − S(1) and U(k) − U(1)."""
-    rows = []
-    for judge in ordered(entries["judge"]):
-        for profile, pattern in steered_profiles(entries):
-            matched = paired.drift_change_rows(entries, judge, profile)
-            for (chatbot, entry), group in matched.groupby(["chatbot", "entry_index"]):
-                rows.append(
-                    {"judge": judge, "profile": profile, "pattern": pattern}
-                    | {"chatbot": chatbot, "entry_index": int(entry)}
-                    | _summary(paired.per_diarist(group), settings)
-                )
-    return pd.DataFrame(rows, columns=COLUMNS["drift_change"])
+    return _per_chatbot_and_entry(
+        entries,
+        settings,
+        lambda judge, profile: paired.drift_change_rows(entries, judge, profile),
+        "drift_change",
+    )
 
 
 def steered_vs_baseline(
@@ -188,17 +202,13 @@ def steered_vs_baseline(
 ) -> pd.DataFrame:
     """Each chatbot's steered own-pattern score minus the baseline's steered score, same
     diarist and entry (`steered`: under the chatbot, `unsteered`: under the baseline)."""
-    rows = []
-    for judge in ordered(entries["judge"]):
-        for profile, pattern in steered_profiles(entries):
-            matched = paired.steered_vs_baseline_rows(entries, judge, profile, baseline)
-            for (chatbot, entry), group in matched.groupby(["chatbot", "entry_index"]):
-                rows.append(
-                    {"judge": judge, "profile": profile, "pattern": pattern}
-                    | {"chatbot": chatbot, "baseline": baseline, "entry_index": int(entry)}
-                    | _summary(paired.per_diarist(group), settings)
-                )
-    return pd.DataFrame(rows, columns=COLUMNS["steered_vs_baseline"])
+    return _per_chatbot_and_entry(
+        entries,
+        settings,
+        lambda judge, profile: paired.steered_vs_baseline_rows(entries, judge, profile, baseline),
+        "steered_vs_baseline",
+        {"baseline": baseline},
+    )
 
 
 def quality(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
