@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +43,23 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data.encode() if isinstance(data, str) else data)
     os.replace(tmp, path)
+
+
+@contextmanager
+def replaced_folder(final: Path) -> Iterator[Path]:
+    """A temporary sibling to write a whole folder into (a report); on success it takes the
+    place of `final`, on any failure it is removed, so a reader never sees half a report and a
+    failed rewrite leaves nothing behind."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
+    try:
+        yield work
+        if final.exists():
+            shutil.rmtree(final)
+        work.rename(final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
 
 
 # ----------------------------------------------------------------------------- inputs

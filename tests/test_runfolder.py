@@ -147,3 +147,21 @@ def test_out_that_is_a_file_is_refused_before_anything(finished, tmp_path, capsy
     assert main(["run", str(design), "--out", str(target), "--no-progress"]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
     assert target.read_text() == "x"
+
+
+def test_replaced_folder_swaps_in_whole_or_leaves_the_old_one(tmp_path):
+    from experiments.runfolder import replaced_folder
+
+    final = tmp_path / "report"
+    final.mkdir()
+    (final / "old.md").write_text("old")
+    with pytest.raises(RuntimeError):
+        with replaced_folder(final) as work:
+            (work / "half.md").write_text("half")
+            raise RuntimeError("a plot failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no temporary left
+    assert [p.name for p in final.iterdir()] == ["old.md"]
+    with replaced_folder(final) as work:
+        (work / "new.md").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+    assert [p.name for p in final.iterdir()] == ["new.md"]

@@ -7,8 +7,6 @@ so a bad hypothesis or a crash never leaves half a report."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from experiments.analysis.pages import diarist_page
 from experiments.analysis.sections import Results, data_section, header, method, sections
 from experiments.analysis.tables import AnalysisTables, ordered
 from experiments.analysis.verdicts import MIN_CLUSTERS
+from experiments.runfolder import replaced_folder
 from rubric.behavior_rubric import load_behavior_rubric
 
 # Row-id prefixes: a number in findings.md is found in sources.csv by its row id.
@@ -104,8 +103,7 @@ def write_report(
     settings = BootstrapSettings(resamples=resamples, seed=seed)
     res = compute(tables, design, settings, baseline_chatbot, min_diarists=min_diarists)
     out_dir.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
-    try:
+    with replaced_folder(out_dir / "report") as work:
         judges = ordered(tables.entries["judge"])
         figures = work / "plots"
         plots.pattern_by_entry(
@@ -150,11 +148,4 @@ def write_report(
             ]
         )
         (work / "findings.md").write_text(findings, encoding="utf-8")
-        final = out_dir / "report"
-        if final.exists():
-            shutil.rmtree(final)
-        work.rename(final)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return final / "findings.md"
+    return out_dir / "report" / "findings.md"

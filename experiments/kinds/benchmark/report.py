@@ -9,8 +9,6 @@ the grader-validation table when the design asks for one."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -24,6 +22,7 @@ from experiments.kinds.benchmark.leaderboard import Board, agreement, board
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.kinds.benchmark.tables import flags, graded_frame, grading_counts
 from experiments.kinds.benchmark.validation import validation_section
+from experiments.runfolder import replaced_folder
 from experiments.store import Store
 
 if TYPE_CHECKING:
@@ -71,8 +70,7 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
         validation_section(store, design, graded, resamples),
     ]
     out = Path(folder)
-    work = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
-    try:
+    with replaced_folder(out / "report") as work:
         (work / "tables").mkdir()
         graded.to_csv(work / "tables" / "graded_criteria.csv", index=False)
         for b in boards:
@@ -83,14 +81,7 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
                 work / "tables" / f"comparisons_{b.reading}.csv", index=False
             )
         (work / "findings.md").write_text("\n".join(parts), encoding="utf-8")
-        final = out / "report"
-        if final.exists():
-            shutil.rmtree(final)
-        work.rename(final)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return final / "findings.md"
+    return out / "report" / "findings.md"
 
 
 def _header(design: Design, manifest: dict[str, Any], resamples: int) -> str:
