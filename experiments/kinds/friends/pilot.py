@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from experiments.design import Design
-from experiments.kinds.base import ContrastSample, RunContext, TextNoise
+from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.friends.contrast import FIXED
 from experiments.kinds.friends.letters import LetterWriter, exchange_so_far, messages_for, row_for
 from experiments.kinds.friends.outcomes import letter_table, per_card, writer_outcomes
@@ -134,7 +134,7 @@ def resample(
         batch_size=writer.local.batch_size,
     )
     scorer = LetterScorer.load(spec.scores)
-    tasks = []
+    tasks: list[Task] = []
     for *_, rid, _ in jobs:
         letter = store.get(LetterRow, rid)
         if letter is not None and letter.text.strip():  # an empty repeat has no score
