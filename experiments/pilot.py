@@ -198,10 +198,11 @@ def _write(result: PilotResult, design: Design, clusters: int) -> None:
         writer.writerow(asdict(row))
     write_atomic(result.folder / "pilot.csv", buffer.getvalue())
     cluster, noun = result.cluster_word, result.text_word
+    per = cluster.replace(" ", "-")
     text = (
         f"# Pilot of {design.name} ({clusters} {cluster}s)\n\n"
-        f"Per preregistered contrast and judge: the per-{cluster} SD of the contrast in this "
-        f"pilot, the SD of a single {noun}'s score when the same prompt is written again "
+        f"Per preregistered contrast and judge: the per-{per} SD of the contrast in this pilot, "
+        f"the SD of a single {noun}'s score when the same prompt is written again "
         "(pooled within prompts), and the minimum detectable effect of the full design "
         "(two-sided, 80% power, at the first Holm step's level alpha/m; t approximation). An "
         f"SD from a few {cluster}s is itself very uncertain: treat the MDE as an order of "
