@@ -130,7 +130,8 @@ class FriendsKind:
 
     def cluster_outcomes(self, store: Store, design: Design) -> pd.DataFrame:
         """Per judge × role card × writer group × scored pattern: the card's mean primary
-        outcome (for a pilot: the between-card spread behind a minimum detectable effect)."""
+        outcome. (The pilot reads each hypothesis's per-card contrast through outcomes.per_card,
+        as the verdicts do; this is the table of group means behind those contrasts.)"""
         from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
 
         letters = friends_spec(design).outcome.letters
