@@ -1,9 +1,11 @@
 """Sizing a study from a pilot, for every kind that supports it (experiments/kinds/base.py,
 PilotSupport): run a reduced copy of a design (its first N clusters) into its own folder with
-the same engine, write each first text's prompt again R times, and report per preregistered
-contrast and judge: the per-cluster SD of the contrast, the noise of a single text's score (the
-same prompt written R times), and the minimum detectable effect of the full design at 80% power
-and the first Holm step's level (alpha / m, m = the design's number of hypotheses)."""
+the same engine, write one text's prompt per cluster and profile again R times (which text is
+the kind's choice: the diary's first entry, a friends writer's first outcome letter), and
+report per preregistered contrast and judge: the per-cluster SD of the contrast, the noise of
+a single text's score (the same prompt written R times), and the minimum detectable effect of
+the full design at 80% power and the first Holm step's level (alpha / m, m = the design's
+number of hypotheses)."""
 
 from __future__ import annotations
 
@@ -47,11 +49,13 @@ class PilotRow:
 class PilotResult:
     folder: Path
     rows: tuple[PilotRow, ...]
+    cluster_word: str = "diarist"
+    text_word: str = "entry"
 
     def table(self) -> str:
         head = (
-            "hypothesis  judge  pilot n  mean  per-diarist SD  single-entry SD (prompts×R)  "
-            "MDE at full n"
+            f"hypothesis  judge  pilot n  mean  per-{self.cluster_word.replace(' ', '-')} SD  "
+            f"single-{self.text_word} SD (prompts×R)  MDE at full n"
         )
         lines = [head]
         for r in self.rows:
@@ -89,8 +93,8 @@ def check_pilot(design: Design, clusters: int, repeats: int) -> PilotSupport:
         raise LabError(
             f"--diarists {clusters} is outside 2..{full}",
             where="diarylab pilot",
-            fix=f"a pilot needs at least 2 diarists to estimate an SD and at most the "
-            f"design's {full}",
+            fix=f"a pilot needs at least 2 {kind.cluster_word}s to estimate an SD and at most "
+            f"the design's {full}",
         )
     if repeats < 2:
         raise LabError(
@@ -104,6 +108,7 @@ def check_pilot(design: Design, clusters: int, repeats: int) -> PilotSupport:
             where=f"{design.path} [[hypotheses]]",
             fix="add the hypotheses the study will test",
         )
+    kind.pilot_design(design, clusters)  # the kind's own refusal, before any folder is made
     return kind
 
 
@@ -179,7 +184,7 @@ def run_pilot(
                 mde=minimum_detectable_effect(sd, full, alpha=alpha, power=POWER),
             )
         )
-    result = PilotResult(folder, tuple(rows))
+    result = PilotResult(folder, tuple(rows), kind.cluster_word, kind.text_word)
     _write(result, design, clusters)
     return result
 
@@ -192,13 +197,15 @@ def _write(result: PilotResult, design: Design, clusters: int) -> None:
     for row in result.rows:
         writer.writerow(asdict(row))
     write_atomic(result.folder / "pilot.csv", buffer.getvalue())
+    cluster, noun = result.cluster_word, result.text_word
+    per = cluster.replace(" ", "-")
     text = (
-        f"# Pilot of {design.name} ({clusters} diarists)\n\n"
-        "Per preregistered contrast and judge: the per-diarist SD of the contrast in this pilot, "
-        "the SD of a single entry's score when the same prompt is written again (pooled within "
-        "prompts), and the minimum detectable effect of the full design (two-sided, 80% power, "
-        "at the first Holm step's level alpha/m; t approximation). An SD from a few diarists is "
-        "itself very uncertain: treat the MDE as an order of magnitude.\n\n"
-        "```\n" + result.table() + "\n```\n"
+        f"# Pilot of {design.name} ({clusters} {cluster}s)\n\n"
+        f"Per preregistered contrast and judge: the per-{per} SD of the contrast in this pilot, "
+        f"the SD of a single {noun}'s score when the same prompt is written again "
+        "(pooled within prompts), and the minimum detectable effect of the full design "
+        "(two-sided, 80% power, at the first Holm step's level alpha/m; t approximation). An "
+        f"SD from a few {cluster}s is itself very uncertain: treat the MDE as an order of "
+        "magnitude.\n\n```\n" + result.table() + "\n```\n"
     )
     write_atomic(result.folder / "pilot.md", text)

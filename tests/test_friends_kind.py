@@ -61,6 +61,8 @@ def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, 
     assert examples.count("## ") >= 3 and "fixed letter" in examples
     for table in ("hypotheses", "outcome", "identity", "by_letter"):
         assert (report / "tables" / f"{table}.csv").stat().st_size > 0
+    verdicts = (report / "tables" / "hypotheses.csv").read_text()
+    assert "too few role cards" in verdicts and "diarists" not in verdicts  # as the markdown
     sources = (report / "sources.csv").read_text()
     assert "V1,hypotheses," in sources
     assert "(200 resamples, seed 11)" in findings  # [analysis].resamples reaches the report

@@ -3,13 +3,11 @@ store of an uninterrupted run (the pattern of tests/test_resume.py)."""
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import time
 from pathlib import Path
 
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
-from tests.test_resume import progress, run_cli
+from tests.kill_resume import finish, kill_partway
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
@@ -33,27 +31,14 @@ def test_killed_friends_runs_resume_to_the_same_store(tmp_path, tiny_model_folde
         hypotheses=FIRST_HYPOTHESIS,
     )
     reference = tmp_path / "reference"
-    proc = run_cli(design, reference)
-    assert proc.wait(timeout=900) == 0, proc.stdout.read().decode()
+    finish(design, reference, timeout_s=900)
     expected = tables(reference)
     assert expected["letters"] and expected["judgments"]
 
     broken = tmp_path / "broken"
     total = len(expected["calls"])
-    seen = []
-    for fraction in (0.15, 0.45, 0.8):
-        proc = run_cli(design, broken)
-        while proc.poll() is None and progress(broken) < fraction * total:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run finished before it could be killed"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        seen.append(progress(broken))
-    proc = run_cli(design, broken)
-    assert proc.wait(timeout=900) == 0, proc.stdout.read().decode()
+    seen = kill_partway(design, broken, total, (0.15, 0.45, 0.8))
+    finish(design, broken, timeout_s=900)
     assert all(0 < n < total for n in seen) and seen == sorted(seen), seen
     assert tables(broken) == expected
-
-    proc = run_cli(design, broken)
-    out = proc.communicate(timeout=300)[0].decode()
-    assert proc.returncode == 0 and "model calls made 0" in out, out
+    assert "model calls made 0" in finish(design, broken, timeout_s=300)

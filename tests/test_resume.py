@@ -4,19 +4,14 @@ uninterrupted run: no duplicated rows, no missing rows, no different text."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.kill_resume import finish, kill_partway, run_cli
+from tests.kill_resume import progress as progress  # for tests that still import it from here
 from tests.lab_fixtures import design_text, make_profile
-
-ROOT = Path(__file__).parent.parent
 
 CHATBOT = """
 [[chatbots]]
@@ -25,26 +20,6 @@ kind = "local"
 model = "{model}"
 generation = {{ max_new_tokens = 6, temperature = 0.7 }}
 """
-
-
-def run_cli(design: Path, out: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "experiments.cli",
-            "run",
-            str(design),
-            "--out",
-            str(out),
-            "--no-progress",
-        ],
-        cwd=design.parent,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
@@ -57,19 +32,6 @@ def tables(folder: Path) -> dict[str, list[tuple]]:
     out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
     db.close()
     return out
-
-
-def progress(folder: Path) -> int:
-    path = folder / "store.sqlite"
-    if not path.exists():
-        return 0
-    db = sqlite3.connect(path)
-    try:
-        return int(db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        db.close()
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +55,7 @@ def design(tmp_path_factory, tiny_model_folder) -> Path:
 
 def test_killed_runs_resume_to_the_same_store(design, tmp_path):
     reference = tmp_path / "reference"
-    proc = run_cli(design, reference)
-    assert proc.wait(timeout=600) == 0, proc.stdout.read().decode()
+    finish(design, reference, timeout_s=600)
     expected = tables(reference)
     assert expected["judgments"] and expected["entries"] and expected["replies"]
 
@@ -102,24 +63,13 @@ def test_killed_runs_resume_to_the_same_store(design, tmp_path):
     # speed, then let the last run finish.
     broken = tmp_path / "broken"
     total = len(expected["calls"])
-    seen = []
-    for fraction in (0.1, 0.3, 0.5, 0.7):
-        proc = run_cli(design, broken)
-        while proc.poll() is None and progress(broken) < fraction * total:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run finished before it could be killed"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        seen.append(progress(broken))
-    proc = run_cli(design, broken)
-    assert proc.wait(timeout=600) == 0, proc.stdout.read().decode()
+    seen = kill_partway(design, broken, total, (0.1, 0.3, 0.5, 0.7))
+    finish(design, broken, timeout_s=600)
     assert all(0 < n < total for n in seen) and seen == sorted(seen), seen
     assert tables(broken) == expected
 
     # Once complete, running again makes no model call at all.
-    proc = run_cli(design, broken)
-    out = proc.communicate(timeout=300)[0].decode()
-    assert proc.returncode == 0 and "model calls made 0" in out, out
+    assert "model calls made 0" in finish(design, broken, timeout_s=300)
 
 
 def test_changed_design_into_existing_folder_is_refused(design, tmp_path):

@@ -11,12 +11,20 @@ from experiments.design import load_design
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "pilot",
-        help="run a reduced copy of a design and report per-diarist SD, single-entry noise "
-        "and the full design's minimum detectable effect per hypothesis and judge",
+        help="run a reduced copy of a design and report the per-cluster SD (diarists, role "
+        "cards), a single text's score noise and the full design's minimum detectable effect "
+        "per hypothesis and judge",
     )
     p.add_argument("design")
-    p.add_argument("--diarists", type=int, required=True, help="diarists in the pilot (2 or more)")
-    p.add_argument("--repeats", type=int, default=4, help="times each first prompt is rewritten")
+    p.add_argument(
+        "--diarists",
+        type=int,
+        required=True,
+        help="diarists (role cards for a friends design) in the pilot (2 or more)",
+    )
+    p.add_argument(
+        "--repeats", type=int, default=4, help="times each resampled prompt is rewritten"
+    )
     p.add_argument("--out", help="pilot folder (default: results/<name>-pilot-<hash>-n<N>)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(handler=run_pilot_command)

@@ -131,9 +131,12 @@ class PilotSupport(Protocol):
     The engine runs the reduced design, then calls `resample` inside the run (models loaded,
     store open) and `contrast_samples` on the finished store."""
 
+    cluster_word: str  # what a cluster is, for the pilot's table ("diarist", "role card")
+    text_word: str  # what one written text is ("entry", "letter")
+
     def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
         """The design's raw tables reduced to its first `clusters` clusters (paths made
-        absolute, since the copy lives elsewhere)."""
+        absolute, since the copy lives elsewhere); a LabError when it cannot be reduced so."""
 
     def clusters(self, design: Design) -> int:
         """How many clusters (diarists, pairs...) the full design has."""

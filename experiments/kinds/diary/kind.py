@@ -108,6 +108,9 @@ class DiaryKind:
         }
 
     # ------------------------------------------------------------------ pilot (PilotSupport)
+    cluster_word = "diarist"
+    text_word = "entry"
+
     def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
         from experiments.kinds.diary.pilot import pilot_design
 

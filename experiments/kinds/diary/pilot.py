@@ -5,7 +5,6 @@ noise of one entry's score), and the per-diarist values of every preregistered c
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
@@ -14,7 +13,6 @@ from diarists.patterns import load_pattern
 from diarists.writing import entry_messages
 from experiments.analysis.hypotheses import per_diarist
 from experiments.design import Design
-from experiments.judging import judge_tasks
 from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.diary.cells import Cell, derived_seed
 from experiments.kinds.diary.conversations import Writer, entry_row
@@ -22,11 +20,10 @@ from experiments.kinds.diary.rows import EntryRow
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.kinds.diary.tables import load_tables
 from experiments.kinds.diary.tasks import entry_items
-from experiments.store import JudgmentRow, Store
+from experiments.kinds.repeats import pooled_noise, repeat_id, score_repeats
+from experiments.store import Store
 from rubric.entry_scores import EntryTemplates, entry_prompts
-from steering.apply import generate_steered
-
-SEP = "~"  # entry_id SEP repeat: a repeat's own id in the pilot's repeats store
+from steering.apply import write_steered
 
 
 def pilot_design(design: Design, diarists: int) -> dict[str, Any]:
@@ -45,11 +42,6 @@ def pilot_design(design: Design, diarists: int) -> dict[str, Any]:
     return raw
 
 
-def family(item: str) -> str:
-    """ "pattern:social_isolation" -> "pattern"; "coherence" -> "coherence"."""
-    return item.split(":", 1)[0]
-
-
 def resample(
     run: RunContext,
     writer: Writer,
@@ -66,7 +58,7 @@ def resample(
     jobs = [
         (
             cell,
-            f"{eid}{SEP}{r}",
+            repeat_id(eid, r),
             derived_seed(run.design.seed, "repeat", cell.twin_place("e", 1), str(r)),
         )
         for eid, cell in firsts.items()
@@ -88,17 +80,13 @@ def resample(
     ]
 
     def generate(indices: list[int]) -> list[dict[str, Any]]:
-        gens = generate_steered(
+        return write_steered(
             writer.model,
-            [writer.model.chat_ids(messages[jobs[i][0].diarist]) for i in indices],
+            [messages[jobs[i][0].diarist] for i in indices],
             writer.generation,
             seeds=[jobs[i][2] for i in indices],
             steers=[writer.profiles[jobs[i][0].profile].steer for i in indices],
         )
-        return [
-            {"text": g.text, "new_tokens": g.new_tokens, "stopped_at_eos": g.stopped_at_eos}
-            for g in gens
-        ]
 
     def row(i: int, result: Any, key: str) -> tuple[EntryRow, ...]:
         return (replace(entry_row(jobs[i][0], 1, writer, result, key), entry_id=jobs[i][1]),)
@@ -113,16 +101,8 @@ def resample(
         batch_size=writer.local.batch_size,
     )
     tasks = list(_score_tasks(store, spec, [rid for _, rid, _ in jobs]))
-    for judge in spec.judges:
-        judge_tasks(
-            store,
-            judge.id,
-            lambda judge_id=judge.id: judge_for(judge_id),  # type: ignore[misc]
-            tasks,
-            run.design.coverage_floor,
-            lambda n: None,
-        )
-    return _pooled_noise(store, repeats)
+    score_repeats(store, [j.id for j in spec.judges], judge_for, tasks, run.design.coverage_floor)
+    return pooled_noise(store, repeats)
 
 
 def _score_tasks(store: Store, spec: DiaryDesignFile, ids: list[str]) -> Any:
@@ -138,26 +118,6 @@ def _score_tasks(store: Store, spec: DiaryDesignFile, ids: list[str]) -> Any:
             if item in wanted:
                 ref = refs.get(item, templates.pattern.ref)
                 yield Task("entry", rid, item, "number", prompt, ref)
-
-
-def _pooled_noise(store: Store, repeats: int) -> list[TextNoise]:
-    """Pooled within-prompt variance: the mean of each prompt's sample variance (prompts with
-    two readable repeats or more), per judge and score family."""
-    values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for judge, target, item, value, readable in store.db.execute(
-        f"SELECT judge, target_id, item, value, readable FROM {JudgmentRow.TABLE}"
-    ):
-        if readable and value is not None:
-            values[(judge, family(item), item, target.split(SEP)[0])].append(float(value))
-    variances: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for (judge, fam, _, _), xs in values.items():
-        if len(xs) >= 2:
-            mean = sum(xs) / len(xs)
-            variances[(judge, fam)].append(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
-    return [
-        TextNoise(judge, fam, math.sqrt(sum(v) / len(v)), len(v), repeats)
-        for (judge, fam), v in sorted(variances.items())
-    ]
 
 
 def contrast_samples(store: Store, design: Design) -> list[ContrastSample]:

@@ -4,14 +4,14 @@ coherence and the identity check, and the friends report."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from diarists.cards import load_cards
 from diarists.letters import load_fixed_letter, load_letter_template
 from experiments.design import UNSTEERED, Design
-from experiments.kinds.base import RunContext, Task
+from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.friends.letters import LetterWriter, run_letters
 from experiments.kinds.friends.pairs import Pair, expand
 from experiments.kinds.friends.rows import LetterRow
@@ -104,9 +104,34 @@ class FriendsKind:
             },
         }
 
+    # ------------------------------------------------------------------ pilot (PilotSupport)
+    cluster_word = "role card"
+    text_word = "letter"
+
+    def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
+        from experiments.kinds.friends.pilot import pilot_design
+
+        return pilot_design(design, clusters)
+
+    def clusters(self, design: Design) -> int:
+        return len(friends_spec(design).pairs.card_ids)
+
+    def resample(
+        self, run: RunContext, judge_for: Callable[[str], Any], repeats: int, store: Store
+    ) -> list[TextNoise]:
+        from experiments.kinds.friends.pilot import resample
+
+        return resample(run, self._writer(run), judge_for, repeats, store)
+
+    def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
+        from experiments.kinds.friends.pilot import contrast_samples
+
+        return contrast_samples(store, design)
+
     def cluster_outcomes(self, store: Store, design: Design) -> pd.DataFrame:
         """Per judge × role card × writer group × scored pattern: the card's mean primary
-        outcome (for a pilot: the between-card spread behind a minimum detectable effect)."""
+        outcome. (The pilot reads each hypothesis's per-card contrast through outcomes.per_card,
+        as the verdicts do; this is the table of group means behind those contrasts.)"""
         from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
 
         letters = friends_spec(design).outcome.letters

@@ -80,7 +80,7 @@ def write_position(
             tick(1)
             continue
         if pair.profile(seat) == FIXED:
-            fixed.append(_row(pair, seat, k, position, writer, writer.fixed.text, {}, None))
+            fixed.append(row_for(pair, seat, k, position, writer, writer.fixed.text, {}, None))
             continue
         earlier = exchange_so_far(store, pair, position - 1)
         messages = messages_for(writer, pair, seat, earlier)
@@ -117,14 +117,14 @@ def write_position(
         requests,
         generate,
         rows=lambda i, result, key: (
-            _row(jobs[i][0], jobs[i][1], jobs[i][2], position, writer, None, result, key),
+            row_for(jobs[i][0], jobs[i][1], jobs[i][2], position, writer, None, result, key),
         ),
         batch_size=writer.local.batch_size,
         done=tick,
     )
 
 
-def _row(
+def row_for(
     pair: Pair,
     seat: Seat,
     k: int,

@@ -74,11 +74,6 @@ def _group_of(row: pd.Series) -> str:
 _group: Column = _group_of
 
 
-def _verdict(name: str) -> Column:
-    # The verdict module names its clusters diarists; here the cluster is the role card.
-    return lambda r: str(r[name]).replace("too few diarists", "too few role cards")
-
-
 def _p(name: str) -> Column:
     return lambda r: md.number(r[name], 4)
 
@@ -104,7 +99,7 @@ def _sections(
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
             | {"judge": "judge", "cards": "n_cards", "estimate [95% CI]": _ci()}
             | {"p": _p("p_raw"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
-            | {"judge verdict": _verdict("judge_verdict"), "overall": _verdict("overall")},
+            | {"judge verdict": "judge_verdict", "overall": "overall"},
         ),
         "## Pattern scores letter by letter (descriptive)\n",
         "Mean score per letter of the writer, for each writer group — a condition seen from one "

@@ -6,6 +6,7 @@ does the letter stay true to its writer's own life?"""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from diarists.cards import RoleCard
 from diarists.patterns import load_pattern
@@ -40,10 +41,8 @@ def letter_tasks(
 ) -> Iterator[Task]:
     """Every judgment of one judge, in a fixed order: pair by pair, letter by letter in writing
     order, the scores then the identity check. An empty letter is not judged (counted as a flag)."""
-    templates = EntryTemplates.load()
+    scorer = LetterScorer.load(scores)
     identity = load_template(IDENTITY_TEMPLATE)
-    wanted = set(letter_items(scores))
-    patterns = [(p.id, p.name, p.definition) for p in map(load_pattern, scores.pattern_ids)]
     for pair in pairs:
         for seat, k in pair.order():
             if pair.profile(seat) == FIXED:
@@ -52,9 +51,30 @@ def letter_tasks(
             assert letter is not None, f"letter {pair.letter_id(seat, k)} missing"
             if not letter.text.strip():
                 continue
-            for item, prompt in entry_prompts(letter.text, patterns, templates).items():
-                if item in wanted:
-                    ref = templates.coherence.ref if item == "coherence" else templates.pattern.ref
-                    yield Task("letter", letter.letter_id, item, "number", prompt, ref)
+            yield from scorer.tasks(letter)
             prompt = identity.prompt(letter=letter.text, **cards[letter.writer].fields())
             yield Task("letter", letter.letter_id, IDENTITY, "yes_no", prompt, identity.ref)
+
+
+@dataclass(frozen=True)
+class LetterScorer:
+    """The 0–100 scores [scores] asks of a letter (every listed pattern, coherence), with the
+    rubric's entry templates: for the run and for a pilot's repeats alike."""
+
+    templates: EntryTemplates
+    patterns: tuple[tuple[str, str, str], ...]
+    wanted: frozenset[str]
+
+    @staticmethod
+    def load(scores: LetterScores) -> LetterScorer:
+        patterns = tuple(
+            (p.id, p.name, p.definition) for p in map(load_pattern, scores.pattern_ids)
+        )
+        return LetterScorer(EntryTemplates.load(), patterns, frozenset(letter_items(scores)))
+
+    def tasks(self, letter: LetterRow) -> Iterator[Task]:
+        templates = self.templates
+        for item, prompt in entry_prompts(letter.text, self.patterns, templates).items():
+            if item in self.wanted:
+                ref = templates.coherence.ref if item == "coherence" else templates.pattern.ref
+                yield Task("letter", letter.letter_id, item, "number", prompt, ref)

@@ -97,14 +97,22 @@ RESULT_COLUMNS = [
 ]  # fmt: skip
 
 
+def verdict_label(verdict: Verdict) -> str:
+    """A verdict as the friends kind's tables say it: the verdict module names its clusters
+    diarists; here the cluster is the role card."""
+    return "too few role cards" if verdict == "too few diarists" else verdict
+
+
 def results_table(results: Sequence[HypothesisResult]) -> pd.DataFrame:
-    """One row per hypothesis × judge, the overall verdict repeated beside each."""
+    """One row per hypothesis × judge, the overall verdict repeated beside each (the report's
+    markdown and its CSV read this one table, so they name verdicts alike)."""
     rows = [
         {"id": r.hypothesis.id, "says": r.hypothesis.says}
         | {"contrast": r.hypothesis.contrast.formula(), "direction": r.hypothesis.direction}
         | {"judge": j.judge, "n_cards": j.n_cards, "estimate": j.estimate}
         | {"low": j.low, "high": j.high, "p_raw": j.p_raw, "p_holm": j.p_holm, "mde": j.mde}
-        | {"judge_verdict": j.verdict, "overall": r.overall, "sources": j.sources}
+        | {"judge_verdict": verdict_label(j.verdict), "overall": verdict_label(r.overall)}
+        | {"sources": j.sources}
         for r in results
         for j in r.judges
     ]

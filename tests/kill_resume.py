@@ -1,0 +1,75 @@
+"""Running a design through the command line in a subprocess and killing it with SIGKILL
+partway: the kill loop every resume test shares (tests/test_resume.py and its followers)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+
+
+def run_cli(design: Path, out: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "experiments.cli",
+            "run",
+            str(design),
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        cwd=design.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def progress(folder: Path) -> int:
+    """Model calls stored so far in the run folder's store (0 before it exists)."""
+    path = folder / "store.sqlite"
+    if not path.exists():
+        return 0
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        db.close()
+
+
+def kill_partway(
+    design: Path, out: Path, total: int, fractions: Sequence[float], *, poll_s: float = 0.02
+) -> list[int]:
+    """Start a run into `out` once per fraction and SIGKILL it when the store holds that
+    fraction of `total` calls, whatever the machine's speed; returns the calls stored at each
+    kill. Each run must still be going when killed (else the test could not fail)."""
+    seen = []
+    for fraction in fractions:
+        proc = run_cli(design, out)
+        while proc.poll() is None and progress(out) < fraction * total:
+            time.sleep(poll_s)
+        assert proc.poll() is None, "the run finished before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        seen.append(progress(out))
+    return seen
+
+
+def finish(design: Path, out: Path, timeout_s: float) -> str:
+    """Run to the end (a resume when `out` holds a broken run); returns the run's output."""
+    proc = run_cli(design, out)
+    text = proc.communicate(timeout=timeout_s)[0].decode()
+    assert proc.returncode == 0, text
+    return text
