@@ -6,8 +6,6 @@ anything is written, and the report folder is swapped in whole."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +30,7 @@ from experiments.kinds.friends.plots import letters_plot
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.verdicts import evaluate, results_table
+from experiments.runfolder import replaced_folder
 from experiments.store import Store
 
 PREFIXES = {"hypotheses": "V", "outcome": "O", "identity": "I", "by_letter": "L"}
@@ -202,8 +201,7 @@ def write_friends_report(
     settings = BootstrapSettings(resamples=resamples, seed=design.seed)
     res = compute(store, spec, settings)
     folder.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".report-", dir=folder))
-    try:
+    with replaced_folder(folder / "report") as work:
         for judge in spec.judges:
             letters_plot(
                 res.tables["by_letter"], judge.id, work / "plots" / f"letters_{judge.id}.png"
@@ -225,11 +223,4 @@ def write_friends_report(
             ]
         )
         (work / "findings.md").write_text(findings, encoding="utf-8")
-        final = folder / "report"
-        if final.exists():
-            shutil.rmtree(final)
-        work.rename(final)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return final / "findings.md"
+    return folder / "report" / "findings.md"
