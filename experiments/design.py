@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -105,13 +105,43 @@ def _unique(table: str, ids: Sequence[str], what: str) -> None:
 class DesignFile(DataModel):
     """The tables every kind shares; a kind's schema adds its own."""
 
+    # Whether the kind writes texts with the diarist model (a benchmark only answers and grades
+    # fixed conversations): then [diarist_model] is required, otherwise refused, never loaded.
+    writes: ClassVar[bool] = True
+
     design: DesignHead
-    diarist_model: DiaristModel
+    diarist_model: DiaristModel | None = None
     chatbots: list[ChatbotSpec] = Field(min_length=1)
     judges: list[JudgeSpec] = Field(min_length=1)
     profiles: list[ProfileRule] = Field([], description="inline profiles: pattern + rule")
     analysis: AnalysisSettings = AnalysisSettings()
     hypotheses: list[Hypothesis] = []
+
+    @model_validator(mode="after")
+    def _writer_as_the_kind_needs(self) -> DesignFile:
+        if self.writes and self.diarist_model is None:
+            raise At(
+                ("diarist_model",),
+                f"a {self.design.kind} design writes texts with a local model"
+                f'{FIX_MARK}add [diarist_model] with model = "smollm2" (the embedded default),'
+                " a model folder or a hub id",
+            )
+        if not self.writes and self.diarist_model is not None:
+            raise At(
+                ("diarist_model",),
+                f"a {self.design.kind} design writes nothing with a diarist model"
+                f"{FIX_MARK}remove [diarist_model]",
+            )
+        return self
+
+    @property
+    def writer(self) -> DiaristModel:
+        """The diarist model of a kind that writes (its presence is checked on loading)."""
+        if self.diarist_model is None:
+            raise LabError(
+                f"a {self.design.kind} design has no diarist model", where="[diarist_model]"
+            )
+        return self.diarist_model
 
     @model_validator(mode="after")
     def _names(self) -> DesignFile:

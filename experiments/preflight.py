@@ -30,7 +30,8 @@ def preflight(design: Design, *, environment: bool = True) -> list[str]:
     ids = profile_ids(design)
     spec = design.spec
     where = str(design.path)
-    _model(spec.diarist_model.model, f"{where} diarist_model.model")
+    if spec.diarist_model is not None:
+        _model(spec.diarist_model.model, f"{where} diarist_model.model")
     for i, bot in enumerate(spec.chatbots):
         at = f"{where} chatbots[{i}]"
         if isinstance(bot, LocalChatbotSpec):

@@ -61,7 +61,6 @@ def _file_profiles(design: Design, refs: Sequence[str]) -> dict[str, Profile]:
 def _load_file_profiles(design: Design, refs: tuple[str, ...]) -> dict[str, Profile]:
     """Each profile file and its vector are read and checked once per loaded design."""
     out: dict[str, Profile] = {}
-    model = design.spec.diarist_model.model
     for ref in refs:
         if ref == UNSTEERED_ID or design.spec.profile_rule(ref) is not None:
             continue
@@ -76,7 +75,7 @@ def _load_file_profiles(design: Design, refs: tuple[str, ...]) -> dict[str, Prof
                 "`diarylab steer calibrate`, or declare it inline as a [[profiles]] rule",
             )
         profile = load_profile(path)
-        profile.check_model_spec(model, where=f"{design.path} cast.profiles")
+        profile.check_model_spec(design.spec.writer.model, where=f"{design.path} cast.profiles")
         out[ref] = profile
     return out
 
@@ -135,16 +134,23 @@ class InlineProfiles:
         self,
         design: Design,
         folder: Path,
-        model: LocalModel,
+        model: LocalModel | None,
         judge_for: Callable[[str], Judge],
         *,
         progress: bool = True,
     ) -> None:
         self.design = design
         self.folder = folder / "profiles"
-        self.model = model
+        self._model = model
         self.judge_for = judge_for
         self.progress = progress
+
+    @property
+    def model(self) -> LocalModel:
+        """The diarist model an inline rule is made on (only a writing kind has rules)."""
+        if self._model is None:
+            raise LabError("an inline profile needs the diarist model", where="[[profiles]]")
+        return self._model
 
     def __call__(self, rule: ProfileRule) -> Profile:
         profile_file = self.folder / f"{rule.id}.toml"
@@ -156,7 +162,7 @@ class InlineProfiles:
         record: dict[str, str | int | float | bool] = {
             "made_by": "diarylab run (inline profile rule)",
             "rule": json.dumps(rule.model_dump(mode="json"), sort_keys=True),
-            "model": self.design.spec.diarist_model.model,
+            "model": self.design.spec.writer.model,
             "pattern_sha256": pattern.sha256,
             "seed": self.design.seed,
         }

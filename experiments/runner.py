@@ -5,7 +5,7 @@ every call already in the store is read back instead of made."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -99,19 +99,18 @@ def run_design(
     models = ModelCache()
     judges = JudgeSet(design, models)
     refs = kind.profile_refs(design)
-    writer_model = models.get(spec.diarist_model.model, spec.diarist_model.local)
+    # A kind that writes nothing (benchmark) has no diarist model and never loads one.
+    writer_model = models.get(spec.writer.model, spec.writer.local) if spec.writes else None
     chatbots = {c.id: build_chatbot(c, models.get) for c in spec.chatbots}
     files = resolve_profiles(design, [r for r in refs if spec.profile_rule(r) is None])
-    for profile in files.values():
-        profile.check_model(writer_model.info())
+    _check_profiles(files.values(), writer_model)
     with run_lock(folder):
         first = claim(design, folder, [*kind.input_files(design), *_profile_files(files)])
         inline = InlineProfiles(design, folder, writer_model, judges.get, progress=progress)
         profiles = resolve_profiles(design, refs, make_inline=inline)
         made = {p.id: p for p in profiles.values() if p.id not in files and p.steered}
         add_inputs(folder, _profile_files(made))
-        for profile in profiles.values():
-            profile.check_model(writer_model.info())
+        _check_profiles(profiles.values(), writer_model)
         cells = kind.cells(design, list(profiles))
         store = Store(folder / STORE_FILE, kind.row_types)
         try:
@@ -152,14 +151,25 @@ def _profile_files(profiles: Mapping[str, Profile]) -> list[Path]:
     return out
 
 
+def _check_profiles(profiles: Iterable[Profile], writer_model: LocalModel | None) -> None:
+    if writer_model is not None:  # a kind without a writer has no profiles to check
+        for profile in profiles:
+            profile.check_model(writer_model.info())
+
+
 def _manifest(run: RunContext, extra: dict[str, Any]) -> dict[str, Any]:
-    info = asdict(run.writer_model.info())
-    info.pop("location", None)
     spec = run.design.spec
+    writer: dict[str, Any] = {}
+    if run.writer_model is not None and spec.diarist_model is not None:
+        info = asdict(run.writer_model.info())
+        info.pop("location", None)
+        writer = {
+            "diarist_model": info,
+            "diarist_settings": spec.diarist_model.model_dump(mode="json"),
+        }
     return {
         "kind": run.design.kind.name,
-        "diarist_model": info,
-        "diarist_settings": spec.diarist_model.model_dump(mode="json"),
+        **writer,
         "chatbots": {k: v.identity() for k, v in run.chatbots.items()},
         "judges": {j.id: j.model_dump(mode="json", exclude={"endpoint"}) for j in spec.judges},
         "profiles": profiles_manifest(run.profiles),

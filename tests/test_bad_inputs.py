@@ -287,6 +287,12 @@ DESIGN_CASES = [
         id="diarist-model-is-a-string",
     ),
     D(
+        lambda lab: without_table(lab.text(), "diarist_model"),
+        "diarist_model",
+        "add [diarist_model]",
+        id="diary-design-without-a-diarist-model",
+    ),
+    D(
         lambda lab: "cast = [1, 2]\n" + without_table(lab.text(), "cast"),
         "cast",
         "valid dictionary",

@@ -151,6 +151,10 @@ def test_benchmark_designs_refuse_what_they_cannot_use(tmp_path, tiny_model_fold
         (base.replace('tokenizer = "', 'prefill = false\ntokenizer = "'), "judges[0].prefill"),
         (base.replace('chatbot = "api"', 'chatbot = "ghost"'), "anchors[1].chatbot"),
         (base.replace(os.path.relpath(DATA, tmp_path), "absent.jsonl"), "benchmark.data"),
+        (
+            base.replace("[benchmark]", '[diarist_model]\nmodel = "smollm2"\n\n[benchmark]'),
+            "diarist_model",
+        ),
     ]
     for text, where in cases:
         path.write_text(text)

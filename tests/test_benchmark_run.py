@@ -88,9 +88,6 @@ model = "{model}"
             seed = 5
             coverage_floor = 0.0
 
-            [diarist_model]
-            model = "{model}"
-
             [benchmark]
             data = "{os.path.relpath(DATA, folder)}"
             format = "mentalhealthbench"

@@ -456,6 +456,7 @@ BENCHMARK_PROOFS = {
     "test_a_run_with_both_candidate_graders_reports_them",
     # Refused in benchmark designs (a benchmark reply answers one fixed conversation).
     "design.entries": BENCH_OPTIONS + "test_benchmark_designs_refuse_what_they_cannot_use",
+    "diarist_model.": BENCH_OPTIONS + "test_benchmark_designs_refuse_what_they_cannot_use",
 }
 
 

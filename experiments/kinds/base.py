@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from foundation.errors import LabError
 from rubric.prompts import JudgePrompt, TemplateRef
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class RunContext:
     design: Design
     folder: Path
     store: Store
-    writer_model: LocalModel
+    writer_model: LocalModel | None  # None for a kind that writes nothing (benchmark)
     profiles: dict[str, Profile]
     chatbots: dict[str, Chatbot]
     cells: Sequence[Any]
@@ -64,6 +65,12 @@ class RunContext:
     # kind that runs its own judging phase (judge_phase below).
     judge: Callable[[str], Judge] | None = None
     load_local: Callable[[str, LocalSettings], LocalModel] | None = None
+
+    def writer(self) -> LocalModel:
+        """The diarist model, for a kind that writes (the design check makes sure it has one)."""
+        if self.writer_model is None:
+            raise LabError(f"a {self.design.spec.design.kind} run has no diarist model")
+        return self.writer_model
 
 
 class ExperimentKind(Protocol):

@@ -5,7 +5,7 @@ models that place the lab's numbers on the published scale, and the grader valid
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -91,6 +91,8 @@ def _relative(value: str, design_path: Path) -> Path:
 
 
 class BenchmarkDesignFile(DesignFile):
+    writes: ClassVar[bool] = False
+
     benchmark: BenchmarkTable
 
     @model_validator(mode="after")

@@ -52,9 +52,9 @@ class DiaryKind:
     def _writer(self, run: RunContext) -> Writer:
         spec = _spec(run.design)
         return Writer(
-            run.writer_model,
-            spec.diarist_model.generation,
-            spec.diarist_model.local,
+            run.writer(),
+            spec.writer.generation,
+            spec.writer.local,
             load_entry_template(),
             {c.id: c for c in load_cards(spec.cast.diarist_ids)},
             run.profiles,

@@ -60,9 +60,9 @@ class FriendsKind:
     def _writer(self, run: RunContext) -> LetterWriter:
         spec = friends_spec(run.design)
         return LetterWriter(
-            run.writer_model,
-            spec.diarist_model.generation,
-            spec.diarist_model.local,
+            run.writer(),
+            spec.writer.generation,
+            spec.writer.local,
             load_letter_template(),
             load_fixed_letter(),
             {c.id: c for c in load_cards(spec.pairs.card_ids)},
