@@ -33,6 +33,14 @@ def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, 
         "WHERE l.call_key IS NULL"
     ).fetchone()[0]
     assert fixed_judged == 0
+    # A letter's call key holds the full effective decoding settings, as a diary entry's does.
+    import json
+
+    request = json.loads(
+        db.execute("SELECT request FROM calls WHERE kind = 'diarist'").fetchone()[0]
+    )
+    assert request["generation"]["pinned"]["repetition_penalty"] == 1.0
+    assert request["generation"]["sampler"] in {"row-seeded-gumbel", "greedy"}
     db.close()
 
     assert main(["status", str(out)]) == 0

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-import experiments.kinds.friends.letters as letters_module
+import experiments.kinds.steered_writes as letters_module  # where letters are written
 from diarists.cards import CARDS_DIR, load_card
 from diarists.letters import letter_messages, load_fixed_letter, load_letter_template
 from experiments.design import load_design

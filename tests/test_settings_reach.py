@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-import experiments.kinds.diary.conversations as conversations
+import experiments.kinds.steered_writes as conversations  # where entries are written
 from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
 from experiments.design import load_design
 from experiments.kinds.base import RunContext

@@ -19,10 +19,10 @@ from diarists.writing import chatbot_view, entry_messages
 from experiments.kinds.base import Tick
 from experiments.kinds.diary.cells import Cell, derived_seed
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from experiments.kinds.steered_writes import SteeredWrite, write_cached
 from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
-from steering.apply import write_steered
 
 
 @dataclass
@@ -69,34 +69,11 @@ def write_entries(
         messages = entry_messages(writer.cards[cell.diarist], writer.template, earlier, replies)
         jobs[eid] = (cell, messages, derived_seed(seed, "entry", cell.twin_place("e", k)))
     order = list(jobs.values())
-    requests = [
-        {
-            "messages": messages,
-            "generation": writer.model.generation_key(writer.generation),
-            "seed": entry_seed,
-            "steer": writer.profiles[cell.profile].spec(),
-            "template_sha256": writer.template.sha256,
-        }
-        for cell, messages, entry_seed in order
-    ]
-
-    def generate(indices: list[int]) -> list[dict[str, Any]]:
-        return write_steered(
-            writer.model,
-            [order[i][1] for i in indices],
-            writer.generation,
-            seeds=[order[i][2] for i in indices],
-            steers=[writer.profiles[order[i][0].profile].steer for i in indices],
-        )
-
-    store.cached_calls(
-        "diarist",
-        writer.model.spec,
-        writer.identity(),
-        requests,
-        generate,
-        rows=lambda i, result, key: (entry_row(order[i][0], k, writer, result, key),),
-        batch_size=writer.local.batch_size,
+    write_cached(
+        store,
+        writer,
+        [SteeredWrite(messages, entry_seed, cell.profile) for cell, messages, entry_seed in order],
+        lambda i, result, key: (entry_row(order[i][0], k, writer, result, key),),
         done=tick,
     )
 

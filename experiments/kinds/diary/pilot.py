@@ -21,9 +21,9 @@ from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.kinds.diary.tables import load_tables
 from experiments.kinds.diary.tasks import entry_items
 from experiments.kinds.repeats import pooled_noise, repeat_id, score_repeats
+from experiments.kinds.steered_writes import SteeredWrite, write_cached
 from experiments.store import Store
 from rubric.entry_scores import EntryTemplates, entry_prompts
-from steering.apply import write_steered
 
 
 def pilot_design(design: Design, diarists: int) -> dict[str, Any]:
@@ -68,37 +68,15 @@ def resample(
         c.diarist: entry_messages(writer.cards[c.diarist], writer.template, [], [])
         for c, _, _ in jobs
     }
-    requests = [
-        {
-            "messages": messages[cell.diarist],
-            "generation": writer.model.generation_key(writer.generation),
-            "seed": seed,
-            "steer": writer.profiles[cell.profile].spec(),
-            "template_sha256": writer.template.sha256,
-        }
-        for cell, _, seed in jobs
-    ]
-
-    def generate(indices: list[int]) -> list[dict[str, Any]]:
-        return write_steered(
-            writer.model,
-            [messages[jobs[i][0].diarist] for i in indices],
-            writer.generation,
-            seeds=[jobs[i][2] for i in indices],
-            steers=[writer.profiles[jobs[i][0].profile].steer for i in indices],
-        )
 
     def row(i: int, result: Any, key: str) -> tuple[EntryRow, ...]:
         return (replace(entry_row(jobs[i][0], 1, writer, result, key), entry_id=jobs[i][1]),)
 
-    store.cached_calls(
-        "diarist",
-        writer.model.spec,
-        writer.identity(),
-        requests,
-        generate,
-        rows=row,
-        batch_size=writer.local.batch_size,
+    write_cached(
+        store,
+        writer,
+        [SteeredWrite(messages[cell.diarist], seed, cell.profile) for cell, _, seed in jobs],
+        row,
     )
     tasks = list(_score_tasks(store, spec, [rid for _, rid, _ in jobs]))
     score_repeats(store, [j.id for j in spec.judges], judge_for, tasks, run.design.coverage_floor)

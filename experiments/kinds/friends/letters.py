@@ -17,10 +17,10 @@ from experiments.kinds.base import Tick
 from experiments.kinds.friends.contrast import FIXED
 from experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other
 from experiments.kinds.friends.rows import LetterRow
+from experiments.kinds.steered_writes import SteeredWrite, write_cached
 from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
-from steering.apply import write_steered
 
 
 @dataclass
@@ -90,36 +90,13 @@ def write_position(
         tick(len(fixed))
     if not jobs:
         return
-    requests = [
-        {
-            "messages": messages,
-            "generation": writer.generation.key(),
-            "seed": call_seed,
-            "steer": writer.profiles[pair.profile(seat)].spec(),
-            "template_sha256": writer.template.sha256,
-        }
-        for pair, seat, _, messages, call_seed in jobs
-    ]
-
-    def generate(indices: list[int]) -> list[dict[str, Any]]:
-        return write_steered(
-            writer.model,
-            [jobs[i][3] for i in indices],
-            writer.generation,
-            seeds=[jobs[i][4] for i in indices],
-            steers=[writer.profiles[jobs[i][0].profile(jobs[i][1])].steer for i in indices],
-        )
-
-    store.cached_calls(
-        "diarist",
-        writer.model.spec,
-        writer.identity(),
-        requests,
-        generate,
-        rows=lambda i, result, key: (
+    write_cached(
+        store,
+        writer,
+        [SteeredWrite(m, s, pair.profile(seat)) for pair, seat, _, m, s in jobs],
+        lambda i, result, key: (
             row_for(jobs[i][0], jobs[i][1], jobs[i][2], position, writer, None, result, key),
         ),
-        batch_size=writer.local.batch_size,
         done=tick,
     )
 

@@ -22,9 +22,9 @@ from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.tasks import LetterScorer
 from experiments.kinds.repeats import pooled_noise, repeat_id, score_repeats
+from experiments.kinds.steered_writes import SteeredWrite, write_cached
 from experiments.store import Store
 from foundation.errors import LabError
-from steering.apply import write_steered
 
 
 def _spec(design: Design) -> FriendsDesignFile:
@@ -99,39 +99,17 @@ def resample(
         for r in range(repeats):
             rid = repeat_id(pair.letter_id(seat, k), r)
             jobs.append((pair, seat, position, messages, rid, letter_seed(run.design.seed, rid)))
-    requests = [
-        {
-            "messages": messages,
-            "generation": writer.generation.key(),
-            "seed": seed,
-            "steer": writer.profiles[pair.profile(seat)].spec(),
-            "template_sha256": writer.template.sha256,
-        }
-        for pair, seat, _, messages, _, seed in jobs
-    ]
-
-    def generate(indices: list[int]) -> list[dict[str, Any]]:
-        return write_steered(
-            writer.model,
-            [jobs[i][3] for i in indices],
-            writer.generation,
-            seeds=[jobs[i][5] for i in indices],
-            steers=[writer.profiles[jobs[i][0].profile(jobs[i][1])].steer for i in indices],
-        )
 
     def row(i: int, result: Any, key: str) -> tuple[LetterRow, ...]:
         pair, seat, position, _, rid, _ = jobs[i]
         letter = row_for(pair, seat, k, position, writer, None, result, key)
         return (replace(letter, letter_id=rid),)
 
-    store.cached_calls(
-        "diarist",
-        writer.model.spec,
-        writer.identity(),
-        requests,
-        generate,
-        rows=row,
-        batch_size=writer.local.batch_size,
+    write_cached(
+        store,
+        writer,
+        [SteeredWrite(m, s, pair.profile(seat)) for pair, seat, _, m, _, s in jobs],
+        row,
     )
     scorer = LetterScorer.load(spec.scores)
     tasks: list[Task] = []

@@ -1,0 +1,88 @@
+"""One way a kind writes steered texts (diary entries, letters, a pilot's repeats): through the
+store's cached-call door, with one cache-key shape — the messages, the full effective decoding
+settings of a local generate (model_access.decoding), the seed, the steer and the template hash."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from diarists.profiles import Profile
+from experiments.store import Store
+from model_access.local import LocalModel
+from model_access.settings import GenerationSettings, LocalSettings
+from steering.apply import write_steered
+
+Rows = Callable[[int, Mapping[str, Any], str], Sequence[Any]]
+
+
+@dataclass(frozen=True)
+class SteeredWrite:
+    """One text to write: the chat the writer reads, its sampling seed, its profile id."""
+
+    messages: list[dict[str, str]]
+    seed: int
+    profile: str
+
+
+class _Template(Protocol):
+    @property
+    def sha256(self) -> str: ...
+
+
+class SteeredWriter(Protocol):
+    """What a kind's writer holds (diary and friends writers alike)."""
+
+    @property
+    def model(self) -> LocalModel: ...
+    @property
+    def generation(self) -> GenerationSettings: ...
+    @property
+    def local(self) -> LocalSettings: ...
+    @property
+    def profiles(self) -> Mapping[str, Profile]: ...
+    @property
+    def template(self) -> _Template: ...
+    def identity(self) -> dict[str, Any]: ...
+
+
+def write_cached(
+    store: Store,
+    writer: SteeredWriter,
+    writes: Sequence[SteeredWrite],
+    rows: Rows,
+    *,
+    done: Callable[[int], None] | None = None,
+) -> None:
+    """Each write's result is stored (with its rows) before it is used; stored ones are read."""
+    requests = [
+        {
+            "messages": w.messages,
+            "generation": writer.model.generation_key(writer.generation),
+            "seed": w.seed,
+            "steer": writer.profiles[w.profile].spec(),
+            "template_sha256": writer.template.sha256,
+        }
+        for w in writes
+    ]
+
+    def generate(indices: list[int]) -> list[dict[str, Any]]:
+        return write_steered(
+            writer.model,
+            [writes[i].messages for i in indices],
+            writer.generation,
+            seeds=[writes[i].seed for i in indices],
+            steers=[writer.profiles[writes[i].profile].steer for i in indices],
+        )
+
+    store.cached_calls(
+        "diarist",
+        writer.model.spec,
+        writer.identity(),
+        requests,
+        generate,
+        rows=rows,
+        batch_size=writer.local.batch_size,
+        done=done,
+    )
