@@ -19,7 +19,15 @@ Definitions (the same for every backend):
   coverage floor the reading is unreadable: mean and mode are None, never a sampled number.
 - mean = Σ n P(n) / coverage (normalised over valid numbers); mode = argmax P(n).
 
-Numbers such as "85.5" count as 85 (the "." ends the integer): a small, documented leak.
+- trie-v2: a decimal is not an integer. At a number node, a token that starts with a decimal mark
+  and a digit (".5") and the share of a bare mark ("." or ",") that digits would follow count as
+  neither a continuation nor an end: they leave the 0–100 reading (uncovered mass), so "0.85" is
+  never read as 0. A backend that reads a bare mark's probability of at least POINT_FLOOR asks
+  what follows it (node + mark); below that, or unasked, the whole mark counts as uncovered —
+  never as an end, so P(n) is never overstated.
+- A server that reads the chat without a prompt's trailing space writes the space itself: the
+  root then has a space child (" ") and space-led pieces (" 8"); the number is the digits after
+  the space (node " 85" is 85). Backends that read after the space never produce those nodes.
 
 A backend records one NodeReading per node it queried; the distribution is recomputed from those
 records alone, so a stored judgment can be re-scored without the model."""
@@ -34,11 +42,17 @@ from typing import Any
 from foundation.errors import LabError
 from rubric.prompts import TemplateRef
 
-ALGORITHM = "trie-v1"  # bump when the definitions above change: part of every judge's identity
+ALGORITHM = "trie-v2"  # bump when the definitions above change: part of every judge's identity
 NUMBERS = tuple(range(101))
 NUMBER_TEXTS = {str(n): n for n in NUMBERS}
 # Every non-empty prefix of a valid number's text (all of them are numbers themselves).
 NODE_TEXTS = frozenset(t[:i] for t in NUMBER_TEXTS for i in range(1, len(t) + 1))
+SPACE = " "
+# Nodes of a reading whose root wrote a space first (a chat server that drops the prefill's space).
+SPACED_NODE_TEXTS = frozenset({SPACE} | {SPACE + t for t in NODE_TEXTS})
+ALL_NODE_TEXTS = NODE_TEXTS | SPACED_NODE_TEXTS
+DECIMAL_MARKS = frozenset(".,")
+POINT_FLOOR = 1e-4  # a bare decimal mark at least this likely is followed up (see trie-v2)
 DEFAULT_FLOOR = 0.5
 LOG_ZERO = -9999.0  # stands for log(0) in JSON records (vLLM uses the same sentinel)
 DIGITS = frozenset("0123456789")
@@ -50,8 +64,32 @@ def continues_number(piece: str) -> bool:
 
 
 def is_child_piece(node: str, piece: str) -> bool:
-    """Is `piece` a step from `node` toward some valid number?"""
-    return bool(piece) and all(c in DIGITS for c in piece) and node + piece in NODE_TEXTS
+    """Is `piece` a step from `node` toward some valid number? Only the root may take a space
+    (alone or before digits)."""
+    if not piece:
+        return False
+    digits = piece[1:] if node == "" and piece[0] == SPACE else piece
+    return all(c in DIGITS for c in digits) and node + piece in ALL_NODE_TEXTS
+
+
+def number_of(text: str) -> int | None:
+    """The number a node has written ("85" and " 85" are 85), None for the root and " "."""
+    return NUMBER_TEXTS.get(text[1:] if text.startswith(SPACE) else text)
+
+
+def is_point(piece: str) -> bool:
+    """A bare decimal mark: digits may follow it ("85." then "5"), or the sentence may end."""
+    return piece in DECIMAL_MARKS
+
+
+def is_decimal(piece: str) -> bool:
+    """A token that writes a decimal mark and a digit at once (".5")."""
+    return len(piece) > 1 and piece[0] in DECIMAL_MARKS and piece[1] in DIGITS
+
+
+def ends_number(piece: str) -> bool:
+    """After a number, does this token end it (neither more digits nor a possible decimal)?"""
+    return not (continues_number(piece) or is_point(piece) or is_decimal(piece))
 
 
 def safe_log(p: float) -> float:
@@ -77,20 +115,25 @@ class NodeReading:
     """What one query at a node showed: log P(piece) for each child piece, and log P(the number
     ends here) (None at the root, or where the node was never queried). end_exact is False where
     the query saw only some tokens (a server's top-k): P(end) is then a lower bound from the
-    visible tokens and children may be missing."""
+    visible tokens and children may be missing. decimal_logprob is log P(the number turns into
+    a decimal here), the mass trie-v2 leaves uncovered (None where not computed)."""
 
     prefix: str
     children: Mapping[str, float] = field(default_factory=dict)
     end_logprob: float | None = None
     end_exact: bool = True
+    decimal_logprob: float | None = None
 
     def to_record(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "prefix": self.prefix,
             "children": dict(sorted(self.children.items())),
             "end_logprob": self.end_logprob,
             "end_exact": self.end_exact,
         }
+        if self.decimal_logprob is not None:
+            out["decimal_logprob"] = self.decimal_logprob
+        return out
 
     @staticmethod
     def from_record(record: Mapping[str, Any]) -> NodeReading:
@@ -100,6 +143,9 @@ class NodeReading:
             children={str(k): float(v) for k, v in dict(record.get("children") or {}).items()},
             end_logprob=None if end is None else float(end),
             end_exact=bool(record.get("end_exact", True)),
+            decimal_logprob=None
+            if record.get("decimal_logprob") is None
+            else float(record["decimal_logprob"]),
         )
 
 
@@ -119,12 +165,11 @@ def path_masses(nodes: Mapping[str, NodeReading]) -> dict[str, float]:
 
 def distribution(nodes: Mapping[str, NodeReading]) -> list[float]:
     mass = path_masses(nodes)
-    out = []
-    for n in NUMBERS:
-        text = str(n)
-        node = nodes.get(text)
-        p_end = prob(node.end_logprob) if node is not None else 0.0
-        out.append(mass.get(text, 0.0) * min(p_end, 1.0))
+    out = [0.0] * len(NUMBERS)
+    for text, node in nodes.items():
+        n = number_of(text)
+        if n is not None:
+            out[n] += mass.get(text, 0.0) * min(prob(node.end_logprob), 1.0)
     return out
 
 

@@ -15,10 +15,11 @@ import torch
 
 from foundation.errors import LabError
 from model_access.local import LocalModel
-from rubric.expected import ALGORITHM, LOG_ZERO, NUMBER_TEXTS, NodeReading, number_reading
+from rubric.expected import ALGORITHM, LOG_ZERO, number_reading
 from rubric.judge_base import Judge
+from rubric.number_trie import digits_after, number_trie, points_to_follow, read_node
 from rubric.prompts import JudgePrompt
-from rubric.vocab import VocabFacts, answer_ids, number_tokens, vocab_facts
+from rubric.vocab import VocabFacts, answer_ids, vocab_facts
 from rubric.yes_no import yes_no_reading
 
 
@@ -71,51 +72,48 @@ class LocalJudge(Judge):
         )
 
     def number_record(self, prompt: JudgePrompt) -> dict[str, Any]:
-        tokenizer = self.model.tokenizer
-        numbers = number_tokens(tokenizer, self.prompt_text(prompt))
-        # Trie over token sequences; each node is named by the digits it has written.
-        text_of: dict[tuple[int, ...], str] = {(): ""}
-        piece_of: dict[tuple[int, ...], str] = {}
-        for ids, pieces in zip(numbers.tokens, numbers.pieces, strict=True):
-            for k in range(1, len(ids) + 1):
-                key, text = ids[:k], "".join(pieces[:k])
-                if key in text_of:
-                    continue
-                if text in text_of.values():
-                    raise LabError(
-                        f"two different token paths write {text!r}",
-                        where="judge tokenizer",
-                        fix="this tokenizer splits numbers inconsistently; use another judge",
-                    )
-                text_of[key], piece_of[key] = text, pieces[k - 1]
-        prefixes = list(text_of)
-        rows = self.model.next_token_logprobs(numbers.prompt_ids, prefixes, chunk=self.chunk)
-        rows = rows.double()  # sums of many small probabilities: keep float64 from here on
-        continues = torch.zeros(rows.shape[1], dtype=torch.bool)
-        continues[[i for i in self.facts.continuation_ids if i < rows.shape[1]]] = True
-        end = torch.logsumexp(rows[:, ~continues], dim=1)
-        index = {key: i for i, key in enumerate(prefixes)}
-        children: dict[tuple[int, ...], dict[str, float]] = {key: {} for key in prefixes}
-        for key in prefixes[1:]:
-            logprob = float(rows[index[key[:-1]], key[-1]])
-            children[key[:-1]][piece_of[key]] = max(logprob, LOG_ZERO)  # no -inf in JSON
-        nodes = [
-            NodeReading(
-                prefix=text_of[key],
-                children=children[key],
-                end_logprob=max(float(end[index[key]]), LOG_ZERO)
-                if text_of[key] in NUMBER_TEXTS
-                else None,
+        facts = self.facts
+        trie = number_trie(self.model.tokenizer, self.prompt_text(prompt))
+        prefixes = [node.ids for node in trie.nodes]
+        rows = self.model.next_token_logprobs(trie.prompt_ids, prefixes, chunk=self.chunk)
+        lookups = [
+            self._lookup(row, trie.needed_ids(node, facts))
+            for row, node in zip(rows, trie.nodes, strict=True)
+        ]
+        # trie-v2: what follows a likely bare decimal mark, read in a second call.
+        marks = [
+            (index, mark)
+            for index, node in enumerate(trie.nodes)
+            for mark in points_to_follow(node, lookups[index], facts)
+        ]
+        after: dict[int, dict[int, float]] = {}
+        if marks:
+            rows = self.model.next_token_logprobs(
+                trie.prompt_ids,
+                [(*trie.nodes[index].ids, mark) for index, mark in marks],
+                chunk=self.chunk,
             )
-            for key in prefixes
+            for (index, mark), row in zip(marks, rows, strict=True):
+                digits = self._lookup(row, facts.continuation_ids)
+                after.setdefault(index, {})[mark] = digits_after(digits, facts)
+        nodes = [
+            read_node(node, lookups[index], facts, after_point=after.get(index))
+            for index, node in enumerate(trie.nodes)
         ]
         record = {
             "backend": "local",
-            "prompt_tokens": len(numbers.prompt_ids),
-            "queried_nodes": len(prefixes),
+            "mode": "local",
+            "prompt_tokens": len(trie.prompt_ids),
+            "queried_nodes": len(prefixes) + len(marks),
             "exact": True,
         }
         return dict(number_reading(nodes, record=record).record)
+
+    @staticmethod
+    def _lookup(row: torch.Tensor, ids: tuple[int, ...]) -> dict[int, float]:
+        # float64 from here on: sums of many small probabilities
+        values = row.double()[list(ids)].tolist() if ids else []
+        return dict(zip(ids, values, strict=True))
 
     def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
         return self.yes_no_records([prompt])[0]

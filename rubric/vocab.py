@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from foundation.errors import LabError
-from rubric.expected import NUMBERS, continues_number
+from rubric.expected import NUMBERS, continues_number, is_decimal, is_point
 from rubric.yes_no import answer_of
 
-# SentencePiece byte-fallback tokens for the digits ("<0x30>".."<0x39>") write digits too.
-_BYTE_DIGIT = re.compile(r"^<0x3[0-9]>$")
+# SentencePiece byte-fallback tokens ("<0x30>" is the byte of "0").
+_BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+SENTENCEPIECE_SPACE = "\u2581"  # "▁"
 
 
 @dataclass(frozen=True)
@@ -22,27 +23,75 @@ class VocabFacts:
     yes_ids: tuple[int, ...]
     no_ids: tuple[int, ...]
     raw_tokens: tuple[str, ...]  # index = id; for records and messages
+    point_ids: tuple[int, ...] = ()  # a bare decimal mark ("." or ",")
+    decimal_ids: tuple[int, ...] = ()  # a mark and a digit at once (".5")
+
+    @property
+    def leaving_ids(self) -> tuple[int, ...]:
+        """Every token that, after a number, keeps it from ending there (trie-v2)."""
+        return tuple(sorted({*self.continuation_ids, *self.point_ids, *self.decimal_ids}))
+
+
+def _byte_decoder() -> dict[str, int]:
+    """The inverse of byte-level BPE's byte→printable-character table (GPT-2's scheme, which
+    Llama-3, gpt-oss and SmolLM2 vocabularies use): printable ASCII and Latin-1 stand for
+    themselves, the other bytes for characters from U+0100 on, in order."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {b: chr(b) for b in keep}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return {c: b for b, c in table.items()}
+
+
+_BYTES_OF = _byte_decoder()
+
+
+def is_byte_level(raw_tokens: tuple[str, ...] | list[str]) -> bool:
+    return "\u0120" in raw_tokens or any(t.startswith("\u0120") for t in raw_tokens[:5000])
+
+
+def token_text(raw: str, *, byte_level: bool) -> str:
+    """The text a vocabulary entry writes, read from the raw entry (never from decode([id]),
+    which drops a SentencePiece token's leading space): "▁5" writes " 5", byte-level "Ġ5" writes
+    " 5", byte fallback "<0x2E>" writes "."."""
+    byte = _BYTE_TOKEN.match(raw)
+    if byte:
+        value = int(byte.group(1), 16)
+        return chr(value) if value < 0x80 else "\ufffd"
+    if byte_level and raw and all(c in _BYTES_OF for c in raw):
+        return bytes(_BYTES_OF[c] for c in raw).decode("utf-8", errors="replace")
+    return raw.replace(SENTENCEPIECE_SPACE, " ")
 
 
 def vocab_facts(tokenizer: Any) -> VocabFacts:
-    """Read from the raw vocabulary strings, not from decoding single tokens: decoding drops a
-    SentencePiece token's leading space marker, which would make "▁5" look like a digit."""
+    """Read from the raw vocabulary strings (token_text), not from decoding single tokens."""
     size = len(tokenizer)
     tokens = tokenizer.convert_ids_to_tokens(list(range(size)))
     raw = [str(t) if t is not None else "" for t in tokens]
+    byte_level = is_byte_level(raw)
     special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    cont, yes, no = [], [], []
+    cont, yes, no, points, decimals = [], [], [], [], []
     for i, token in enumerate(raw):
         if i in special:
             continue
-        if continues_number(token) or _BYTE_DIGIT.match(token):
+        text = token_text(token, byte_level=byte_level)
+        if continues_number(text):
             cont.append(i)
+        elif is_point(text):
+            points.append(i)
+        elif is_decimal(text):
+            decimals.append(i)
         answer = answer_of(token)
         if answer == "yes":
             yes.append(i)
         elif answer == "no":
             no.append(i)
-    return VocabFacts(tuple(cont), tuple(yes), tuple(no), tuple(raw))
+    return VocabFacts(
+        tuple(cont), tuple(yes), tuple(no), tuple(raw), tuple(points), tuple(decimals)
+    )
 
 
 def answer_ids(facts: VocabFacts, words: tuple[str, str]) -> tuple[tuple[int, ...], ...]:

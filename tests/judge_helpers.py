@@ -18,12 +18,31 @@ def digit_start_ids(tokenizer) -> list[int]:
     return [i for i, t in enumerate(raw) if i not in special and t and t[0] in "0123456789"]
 
 
+def mark_ids(tokenizer) -> tuple[list[int], list[int]]:
+    """Bare decimal marks ("." ",", or their byte-fallback forms) and mark-then-digit tokens
+    (".5"), from the raw vocabulary, independently of rubric/."""
+    special = set(tokenizer.all_special_ids)
+    raw = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    bare = {".", ",", "<0x2E>", "<0x2C>"}
+    points = [i for i, t in enumerate(raw) if i not in special and t in bare]
+    decimals = [
+        i
+        for i, t in enumerate(raw)
+        if i not in special and len(t) > 1 and t[0] in ".," and t[1] in "0123456789"
+    ]
+    return points, decimals
+
+
 def brute_force_distribution(model: LocalModel, prompt_text: str) -> list[float]:
     """P(n) for n in 0..100: each number's whole sequence (prompt + number) goes through a plain
     forward pass with no KV cache (batched, right-padded: causal attention keeps pads from touching
-    real positions), then float64 products and sums."""
+    real positions), then float64 products and sums. Per trie-v2 (rubric/expected.py), a number
+    does not end where it turns decimal: mark-then-digit tokens, and a bare mark times the chance
+    that a digit follows it (read by another plain pass over prompt + number + mark) — or the
+    whole mark where it is under 1e-4 likely."""
     prompt = model.encode(prompt_text)
     cont = digit_start_ids(model.tokenizer)
+    points, decimals = mark_ids(model.tokenizer)
     seqs = []
     for n in range(101):
         full = model.encode(prompt_text + str(n))
@@ -48,9 +67,19 @@ def brute_force_distribution(model: LocalModel, prompt_text: str) -> list[float]
                 p = 1.0
                 for i, t in enumerate(seq[len(prompt) :]):
                     p *= float(lp[i, t].exp())
-                p *= 1.0 - float(lp[-1, cont].exp().sum())
-                out.append(p)
+                p_end = 1.0 - float(lp[-1, cont].exp().sum()) - float(lp[-1, decimals].exp().sum())
+                for mark in points:
+                    p_mark = float(lp[-1, mark].exp())
+                    follow = _digit_after(model, seq + [mark], cont) if p_mark >= 1e-4 else 1.0
+                    p_end -= p_mark * follow
+                out.append(p * max(p_end, 0.0))
     return out
+
+
+def _digit_after(model: LocalModel, seq: list[int], cont: list[int]) -> float:
+    with torch.no_grad():
+        logits = model.model(torch.tensor([seq])).logits[0, -1].double()
+    return float(torch.log_softmax(logits, dim=-1)[cont].exp().sum())
 
 
 def single_token_number_tokenizer():

@@ -46,8 +46,8 @@ def assert_same(reader: list[float] | tuple[float, ...], brute: list[float]) -> 
 def test_digit_tokenizer_matches_brute_force(tiny_model, text):
     reading = LocalJudge(tiny_model).read_number(JudgePrompt.raw(text), floor=0.0)
     assert_same(reading.distribution, brute_force_distribution(tiny_model, text))
-    # One query per trie node: root, 0..9, 10..99, 100.
-    assert reading.record["queried_nodes"] == 102
+    # One query per trie node (root, 0..9, 10..99, 100), and one after each likely bare mark.
+    assert 102 <= reading.record["queried_nodes"]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_single_token_number_tokenizer_matches_brute_force(text):
         assert len(model.encode(text + str(n))) == len(model.encode(text)) + 1
     reading = LocalJudge(model).read_number(JudgePrompt.raw(text), floor=0.0)
     assert_same(reading.distribution, brute_force_distribution(model, text))
-    assert reading.record["queried_nodes"] == 102  # root + 101 one-token numbers
+    assert reading.record["queried_nodes"] >= 102  # root + 101 one-token numbers, + marks
 
 
 def test_number_merging_with_the_prompt_is_a_clear_error():

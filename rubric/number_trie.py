@@ -1,0 +1,125 @@
+"""The trie of a judge's numbers as token ids, and the reading of its nodes from log-probabilities
+of chosen token ids: shared by every backend that reads a judge exactly (a local model's full
+next-token vectors, a server's answers for explicit token ids), so both compute the same
+numbers from the same floats.
+
+A node is the token prefix of some number right after the prompt; what it needs to be read is
+log P of its child tokens and, at a number, log P of every token that keeps the number from
+ending there (VocabFacts.leaving_ids). A bare decimal mark that is likely enough (POINT_FLOOR)
+is followed up at node + mark, where the digits that could come next are summed (trie-v2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from foundation.errors import LabError
+from rubric.expected import (
+    LOG_ZERO,
+    NUMBER_TEXTS,
+    POINT_FLOOR,
+    NodeReading,
+    prob,
+    safe_log,
+)
+from rubric.vocab import VocabFacts, number_tokens
+
+Lookup = Mapping[int, float]  # token id → log-probability, for the ids a backend could read
+
+
+@dataclass(frozen=True)
+class TrieNode:
+    ids: tuple[int, ...]  # tokens after the prompt
+    text: str  # the digits they write
+    children: tuple[tuple[str, int], ...]  # (piece text, token id) of each child
+
+    @property
+    def is_number(self) -> bool:
+        return self.text in NUMBER_TEXTS
+
+
+@dataclass(frozen=True)
+class NumberTrie:
+    prompt_ids: tuple[int, ...]
+    nodes: tuple[TrieNode, ...]  # the root first, parents before children
+
+    def needed_ids(self, node: TrieNode, facts: VocabFacts) -> tuple[int, ...]:
+        """The ids whose log-probabilities read this node exactly."""
+        ids = {i for _, i in node.children}
+        if node.is_number:
+            ids.update(facts.leaving_ids)
+        return tuple(sorted(ids))
+
+
+def number_trie(tokenizer: Any, prompt_text: str) -> NumberTrie:
+    numbers = number_tokens(tokenizer, prompt_text)
+    text_of: dict[tuple[int, ...], str] = {(): ""}
+    children: dict[tuple[int, ...], list[tuple[str, int]]] = {(): []}
+    for ids, pieces in zip(numbers.tokens, numbers.pieces, strict=True):
+        for k in range(1, len(ids) + 1):
+            key, text = ids[:k], "".join(pieces[:k])
+            if key in text_of:
+                continue
+            if text in text_of.values():
+                raise LabError(
+                    f"two different token paths write {text!r}",
+                    where="judge tokenizer",
+                    fix="this tokenizer splits numbers inconsistently; use another judge",
+                )
+            text_of[key] = text
+            children[key] = []
+            children[key[:-1]].append((pieces[k - 1], key[-1]))
+    nodes = tuple(
+        TrieNode(key, text_of[key], tuple(children[key]))
+        for key in sorted(text_of, key=lambda k: (len(k), k))
+    )
+    return NumberTrie(numbers.prompt_ids, nodes)
+
+
+def points_to_follow(node: TrieNode, lookup: Lookup, facts: VocabFacts) -> tuple[int, ...]:
+    """The bare decimal marks after this number likely enough to ask what follows them."""
+    if not node.is_number:
+        return ()
+    return tuple(i for i in facts.point_ids if prob(lookup.get(i)) >= POINT_FLOOR)
+
+
+def digits_after(lookup: Lookup, facts: VocabFacts) -> float:
+    """P(a digit comes next), from a read after a decimal mark."""
+    return min(1.0, sum(prob(lookup.get(i)) for i in facts.continuation_ids))
+
+
+def read_node(
+    node: TrieNode,
+    lookup: Lookup,
+    facts: VocabFacts,
+    *,
+    after_point: Mapping[int, float] | None = None,
+) -> NodeReading:
+    """A node's reading from the log-probabilities of its needed ids. `after_point` maps a
+    followed-up mark to P(digit | node + mark); a mark not in it counts as wholly decimal.
+    end_exact is True only when every needed id is in `lookup` (what came back, not what was
+    asked); otherwise P(end) is the lower bound the visible ending tokens give."""
+    kids = {}
+    for piece, token in node.children:
+        if token in lookup:
+            kids[piece] = max(lookup[token], LOG_ZERO)  # no -inf in JSON
+    if not node.is_number:
+        return NodeReading(prefix=node.text, children=kids, end_logprob=None)
+    complete = all(i in lookup for i in facts.leaving_ids)
+    followed = after_point or {}
+    cont = sum(prob(lookup.get(i)) for i in facts.continuation_ids)
+    decimal = sum(prob(lookup.get(i)) for i in facts.decimal_ids)
+    decimal += sum(prob(lookup.get(i)) * followed.get(i, 1.0) for i in facts.point_ids)
+    if complete:
+        end = max(0.0, 1.0 - cont - decimal)
+    else:
+        leaving = set(facts.leaving_ids)
+        end = min(1.0, sum(prob(lp) for i, lp in lookup.items() if i not in leaving))
+    return NodeReading(
+        prefix=node.text,
+        children=kids,
+        end_logprob=safe_log(end),
+        end_exact=complete,
+        decimal_logprob=safe_log(decimal),
+    )
