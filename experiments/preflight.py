@@ -1,8 +1,8 @@
 """The complete check of a design before anything is claimed, shared by `design check` and the
 start of `run`: the schema (ranges of every setting, every name a hypothesis uses) has passed
 when the design loaded; here every profile file and vector, every model name, every key
-variable, and a probe of every served judge (one yes/no reading: the server answers and returns
-log-probabilities). A design that fails here leaves nothing behind."""
+variable, and a probe of every served judge (rubric/probe_prompt.py: the mode its answers allow
+and P(it starts a number)). A design that fails here leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ from experiments.profile_making import profile_ids
 from foundation.errors import LabError
 from model_access.loading import resolve
 from rubric.judge_base import Judge
-from rubric.judges import LocalJudgeSpec, ServedJudgeSpec, build_judge, default_load_local
-from rubric.prompts import JudgePrompt
-
-PROBE = JudgePrompt.chat(
-    [{"role": "user", "content": "Is the sky above the ground? Answer yes or no."}],
-    prefill="Answer:",
+from rubric.judges import (
+    LocalJudgeSpec,
+    ServedJudgeSpec,
+    build_judge,
+    default_load_local,
+    probe_verdict,
 )
+from rubric.probe_prompt import number_probe
+from rubric.served_judge import ServedJudge
 
 
 def preflight(design: Design, *, environment: bool = True) -> list[str]:
@@ -66,8 +68,13 @@ def _key(name: str | None, where: str) -> None:
 
 
 def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> None:
+    """The number probe (rubric/probe_prompt.py) before a run spends a call on the judge: the
+    server must answer with log-probabilities, in the mode the design asks for, and the judge
+    must start a number on the probe prompt with probability at least probe_floor."""
     try:
-        make().read_yes_no(PROBE, floor=0.0)
+        judge = make()
+        assert isinstance(judge, ServedJudge)
+        result = judge.probe(number_probe())
     except LabError as exc:
         raise LabError(
             f"the judge failed its probe: {exc}",
@@ -75,3 +82,13 @@ def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> None
             fix="start the server (or fix endpoint.base_url) and serve the judge with "
             "log-probabilities; `design check --offline` checks the files alone",
         ) from None
+    verdict = probe_verdict(spec, result.mode, result.root_coverage)
+    if verdict != "ok":
+        raise LabError(
+            f"the judge's probe was {verdict} (first tokens {list(result.first_tokens)[:5]})",
+            where=where,
+            fix="see `diarylab judge probe` for this judge: a top-k chat judge whose server "
+            "drops or renders the prefill differently reads low — name its tokenizer for exact "
+            "reading; a server ignoring logprob_token_ids needs top_logprobs = vocabulary size; "
+            "lower probe_floor only for a judge that cannot be read better",
+        )

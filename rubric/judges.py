@@ -18,6 +18,8 @@ from model_access.local import LocalModel
 from model_access.settings import EndpointSettings, LocalSettings
 from rubric.judge_base import Judge
 from rubric.local_judge import LocalJudge
+from rubric.served_chat import ChatSettings
+from rubric.served_exact import ExactSettings
 from rubric.served_judge import ServedJudge
 
 SERVED_PREFIX = "litellm:"
@@ -51,14 +53,54 @@ class ServedJudgeSpec(DataModel):
     model: NonEmpty = Field(description='litellm model string, e.g. "hosted_vllm/NAME"')
     tokenizer: str | None = Field(
         None,
-        description="the judge's tokenizer (hub id, folder or smollm2): with it a vLLM server is "
-        "asked for explicit token ids and readings are exact",
+        description="the judge's tokenizer (hub id, folder with tokenizer files, or smollm2; no "
+        "weights needed): with it every reading is exact, by prompt token ids",
     )
-    prefill: bool = Field(True, description="the server continues an assistant prefill")
+    mode: Literal["exact", "top-k"] | None = Field(
+        None,
+        description='"exact" (needs tokenizer) or "top-k" (chat top log-probabilities); '
+        "default: exact when the tokenizer is named",
+    )
+    reasoning_effort: Literal["low", "medium", "high"] = Field(
+        "low", description="harmony judges (gpt-oss): the reasoning effort rendered in the prompt"
+    )
+    top_logprobs: int | None = Field(
+        None,
+        ge=0,
+        description="top log-probabilities asked per position: default 20 for top-k, 0 for "
+        "exact; a llama.cpp server reads exactly only with the whole vocabulary here",
+    )
+    ids_per_request: int = Field(
+        128, ge=1, description="explicit token ids per request (vLLM: 128)"
+    )
+    node_cutoff: float = Field(
+        0.0, ge=0, lt=1, description="exact mode: trie nodes below this probability are not read"
+    )
+    prefill: bool = Field(True, description="top-k mode: the server continues an assistant prefill")
     expand_floor: float = Field(
-        1e-4, ge=0, lt=1, description="trie nodes below this probability are not queried"
+        1e-4, ge=0, lt=1, description="top-k mode: trie nodes below this probability are not read"
+    )
+    probe_floor: float = Field(
+        0.9,
+        ge=0,
+        le=1,
+        description="`run` refuses the judge when P(it starts a number) on the probe prompt is "
+        "lower",
     )
     endpoint: EndpointSettings = EndpointSettings()
+
+    @property
+    def reading_mode(self) -> Literal["exact", "top-k"]:
+        return self.mode or ("exact" if self.tokenizer else "top-k")
+
+    @model_validator(mode="after")
+    def _exact_needs_a_tokenizer(self) -> ServedJudgeSpec:
+        if self.mode == "exact" and not self.tokenizer:
+            raise ValueError(
+                'mode "exact" reads by prompt token ids, so it needs the judge\'s tokenizer'
+                f'{FIX_MARK}add tokenizer = "HUB_ID_OR_FOLDER", or set mode = "top-k"'
+            )
+        return self
 
     @model_validator(mode="after")
     def _server_has_an_address(self) -> ServedJudgeSpec:
@@ -82,11 +124,20 @@ def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -
         return LocalJudge(load_local(spec.model, spec.local))
     from model_access.served import ServedClient
 
+    mode = spec.reading_mode
+    default_top = 0 if mode == "exact" else 20
+    top = spec.top_logprobs if spec.top_logprobs is not None else default_top
     return ServedJudge(
         ServedClient(spec.model, spec.endpoint),
-        tokenizer=_load_tokenizer(spec.tokenizer) if spec.tokenizer else None,
-        prefill=spec.prefill,
-        expand_floor=spec.expand_floor,
+        tokenizer=load_tokenizer(spec.tokenizer) if spec.tokenizer else None,
+        mode=mode,
+        exact=ExactSettings(
+            ids_per_request=spec.ids_per_request,
+            top_logprobs=top,
+            node_cutoff=spec.node_cutoff,
+            reasoning_effort=spec.reasoning_effort,
+        ),
+        chat=ChatSettings(top_logprobs=top, prefill=spec.prefill, expand_floor=spec.expand_floor),
     )
 
 
@@ -95,10 +146,11 @@ def judge_spec(
     *,
     endpoint: EndpointSettings | None = None,
     local: LocalSettings | None = None,
-    tokenizer: str | None = None,
-    prefill: bool = True,
+    served: dict[str, Any] | None = None,
 ) -> LocalJudgeSpec | ServedJudgeSpec:
-    """The spec for a judge named on the command line: a local model, or litellm:MODEL."""
+    """The spec for a judge named on the command line: a local model, or litellm:MODEL with
+    `served` holding ServedJudgeSpec's reading fields that were given (tokenizer, mode, ...)."""
+    served = {k: v for k, v in (served or {}).items() if v is not None}
     if not name or not name.strip():
         raise LabError("empty judge name", where="--judge", fix="name a model or litellm:MODEL")
     if name.startswith(SERVED_PREFIX):
@@ -109,35 +161,77 @@ def judge_spec(
                 where="--judge",
                 fix="write litellm:PROVIDER/MODEL, e.g. litellm:hosted_vllm/NAME",
             )
-        return ServedJudgeSpec(
-            id="judge",
-            kind="litellm",
-            model=model,
-            tokenizer=tokenizer,
-            prefill=prefill,
-            endpoint=endpoint or EndpointSettings(),
+        from foundation.datafiles import validate
+
+        return validate(
+            ServedJudgeSpec,
+            {
+                "id": "judge",
+                "kind": "litellm",
+                "model": model,
+                "endpoint": endpoint or EndpointSettings(),
+                **served,
+            },
+            "--judge",
         )
-    if (endpoint and endpoint != EndpointSettings()) or tokenizer:
+    if (endpoint and endpoint != EndpointSettings()) or served:
         raise LabError(
-            "endpoint options and --tokenizer are for served judges",
+            "endpoint options and served reading options (--tokenizer, --mode, ...) are for "
+            "served judges",
             where="--judge",
             fix=f"write the judge as litellm:MODEL, or drop those options for {name!r}",
         )
     return LocalJudgeSpec(id="judge", kind="local", model=name, local=local or LocalSettings())
 
 
-def _load_tokenizer(spec: str) -> Any:
+def probe_verdict(spec: ServedJudgeSpec, mode: str, coverage: float) -> str:
+    """What `run` would say of these probe figures (experiments/preflight.py)."""
+    if mode != spec.reading_mode:
+        return f"refused: read {mode}, the judge asks for {spec.reading_mode}"
+    if coverage < spec.probe_floor:
+        return f"refused: root coverage {coverage:.3f} is under probe_floor {spec.probe_floor}"
+    return "ok"
+
+
+def load_tokenizer(spec: str) -> Any:
+    """A judge's tokenizer alone: the embedded default, a folder or file holding tokenizer files
+    (no weights needed: a client machine has only those for a 120B judge), or a hub id already
+    in the local hub cache (nothing is downloaded while a run reads)."""
+    from pathlib import Path
+
     from transformers import AutoTokenizer
 
-    from model_access.loading import resolve
+    from model_access.embedded import EMBEDDED_NAMES, embedded_model_folder
 
-    source = resolve(spec)
-    kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}
+    kwargs: dict[str, Any] = {}
+    if spec.lower() in EMBEDDED_NAMES:
+        location = str(embedded_model_folder())
+        ggufs = sorted(Path(location).glob("*.gguf"))
+        if ggufs and not (Path(location) / "tokenizer.json").is_file():
+            kwargs["gguf_file"] = ggufs[0].name
+    elif Path(spec).expanduser().exists():
+        path = Path(spec).expanduser()
+        if path.is_file() and path.suffix == ".gguf":
+            location, kwargs["gguf_file"] = str(path.parent), path.name
+        elif path.is_dir():
+            location = str(path)
+        else:
+            raise LabError(
+                f"{spec} is neither a folder nor a .gguf file",
+                where="judge tokenizer",
+                fix="point at the folder holding tokenizer.json / tokenizer_config.json",
+            )
+    else:
+        location = spec
+        kwargs["local_files_only"] = True
     try:
-        return AutoTokenizer.from_pretrained(source.location, **kwargs)
-    except OSError as exc:
+        return AutoTokenizer.from_pretrained(location, **kwargs)
+    except (OSError, ValueError) as exc:
         raise LabError(
-            f"cannot load tokenizer {spec!r}: {exc}",
+            f"cannot load tokenizer {spec!r}: {str(exc).splitlines()[0][:300]}",
             where="judge tokenizer",
-            fix="point at a folder with the judge's tokenizer, or download it first",
+            fix="point at a folder with the judge's tokenizer files (tokenizer.json, "
+            "tokenizer_config.json; no weights needed), or put the hub id's tokenizer in the "
+            "local hub cache first (huggingface-cli download ID tokenizer.json "
+            "tokenizer_config.json special_tokens_map.json)",
         ) from exc

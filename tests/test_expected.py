@@ -47,7 +47,7 @@ def test_digit_tokenizer_matches_brute_force(tiny_model, text):
     reading = LocalJudge(tiny_model).read_number(JudgePrompt.raw(text), floor=0.0)
     assert_same(reading.distribution, brute_force_distribution(tiny_model, text))
     # One query per trie node (root, 0..9, 10..99, 100), and one after each likely bare mark.
-    assert 102 <= reading.record["queried_nodes"]
+    assert reading.record["queried_nodes"] >= 102
 
 
 @pytest.fixture(scope="module")

@@ -105,26 +105,52 @@ def add_judge_args(p: argparse.ArgumentParser, *, prefix: str = "", required: bo
     add_local_args(p, prefix=prefix)
     p.add_argument(
         f"--{prefix}tokenizer",
-        help="served judges: the judge's tokenizer, for exact readings through vLLM's "
-        "logprob_token_ids",
+        help="served judges: the judge's tokenizer (hub id in the local cache, or a folder with "
+        "tokenizer files; no weights needed): readings are exact, by prompt token ids",
+    )
+    p.add_argument(
+        f"--{prefix}mode",
+        choices=["exact", "top-k"],
+        help="served judges: exact (needs --tokenizer; the default with it) or top-k (chat)",
+    )
+    p.add_argument(
+        f"--{prefix}top-logprobs",
+        type=int,
+        help="served judges: top log-probabilities per position (default 20 top-k, 0 exact; a "
+        "llama.cpp server reads exactly with the vocabulary size here)",
+    )
+    p.add_argument(
+        f"--{prefix}reasoning-effort",
+        choices=["low", "medium", "high"],
+        help="served harmony judges (gpt-oss): the reasoning effort in the prompt (default low)",
+    )
+    p.add_argument(
+        f"--{prefix}node-cutoff",
+        type=float,
+        help="served exact judges: trie nodes below this probability are not read (default 0)",
     )
     p.add_argument(
         f"--{prefix}no-prefill",
         action="store_true",
-        help="served judges: the server cannot continue an assistant prefill",
+        help="served top-k judges: the server cannot continue an assistant prefill",
     )
+
+
+SERVED_READING_OPTIONS = ("tokenizer", "mode", "top_logprobs", "reasoning_effort", "node_cutoff")
 
 
 def judge_spec_of(args: argparse.Namespace, *, prefix: str = "") -> Any:
     from rubric.judges import judge_spec
 
     key = prefix.replace("-", "_")
+    served = {name: getattr(args, f"{key}{name}") for name in SERVED_READING_OPTIONS}
+    if getattr(args, f"{key}no_prefill"):
+        served["prefill"] = False
     return judge_spec(
         args.judge,
         endpoint=endpoint_settings(args, prefix=prefix),
         local=local_settings(args, prefix=prefix),
-        tokenizer=getattr(args, f"{key}tokenizer"),
-        prefill=not getattr(args, f"{key}no_prefill"),
+        served=served,
     )
 
 

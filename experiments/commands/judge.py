@@ -46,6 +46,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     score.set_defaults(handler=run_score)
 
+    probe = jsub.add_parser(
+        "probe",
+        help="read a fixed prompt from a served judge: its mode (exact/top-k), P(it starts a "
+        "number) and the first tokens the server returns — what `run` checks first",
+    )
+    add_judge_args(probe)
+    probe.add_argument("--json", action="store_true", help="print JSON")
+    probe.set_defaults(handler=run_probe)
+
     rub = jsub.add_parser(
         "rubric",
         help="the behavior rubric on conversations' last replies, with each question's "
@@ -153,6 +162,36 @@ def run_read(args: argparse.Namespace) -> int:
     else:
         n = judge.read_number(prompt, floor=args.floor)
         _print(args, _number(n), f"mean {_fmt(n.mean)}  mode {n.mode}  coverage {n.coverage:.3f}")
+    return 0
+
+
+def run_probe(args: argparse.Namespace) -> int:
+    from rubric.judges import ServedJudgeSpec, build_judge, default_load_local, probe_verdict
+    from rubric.probe_prompt import number_probe
+    from rubric.served_judge import ServedJudge
+
+    spec = judge_spec_of(args)
+    if not isinstance(spec, ServedJudgeSpec):
+        raise LabError(
+            "the probe is for served judges (a local judge is read exactly by construction)",
+            where="--judge",
+            fix="name a served judge as litellm:MODEL",
+        )
+    judge = build_judge(spec, default_load_local)
+    assert isinstance(judge, ServedJudge)  # a served spec builds a served judge
+    result = judge.probe(number_probe())
+    verdict = probe_verdict(spec, result.mode, result.root_coverage)
+    payload = {**result.to_record(), "asked_mode": spec.reading_mode, "verdict": verdict}
+    lines = [
+        f"mode {result.mode} (asked {spec.reading_mode})",
+        f"root coverage {result.root_coverage:.3f}",
+        f"first tokens {list(result.first_tokens)}",
+        f"requests {result.requests}",
+    ]
+    if result.prompt_tail is not None:
+        lines.append(f"prompt ends {result.prompt_tail[-60:]!r}")
+    lines.append(verdict)
+    _print(args, payload, "\n".join(lines))
     return 0
 
 
