@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import torch
+
 from model_access.local import LocalModel
 from tests.conftest import build_tiny_llama
 from tests.judge_helpers import bias_logits
@@ -252,6 +254,7 @@ def harmony_tokenizer() -> Any:
 # Roughly the share of the next-token mass tiny_judge's bias gives each group (the random model's
 # own logits, spread around these, make each position differ).
 NUMBER_SHARE, END_SHARE, ANSWER_SHARE = 0.45, 0.25, 0.1
+LOGIT_SCALE = 0.4
 
 
 def tiny_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
@@ -264,6 +267,11 @@ def tiny_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
     continue a number, so they are uncovered mass, as a real judge's would be. Deterministic
     per seed."""
     model = LocalModel(build_tiny_llama(tokenizer, seed=seed), tokenizer, spec=f"tiny-judge-{seed}")
+    # build_tiny_llama's wide init gives logits spread by several units, which would leave any
+    # one token (".") anywhere from negligible to dominant; narrower, the shares below hold
+    # roughly at every position while the context still moves them.
+    with torch.no_grad():
+        model.model.lm_head.weight.mul_(LOGIT_SCALE)
     vocab = tokenizer.get_vocab()
     numbers = [vocab[str(n)] for n in range(101) if str(n) in vocab]
     enders = [vocab[p] for p in (".", "Ċ", "<0x0A>") if p in vocab]
