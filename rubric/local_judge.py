@@ -17,6 +17,7 @@ from foundation.errors import LabError
 from model_access.local import LocalModel
 from rubric.expected import ALGORITHM, LOG_ZERO, number_reading
 from rubric.judge_base import Judge
+from rubric.judge_render import HARMONY_REASONING_EFFORT, is_harmony, render_judge_prompt
 from rubric.number_trie import digits_after, number_trie, points_to_follow, read_node
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, answer_ids, vocab_facts
@@ -24,6 +25,8 @@ from rubric.yes_no import yes_no_reading
 
 
 class LocalJudge(Judge):
+    reasoning_effort: str = HARMONY_REASONING_EFFORT  # used by harmony (gpt-oss) judges only
+
     def __init__(self, model: LocalModel, *, chunk: int = 64, block: int = 64) -> None:
         self.model = model
         self.chunk = chunk
@@ -48,28 +51,20 @@ class LocalJudge(Judge):
             "algorithm": ALGORITHM,
             # yes/no prompts are read in blocks of this many tokens (model_access/next_token.py)
             "prompt_block": self.block,
+            # a harmony judge's answers depend on the reasoning effort its prompt states
+            **(
+                {"reasoning_effort": self.reasoning_effort}
+                if is_harmony(self.model.tokenizer)
+                else {}
+            ),
         }
 
     def prompt_text(self, prompt: JudgePrompt) -> str:
-        """Exactly the text the model reads before its answer."""
-        if prompt.text is not None:
-            return prompt.text
-        if not prompt.prefill:
-            return self.model.render_chat(prompt.chat_messages(), add_generation_prompt=True)
-        text = self.model.render_chat(prompt.chat_messages(), continue_final_message=True)
-        if text.endswith(prompt.prefill):
-            return text
-        # Some chat templates trim message content, which drops the prefill's trailing space;
-        # put it back, since the space before a number is its own token.
-        kept = prompt.prefill.rstrip()
-        if kept and text.endswith(kept):
-            return text + prompt.prefill[len(kept) :]
-        raise LabError(
-            f"the chat template does not end the prompt with the prefill {prompt.prefill!r}",
-            where=f"judge {self.model.spec}",
-            fix="use a model whose chat template keeps an "
-            "open assistant message, or pass the exact prompt text",
+        """Exactly the text the model reads before its answer (rubric/judge_render.py)."""
+        rendered = render_judge_prompt(
+            self.model.tokenizer, prompt, reasoning_effort=self.reasoning_effort
         )
+        return rendered.text
 
     def number_record(self, prompt: JudgePrompt) -> dict[str, Any]:
         facts = self.facts

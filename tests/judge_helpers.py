@@ -11,11 +11,17 @@ from tests.conftest import build_tiny_llama
 
 
 def digit_start_ids(tokenizer) -> list[int]:
-    """Tokens whose vocabulary string starts with an ASCII digit, computed independently of
+    """Tokens whose vocabulary string starts with an ASCII digit, and SentencePiece's byte-fallback
+    tokens for the digit bytes 0x30..0x39 ("<0x35>" writes "5"), computed independently of
     rubric/ so the brute force does not share code with the thing it checks."""
     special = set(tokenizer.all_special_ids)
     raw = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-    return [i for i, t in enumerate(raw) if i not in special and t and t[0] in "0123456789"]
+    byte_digits = {f"<0x{0x30 + d:02X}>" for d in range(10)}
+    return [
+        i
+        for i, t in enumerate(raw)
+        if i not in special and t and (t[0] in "0123456789" or t in byte_digits)
+    ]
 
 
 def mark_ids(tokenizer) -> tuple[list[int], list[int]]:

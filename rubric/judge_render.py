@@ -1,0 +1,123 @@
+"""Exactly the text a judge reads before its answer, rendered on the client from the judge's own
+tokenizer: the same text whether the judge is a local model or a server read by prompt tokens,
+so the two readings can be compared token for token.
+
+Three forms:
+- raw: a JudgePrompt's text, as written.
+- chat: the tokenizer's chat template with the prefill as an open assistant message
+  (continue_final_message). Templates that trim message content (Llama-3, Gemma: `| trim`) lose
+  the prefill's trailing space, and the space before a number is its own token in the lab's judge
+  tokenizers, so it is put back.
+- harmony (gpt-oss): its template renders a final assistant message finished and ignores
+  continue_final_message, and a fresh assistant turn starts with a channel the model picks
+  (analysis first). So the conversation is rendered up to the generation prompt
+  "<|start|>assistant" with the reasoning effort fixed, and the final channel is opened by hand:
+  "<|channel|>final<|message|>" + prefill. The judge answers in the final channel directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from foundation.errors import LabError
+from rubric.prompts import JudgePrompt
+
+HARMONY_REASONING_EFFORT = "low"  # a judge's answer is read at once: no analysis to spend on
+HARMONY_GENERATION_PROMPT = "<|start|>assistant"
+HARMONY_FINAL_CHANNEL = "<|channel|>final<|message|>"
+# The harmony tokens a tokenizer must hold for the harmony form (openai/harmony's special tokens).
+_HARMONY_TOKENS = ("<|start|>", "<|channel|>", "<|message|>", "<|end|>")
+_EFFORTS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    text: str  # exactly what the judge reads before its answer
+    form: Literal["raw", "chat", "harmony"]
+    reasoning_effort: str | None  # harmony only
+
+
+def is_harmony(tokenizer: Any) -> bool:
+    """Does this tokenizer's chat template speak harmony? Its template writes channels and its
+    vocabulary holds harmony's special tokens."""
+    template = getattr(tokenizer, "chat_template", None)
+    if not isinstance(template, str) or "<|channel|>" not in template:
+        return False
+    vocab = tokenizer.get_vocab()
+    return all(token in vocab for token in _HARMONY_TOKENS)
+
+
+def render_judge_prompt(
+    tokenizer: Any, prompt: JudgePrompt, *, reasoning_effort: str = HARMONY_REASONING_EFFORT
+) -> RenderedPrompt:
+    if prompt.text is not None:
+        return RenderedPrompt(prompt.text, "raw", None)
+    if not isinstance(getattr(tokenizer, "chat_template", None), str):
+        raise LabError(
+            "the judge's tokenizer has no chat template, so a chat prompt cannot be rendered",
+            where="judge tokenizer",
+            fix="use an instruct/chat model's tokenizer, or pass the exact prompt text",
+        )
+    if is_harmony(tokenizer):
+        return _harmony(tokenizer, prompt, reasoning_effort)
+    messages = prompt.chat_messages()
+    if not prompt.prefill:
+        return RenderedPrompt(_apply(tokenizer, messages, add_generation_prompt=True), "chat", None)
+    text = _apply(tokenizer, messages, continue_final_message=True)
+    if text.endswith(prompt.prefill):
+        return RenderedPrompt(text, "chat", None)
+    # A template that trims message content drops the prefill's trailing space; put it back.
+    kept = prompt.prefill.rstrip()
+    if kept and text.endswith(kept):
+        return RenderedPrompt(text + prompt.prefill[len(kept) :], "chat", None)
+    raise _no_prefill(prompt.prefill, text)
+
+
+def _harmony(tokenizer: Any, prompt: JudgePrompt, effort: str) -> RenderedPrompt:
+    if effort not in _EFFORTS:
+        raise LabError(
+            f"unknown reasoning effort {effort!r}",
+            where="judge (harmony)",
+            fix=f"use one of {', '.join(_EFFORTS)}",
+        )
+    messages = [{"role": r, "content": c} for r, c in prompt.messages]
+    text = _apply(tokenizer, messages, add_generation_prompt=True, reasoning_effort=effort)
+    if not text.endswith(HARMONY_GENERATION_PROMPT):
+        raise _no_prefill(prompt.prefill, text)
+    if f"Reasoning: {effort}" not in text:
+        raise LabError(
+            "the harmony chat template does not write the reasoning effort it was given",
+            where="judge tokenizer",
+            fix="use the model's own gpt-oss chat template",
+        )
+    # With no prefill the answer is still the final channel's first token, never a channel name.
+    return RenderedPrompt(text + HARMONY_FINAL_CHANNEL + prompt.prefill, "harmony", effort)
+
+
+def _apply(tokenizer: Any, messages: list[dict[str, str]], **options: Any) -> str:
+    """tokenizer.apply_chat_template as text; a template that refuses the conversation (its
+    raise_exception, or transformers finding the continued message gone) is a LabError."""
+    from jinja2 import TemplateError
+
+    try:
+        return str(tokenizer.apply_chat_template(messages, tokenize=False, **options))
+    except (ValueError, TemplateError) as error:
+        raise _refused(error) from error
+
+
+def _refused(error: Exception) -> LabError:
+    return LabError(
+        f"the judge's chat template refused the conversation: {error}",
+        where="judge tokenizer",
+        fix="check the judge prompt's roles, or pass the exact prompt text",
+    )
+
+
+def _no_prefill(prefill: str, text: str) -> LabError:
+    return LabError(
+        f"the chat template does not end the prompt with the prefill {prefill!r} "
+        f"(it ends {text[-60:]!r})",
+        where="judge tokenizer",
+        fix="use a model whose chat template keeps an open assistant message, "
+        "or pass the exact prompt text",
+    )
