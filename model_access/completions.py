@@ -6,6 +6,7 @@ parsing of an OpenAI-style response into it. A response without content is a tra
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,10 +43,65 @@ class CompletionRequest:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """One token's log-probability at one position, as the server gave it. Never merged with
+    another entry that prints alike: two tokens can decode to the same text (two empty strings in
+    llama.cpp's answers), and only the id tells them apart."""
+
+    text: str  # as the server printed it: may be "", or vLLM's "token_id:N" placeholder
+    logprob: float
+    token_id: int | None  # llama.cpp's "id", vLLM's "token_id:N"; None when the server gave none
+    bytes: tuple[int, ...] | None = None  # the token's UTF-8 bytes, where the server sends them
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "logprob": self.logprob,
+            "token_id": self.token_id,
+            "bytes": None if self.bytes is None else list(self.bytes),
+        }
+
+    @staticmethod
+    def from_record(record: Any) -> Alternative:
+        if isinstance(record, list | tuple):
+            # Records written before token ids were kept hold [text, logprob] pairs.
+            text, logprob = record
+            return Alternative(str(text), float(logprob), token_id_of(None, str(text)))
+        raw = record.get("bytes")
+        return Alternative(
+            text=record["text"],
+            logprob=float(record["logprob"]),
+            token_id=record.get("token_id"),
+            bytes=None if raw is None else tuple(int(b) for b in raw),
+        )
+
+
+@dataclass(frozen=True)
 class TokenLogprob:
+    """One generated position: the sampled token and the alternatives the server listed there,
+    in the server's order (vLLM lists the sampled token first, then the requested ids)."""
+
     token: str
     logprob: float
-    top: tuple[tuple[str, float], ...] = ()
+    top: tuple[Alternative, ...] = ()
+    token_id: int | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "token": self.token,
+            "logprob": self.logprob,
+            "token_id": self.token_id,
+            "top": [a.to_record() for a in self.top],
+        }
+
+    @staticmethod
+    def from_record(record: Mapping[str, Any]) -> TokenLogprob:
+        return TokenLogprob(
+            token=record["token"],
+            logprob=float(record["logprob"]),
+            top=tuple(Alternative.from_record(a) for a in record.get("top", ())),
+            token_id=record.get("token_id"),
+        )
 
 
 @dataclass(frozen=True)
@@ -61,12 +117,7 @@ class Completion:
         return {
             "text": self.text,
             "finish_reason": self.finish_reason,
-            "logprobs": None
-            if self.logprobs is None
-            else [
-                {"token": t.token, "logprob": t.logprob, "top": [list(p) for p in t.top]}
-                for t in self.logprobs
-            ],
+            "logprobs": None if self.logprobs is None else [t.to_record() for t in self.logprobs],
             "served_model": self.served_model,
             "refusal": self.refusal,
             "usage": self.raw_usage,
@@ -78,12 +129,7 @@ class Completion:
         return Completion(
             text=record["text"],
             finish_reason=record.get("finish_reason"),
-            logprobs=None
-            if lps is None
-            else tuple(
-                TokenLogprob(t["token"], t["logprob"], tuple((a, b) for a, b in t["top"]))
-                for t in lps
-            ),
+            logprobs=None if lps is None else tuple(TokenLogprob.from_record(t) for t in lps),
             served_model=record.get("served_model"),
             refusal=bool(record.get("refusal")),
             raw_usage=dict(record.get("usage") or {}),
@@ -111,7 +157,7 @@ def parse_response(response: Any) -> Completion:
     if content is None and isinstance(lp, dict):
         content = lp.get("content")
     if content:
-        logprobs = tuple(_token(t) for t in content)
+        logprobs = tuple(parse_token(t) for t in content)
     usage = getattr(response, "usage", None)
     return Completion(
         text=text if text is not None else str(refusal_text),
@@ -119,28 +165,70 @@ def parse_response(response: Any) -> Completion:
         logprobs=logprobs,
         served_model=getattr(response, "model", None),
         refusal=bool(refusal_text) or finish == "content_filter",
-        raw_usage=_usage(usage),
+        raw_usage=usage_of(usage),
     )
 
 
-def _token(item: Any) -> TokenLogprob:
-    get = item.get if isinstance(item, dict) else lambda k, d=None: getattr(item, k, d)
-    top = get("top_logprobs") or []
-    pairs = []
-    for t in top:
-        tget = t.get if isinstance(t, dict) else lambda k, d=None, t=t: getattr(t, k, d)
-        pairs.append((str(tget("token")), _logprob(tget("logprob"))))
-    return TokenLogprob(str(get("token")), _logprob(get("logprob")), tuple(pairs))
+def field_of(item: Any, name: str) -> Any:
+    """A field of a parsed response part: litellm hands back objects with attributes, or plain
+    dicts where it kept the server's JSON as it was (extra fields included)."""
+    if isinstance(item, Mapping):
+        return item.get(name)
+    return getattr(item, name, None)
 
 
-def _logprob(value: Any) -> float:
+def token_id_of(given: Any, text: str) -> int | None:
+    """The token id the server gave: llama.cpp's `id` field, else vLLM's "token_id:N" text
+    (--return-tokens-as-token-ids, vllm/entrypoints/generate/base/serving.py,
+    format_token_id_placeholder). Any other text carries no id."""
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given
+    match = _PLACEHOLDER.fullmatch(text)
+    return int(match.group(1)) if match else None
+
+
+_PLACEHOLDER = re.compile(r"token_id:(\d+)")
+
+
+def parse_token(item: Any) -> TokenLogprob:
+    """One position in the chat shape — {token, logprob, bytes, top_logprobs: [...]}, plus `id`
+    on llama.cpp (tools/server/server-task.cpp, completion_token_output::probs_vector_to_json),
+    which also answers /v1/completions in this shape."""
+    token = _text(field_of(item, "token"))
+    top = tuple(_alternative(t) for t in field_of(item, "top_logprobs") or ())
+    return TokenLogprob(
+        token, logprob_of(field_of(item, "logprob")), top, token_id_of(field_of(item, "id"), token)
+    )
+
+
+def _alternative(item: Any) -> Alternative:
+    text = _text(field_of(item, "token"))
+    return Alternative(
+        text=text,
+        logprob=logprob_of(field_of(item, "logprob")),
+        token_id=token_id_of(field_of(item, "id"), text),
+        bytes=_bytes(field_of(item, "bytes")),
+    )
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _bytes(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, list | tuple) and all(isinstance(b, int) for b in value):
+        return tuple(value)
+    return None
+
+
+def logprob_of(value: Any) -> float:
     # A missing value must not read as log 0 = probability 1.
     if value is None:
         raise EmptyResponse("a token in the response has no log-probability")
     return float(value)
 
 
-def _usage(usage: Any) -> dict[str, Any]:
+def usage_of(usage: Any) -> dict[str, Any]:
     if usage is None:
         return {}
     out = {}

@@ -15,10 +15,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from foundation.errors import LabError
 from model_access.completions import (
+    Alternative,
     Completion,
     CompletionRequest,
     EmptyResponse,
@@ -27,16 +28,23 @@ from model_access.completions import (
 )
 from model_access.retry_after import retry_after_s
 from model_access.settings import EndpointSettings
+from model_access.token_prompts import TokenCompletion, TokenPromptRequest, parse_text_response
 
 __all__ = [
+    "Alternative",
     "Completion",
     "CompletionRequest",
     "EmptyResponse",
     "ServedClient",
+    "TokenCompletion",
     "TokenLogprob",
+    "TokenPromptRequest",
     "TransportFailure",
     "retry_after_s",
 ]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # litellm fetches a price list over the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -83,6 +91,27 @@ class ServedClient:
         self._sleep = sleep
 
     def complete(self, request: CompletionRequest) -> Completion:
+        return self._with_retries(lambda timeout: self._call(request, timeout=timeout))
+
+    def complete_prompt(self, request: TokenPromptRequest) -> TokenCompletion:
+        """One `/v1/completions` call with the prompt as token ids (see token_prompts)."""
+        return self._with_retries(lambda timeout: self._call_prompt(request, timeout=timeout))
+
+    def complete_many(self, requests: Sequence[CompletionRequest]) -> list[Completion]:
+        return self._map(self.complete, requests)
+
+    def complete_prompts(self, requests: Sequence[TokenPromptRequest]) -> list[TokenCompletion]:
+        return self._map(self.complete_prompt, requests)
+
+    def _map(self, call: Callable[[R], T], requests: Sequence[R]) -> list[T]:
+        if not requests:
+            return []
+        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+            return list(pool.map(call, requests))
+
+    def _with_retries(self, attempt_once: Callable[[float], T]) -> T:
+        """Runs one call (given its timeout) with this client's slots, retries, backoff and retry
+        budget, and classifies what fails: the same for chat and token-prompt calls."""
         settings = self.settings
         attempts = settings.max_retries + 1
         budget = settings.retry_budget_s
@@ -95,7 +124,7 @@ class ServedClient:
                     began = time.monotonic()
                     try:
                         # No try may run past the budget either.
-                        return self._call(request, timeout=min(settings.timeout_s, budget - spent))
+                        return attempt_once(min(settings.timeout_s, budget - spent))
                     finally:
                         spent += time.monotonic() - began
             except EmptyResponse as exc:
@@ -145,43 +174,18 @@ class ServedClient:
             fix="check that the server is up; re-running resumes where the run stopped",
         )
 
-    def complete_many(self, requests: Sequence[CompletionRequest]) -> list[Completion]:
-        if not requests:
-            return []
-        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
-            return list(pool.map(self.complete, requests))
-
     def _call(self, request: CompletionRequest, *, timeout: float) -> Completion:
         import litellm
 
-        litellm.suppress_debug_info = True
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": r, "content": c} for r, c in request.messages],
-            "max_tokens": request.generation.max_new_tokens,
-            "temperature": request.generation.temperature,
-            "timeout": timeout,
-            # Retries are ours (so that empty bodies are retried too, and Retry-After and the
-            # retry budget are honoured once). num_retries=0 keeps litellm's own retry wrapper
-            # off (litellm/utils.py, client(): `kwargs.get("num_retries") or litellm.num_retries`)
-            # and, as litellm/main.py completion() sets max_retries = num_retries, is what reaches
-            # the OpenAI SDK client of openai/ models (litellm/llms/openai/openai.py,
-            # OpenAIChatCompletion.completion() pops "max_retries" with a default of 2, and
-            # _get_openai_client() builds OpenAI(max_retries=...)); that SDK would otherwise retry
-            # twice more on its own (openai/_base_client.py, _should_retry and
-            # _calculate_retry_timeout). max_retries=0 says the same again, explicitly.
-            # hosted_vllm/ models go through litellm's own HTTP handler, which does not retry.
-            "num_retries": 0,
-            "max_retries": 0,
-            "stream": False,  # log-probs with streaming are unreliable in litellm
-        }
+        kwargs = self._transport(timeout)
+        kwargs.update(
+            model=self.model,
+            messages=[{"role": r, "content": c} for r, c in request.messages],
+            max_tokens=request.generation.max_new_tokens,
+            temperature=request.generation.temperature,
+        )
         if self.settings.base_url:
             kwargs["api_base"] = self.settings.base_url
-        if key := self._key():
-            kwargs["api_key"] = key
-        elif self.settings.base_url:
-            # Self-hosted servers (vLLM) usually take no key, but the OpenAI client insists on one.
-            kwargs["api_key"] = "EMPTY"
         if request.generation.top_p < 1.0:
             # Sent only when it restricts anything: some providers refuse temperature and top_p
             # together, and top_p = 1 is every provider's default.
@@ -196,6 +200,83 @@ class ServedClient:
             kwargs["extra_body"] = extra
         response = litellm.completion(**kwargs)
         return parse_response(response)
+
+    def _call_prompt(self, request: TokenPromptRequest, *, timeout: float) -> TokenCompletion:
+        import litellm
+
+        model, api_base, api_key = self._text_model()
+        kwargs = self._transport(timeout)
+        kwargs.update(model=model, api_base=api_base, **request.wire_fields())
+        if api_key and "api_key" not in kwargs:
+            kwargs["api_key"] = api_key
+        response = litellm.text_completion(**kwargs)
+        return parse_text_response(response)
+
+    def _text_model(self) -> tuple[str, str | None, str | None]:
+        """litellm's model string, base URL and key for `/v1/completions` with token ids.
+
+        litellm 1.110.2's text_completion() (main.py) takes a token-id prompt only for the
+        openai-style providers ("text-completion-openai", "openai", ...) and refuses it for
+        "hosted_vllm" ("Unmapped prompt format"); an "openai/" model whose name is a known chat
+        model would be sent to /v1/chat/completions. "text-completion-openai/<name>" goes, for
+        either, to the handler litellm uses for hosted_vllm text completions anyway
+        (main.py _complete_text_completion_openai -> llms/openai/completion/handler.py), which
+        posts to <base>/completions with the prompt as given."""
+        import litellm
+
+        provider, _, name = self.model.partition("/")
+        if provider not in ("openai", "hosted_vllm", "text-completion-openai") or not name:
+            raise LabError(
+                f"{self.model} has no token-prompt door: token-id prompts go to an "
+                "OpenAI-compatible /v1/completions endpoint",
+                where=f"model {self.model}",
+                fix="serve the model with vLLM or llama.cpp and name it hosted_vllm/<name> "
+                "(or openai/<name>) with its base_url",
+            )
+        api_base, api_key = self.settings.base_url, None
+        if provider == "hosted_vllm":
+            # Where, and with what key, litellm itself would send a hosted_vllm/ model
+            # (HOSTED_VLLM_API_BASE, HOSTED_VLLM_API_KEY); a self-hosted server usually takes
+            # none, but the OpenAI client under the text handler insists on one.
+            _, _, env_key, env_base = litellm.get_llm_provider(self.model)
+            api_base = api_base or env_base
+            api_key = env_key or "EMPTY"
+            if not api_base:
+                raise LabError(
+                    f"{self.model} has no base URL",
+                    where=f"model {self.model}",
+                    fix="set base_url in the endpoint settings (or HOSTED_VLLM_API_BASE)",
+                )
+        return f"text-completion-openai/{name}", api_base, api_key
+
+    def _transport(self, timeout: float) -> dict[str, Any]:
+        """What every call gives litellm besides the request: timeout, retries, the key."""
+        import litellm
+
+        litellm.suppress_debug_info = True
+        kwargs: dict[str, Any] = {
+            "timeout": timeout,
+            # Retries are ours (so that empty bodies are retried too, and Retry-After and the
+            # retry budget are honoured once). num_retries=0 keeps litellm's own retry wrapper
+            # off (litellm/utils.py, client(): `kwargs.get("num_retries") or litellm.num_retries`)
+            # and, as litellm/main.py completion() sets max_retries = num_retries, is what reaches
+            # the OpenAI SDK client of openai/ models (litellm/llms/openai/openai.py,
+            # OpenAIChatCompletion.completion() pops "max_retries" with a default of 2, and
+            # _get_openai_client() builds OpenAI(max_retries=...); the text-completion handler,
+            # llms/openai/completion/handler.py, does the same); that SDK would otherwise retry
+            # twice more on its own (openai/_base_client.py, _should_retry and
+            # _calculate_retry_timeout). max_retries=0 says the same again, explicitly.
+            # hosted_vllm/ chat goes through litellm's own HTTP handler, which does not retry.
+            "num_retries": 0,
+            "max_retries": 0,
+            "stream": False,  # log-probs with streaming are unreliable in litellm
+        }
+        if key := self._key():
+            kwargs["api_key"] = key
+        elif self.settings.base_url:
+            # Self-hosted servers (vLLM) usually take no key, but the OpenAI client insists on one.
+            kwargs["api_key"] = "EMPTY"
+        return kwargs
 
     def _key(self) -> str | None:
         name = self.settings.api_key_env

@@ -8,6 +8,7 @@ import pytest
 
 from foundation.errors import LabError
 from model_access.served import (
+    Alternative,
     Completion,
     CompletionRequest,
     ServedClient,
@@ -38,12 +39,82 @@ def test_completion_text_and_logprobs_round_trip():
             )
         )
     assert out.text == "4"
-    assert out.logprobs and out.logprobs[0].top == (("4", -0.1), ("5", -2.5))
+    assert out.logprobs and out.logprobs[0].top == (
+        Alternative("4", -0.1, None),
+        Alternative("5", -2.5, None),
+    )
     sent = server.requests[0]
     assert sent["logprobs"] is True and sent["top_logprobs"] == 5
     assert sent["continue_final_message"] is True
     assert sent.get("stream") in (None, False)
     assert Completion.from_record(out.to_record()) == out
+
+
+@pytest.mark.parametrize("model", ["openai/fake-model", "hosted_vllm/fake-model"])
+def test_llamacpp_ids_are_read_and_tokens_that_print_alike_stay_apart(model):
+    # llama.cpp's chat answer (tools/server/server-task.cpp, probs_vector_to_json): `id` and
+    # `bytes` on every entry; two of its tokens can render as the same empty text.
+    top = [
+        {"id": 17, "token": "4", "bytes": [52], "logprob": -0.1},
+        {"id": 3, "token": "", "bytes": [], "logprob": -2.0},
+        {"id": 4, "token": "", "bytes": [], "logprob": -2.5},
+    ]
+    lp = [{"id": 17, "token": "4", "bytes": [52], "logprob": -0.1, "top_logprobs": top}]
+    with serve(lambda req: (200, chat_response("4", logprobs=lp))) as server:
+        out = ServedClient(model, EndpointSettings(base_url=server.base_url)).complete(
+            CompletionRequest.of(
+                MESSAGES, generation=GenerationSettings(max_new_tokens=1), top_logprobs=3
+            )
+        )
+    assert out.logprobs is not None
+    (position,) = out.logprobs
+    assert position.token_id == 17
+    assert position.top == (
+        Alternative("4", -0.1, 17, (52,)),
+        Alternative("", -2.0, 3, ()),
+        Alternative("", -2.5, 4, ()),
+    )
+    assert Completion.from_record(out.to_record()) == out
+
+
+def test_vllm_token_id_strings_give_ids_and_keep_their_text():
+    # vLLM with return_tokens_as_token_ids prints "token_id:N" (vllm/entrypoints/generate/base/
+    # serving.py, format_token_id_placeholder); bytes are those of the decoded token, or null.
+    top = [
+        {"token": "token_id:17", "logprob": -0.1, "bytes": [52]},
+        {"token": "token_id:3", "logprob": -2.0, "bytes": None},
+    ]
+    lp = [{"token": "token_id:17", "logprob": -0.1, "bytes": [52], "top_logprobs": top}]
+    with serve(lambda req: (200, chat_response("4", logprobs=lp))) as server:
+        out = client(server.base_url).complete(
+            CompletionRequest.of(
+                MESSAGES,
+                generation=GenerationSettings(max_new_tokens=1),
+                top_logprobs=2,
+                extra_body={"return_tokens_as_token_ids": True},
+            )
+        )
+    assert server.requests[0]["return_tokens_as_token_ids"] is True
+    assert out.logprobs is not None
+    assert out.logprobs[0].token == "token_id:17" and out.logprobs[0].token_id == 17
+    assert out.logprobs[0].top == (
+        Alternative("token_id:17", -0.1, 17, (52,)),
+        Alternative("token_id:3", -2.0, 3, None),
+    )
+
+
+def test_records_stored_before_token_ids_still_read():
+    old = {
+        "text": "4",
+        "finish_reason": "stop",
+        "logprobs": [{"token": "4", "logprob": -0.1, "top": [["4", -0.1], ["token_id:5", -2.5]]}],
+        "served_model": "m",
+        "refusal": False,
+        "usage": {},
+    }
+    out = Completion.from_record(old)
+    assert out.logprobs is not None and out.logprobs[0].token_id is None
+    assert out.logprobs[0].top == (Alternative("4", -0.1, None), Alternative("token_id:5", -2.5, 5))
 
 
 def test_empty_body_is_retried_and_never_returned():
