@@ -54,6 +54,11 @@ class ServedJudgeSpec(DataModel):
         description="the judge's tokenizer (hub id, folder or smollm2): with it a vLLM server is "
         "asked for explicit token ids and readings are exact",
     )
+    reasoning_effort: Literal["low", "medium", "high"] | None = Field(
+        None,
+        description="gpt-oss (harmony) judges: the reasoning effort written into the prompt, "
+        "fixed so that every reading is read under the same one",
+    )
     prefill: bool = Field(True, description="the server continues an assistant prefill")
     expand_floor: float = Field(
         1e-4, ge=0, lt=1, description="trie nodes below this probability are not queried"
