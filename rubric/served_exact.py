@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foundation.errors import LabError
-from model_access.completions import TokenCompletion, TokenPromptRequest
+from model_access.token_prompts import TokenCompletion, TokenPromptRequest
 from model_access.served import ServedClient
 from rubric.expected import LOG_ZERO, number_reading, path_masses, prob
 from rubric.judge_render import render_judge_prompt

@@ -201,6 +201,12 @@ def test_a_benchmark_design_runs_resumes_and_reports(tmp_path, tiny_model_folder
     board = pd.read_csv(out / "report" / "tables" / "leaderboard_met.csv")
     assert (board.scored == 5).all()  # 6 sampled, one with an all-negative rubric
     assert board.score.between(0, 1).all() and board.mapped.notna().all()
+    # Judge readings per judge × chatbot: every criterion of every reply, read exactly.
+    readings = pd.read_csv(out / "report" / "tables" / "judge_readings.csv")
+    assert sorted(readings.group) == ["api", "thanks", "tiny"]
+    assert readings.n.tolist() == [criteria // 3] * 3 and (readings.unreadable == 0).all()
+    assert (readings.exact_share == 1.0).all() and set(readings.reading) == {"reply yes/no"}
+    assert "## Judge readings" in findings and "compare these rows across chatbots" in findings
 
 
 def test_a_local_judge_writes_then_is_read_and_malformed_answers_stay_ungraded(

@@ -178,6 +178,24 @@ def test_shipped_designs_load_and_check(capsys):
     assert "will be made by `run`" in out and "calibrate layers [10, 13, 16, 19]" in out
 
 
+def test_the_full_design_names_both_judges_tokenizers_and_checks_without_them(monkeypatch, capsys):
+    """Both served judges are read exactly, so both name a tokenizer; the harmony judge fixes its
+    reasoning effort. Checking the files alone never loads a tokenizer (no hub here)."""
+    import rubric.judges
+
+    judges = {j.id: j for j in load_design(SHIPPED[1]).spec.judges}
+    assert {i: (j.tokenizer, j.reasoning_effort) for i, j in judges.items()} == {
+        "mistral-small-3.1": ("mistralai/Mistral-Small-3.1-24B-Instruct-2503", None),
+        "gpt-oss-120b": ("openai/gpt-oss-120b", "low"),
+    }
+
+    def no_tokenizer(spec: str) -> None:
+        raise AssertionError(f"design check loaded the tokenizer {spec}")
+
+    monkeypatch.setattr(rubric.judges, "load_tokenizer", no_tokenizer)
+    assert main(["design", "check", str(SHIPPED[1]), "--offline"]) == 0, capsys.readouterr().err
+
+
 def test_schema_is_printed_and_shipped_designs_validate_against_it(capsys):
     import tomllib
 

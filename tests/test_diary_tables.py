@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import shutil
 
+import pandas as pd
 import pytest
 
 from experiments.cli import main
@@ -96,6 +97,20 @@ def test_report_command_writes_findings(tmp_path, tiny_model_folder, capsys):
     findings = run / "report" / "findings.md"
     assert findings.exists() and sha in findings.read_text()
     assert str(findings) in capsys.readouterr().out
+    # Judge readings from the store: fill() writes judgments without calls, so their mode is
+    # "no record". Per diarist and profile: 3 entry judgments (coverage 0.9), 6 reply judgments,
+    # one of them (uses_details under tiny-chat) unreadable at 0.1. Two diarists: 12 replies,
+    # 2 unreadable; sorted coverages [0.1, 0.1, 0.9 × 10]: the 5th percentile, at rank
+    # 0.05 × 11 = 0.55, lies between the two 0.1s.
+    readings = pd.read_csv(run / "report" / "tables" / "judge_readings.csv")
+    replies = readings[readings.reading == "reply no record"]
+    assert replies.group.tolist() == ["unsteered", "lonely"]
+    assert replies[["n", "unreadable"]].values.tolist() == [[12, 2]] * 2
+    assert replies.coverage_p5.tolist() == pytest.approx([0.1] * 2)
+    assert replies.coverage_median.tolist() == pytest.approx([0.9] * 2)
+    entries = readings[readings.reading == "entry no record"]
+    assert entries[["n", "unreadable"]].values.tolist() == [[6, 0]] * 2
+    assert "## Judge readings" in findings.read_text()
 
 
 def test_report_refuses_an_edited_design(tmp_path, tiny_model_folder, capsys):

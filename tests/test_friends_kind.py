@@ -73,6 +73,7 @@ def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, 
     assert "too few role cards" in verdicts and "diarists" not in verdicts  # as the markdown
     sources = (report / "sources.csv").read_text()
     assert "V1,hypotheses," in sources
+    _check_judge_readings(out, findings)
     assert "(200 resamples, seed 11)" in findings  # [analysis].resamples reaches the report
     # [outcome].letters picks the letters the primary outcome averages, and only those.
     clusters = _cluster_outcomes(out)
@@ -108,3 +109,31 @@ def _cluster_outcomes(folder):
         return design.kind.cluster_outcomes(store, design)
     finally:
         store.close()
+
+
+def _check_judge_readings(out, findings: str) -> None:
+    """Judge readings per judge × writer profile, counted again here from the store: the tiny
+    local judge reads every letter exactly, in mode local."""
+    import sqlite3
+
+    import pandas as pd
+
+    db = sqlite3.connect(out / "store.sqlite")
+    want = {
+        (profile, f"letter {'score' if item.startswith('pattern:') else 'yes/no'}"): (n, bad)
+        for profile, item, n, bad in db.execute(
+            "SELECT l.profile, j.item, COUNT(*), SUM(1 - j.readable) FROM judgments j "
+            "JOIN letters l ON l.letter_id = j.target_id GROUP BY l.profile, j.item"
+        )
+    }
+    db.close()
+    got = pd.read_csv(out / "report" / "tables" / "judge_readings.csv")
+    assert set(got["mode"]) == {"local"} and (got["exact_share"] == 1.0).all()
+    assert got.group.iloc[0] == "unsteered" and set(got.judge) == {"tiny-judge"}
+    assert {
+        (g, r): (n, u) for g, r, n, u in got[["group", "reading", "n", "unreadable"]].values
+    } == want
+    assert (
+        "## Judge readings" in findings
+        and "| tiny-judge | unsteered | letter score | local |" in findings
+    )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import behaviors, comparisons, plots, projection
+from experiments.analysis import behaviors, comparisons, plots, projection, readings
 from experiments.analysis import markdown as md
 from experiments.analysis.comparisons import BootstrapSettings
 from experiments.analysis.hypotheses import evaluate, parse_hypotheses, results_table
@@ -97,8 +97,11 @@ def write_report(
     seed: int,
     baseline_chatbot: str,
     min_diarists: int = MIN_CLUSTERS,
+    judge_readings: pd.DataFrame | None = None,
+    coverage_floor: float | None = None,
 ) -> Path:
-    """Write out_dir/report/ and return the path of findings.md."""
+    """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
+    readings per judge × profile (readings.summarize); None leaves that section out."""
     out_dir = Path(out_dir)
     settings = BootstrapSettings(resamples=resamples, seed=seed)
     res = compute(tables, design, settings, baseline_chatbot, min_diarists=min_diarists)
@@ -126,6 +129,10 @@ def write_report(
                 work / "tables" / f"{name}.csv", index=False
             )
         res.pattern_by_entry.to_csv(work / "tables" / "pattern_by_entry.csv", index=False)
+        reading_lines: list[str] = []
+        if judge_readings is not None:
+            judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
+            reading_lines = readings.section(judge_readings, "profile", coverage_floor)
         _sources(res).to_csv(work / "sources.csv", index=False)
         (work / "diarists").mkdir()
         diarists = ordered(pd.concat([tables.entries["diarist"], tables.replies["diarist"]]))
@@ -140,6 +147,7 @@ def write_report(
                 header(design, design_sha256, manifest),
                 method(settings, baseline_chatbot, tables.entries["diarist"].nunique(), res),
                 data_section(tables),
+                *reading_lines,
                 *sections(res, baseline_chatbot),
                 *projection.section(res.tables["steering"], res.tables["agreement"]),
                 *agreement,

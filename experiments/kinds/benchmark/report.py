@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from experiments.analysis import markdown as md
+from experiments.analysis import readings
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.kinds.benchmark.calibrate import AnchorPoint
 from experiments.kinds.benchmark.leaderboard import Board, agreement, board
@@ -53,6 +54,7 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
     ]
     manifest = read_manifest(folder)
     criteria = sum(len(c.criteria) for c in conversations) * len(spec.chatbots)
+    judge_readings = _judge_readings(store)
     parts = [
         _header(design, manifest, resamples),
         *_leaderboard(boards[0], anchors is not None, "published reading: met = P(met) ≥ 0.5"),
@@ -65,6 +67,7 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
             grading_counts(store, judges, criteria),
             {c: c for c in grading_counts(store, judges, criteria).columns},
         ),
+        *readings.section(judge_readings, "chatbot", design.coverage_floor, UNREAD_WHY),
         _comparisons(boards[0]),
         _judges(boards[0]),
         validation_section(store, design, graded, resamples),
@@ -73,6 +76,7 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
     with replaced_folder(out / "report") as work:
         (work / "tables").mkdir()
         graded.to_csv(work / "tables" / "graded_criteria.csv", index=False)
+        judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
         for b in boards:
             pd.DataFrame([s.__dict__ for s in b.scores]).to_csv(
                 work / "tables" / f"leaderboard_{b.reading}.csv", index=False
@@ -82,6 +86,26 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
             )
         (work / "findings.md").write_text("\n".join(parts), encoding="utf-8")
     return out / "report" / "findings.md"
+
+
+UNREAD_WHY = (
+    "An unreadable criterion leaves the chatbot's score without it, and one chatbot's replies "
+    "may be unreadable more often than another's, so missing readings are not random: compare "
+    "these rows across chatbots before reading the leaderboard."
+)
+
+
+def _judge_readings(store: Store) -> pd.DataFrame:
+    """Readings per judge × chatbot (a reply's criteria under its chatbot); the grader
+    validation's whole-conversation questions under "(conversation)"."""
+    groups = {
+        ("reply", r): c for r, c in store.db.execute("SELECT reply_id, chatbot FROM bench_replies")
+    }
+    for (target,) in store.db.execute(
+        "SELECT DISTINCT target_id FROM judgments WHERE target_kind = 'conversation'"
+    ):
+        groups[("conversation", target)] = "(conversation)"
+    return readings.summarize(readings.stored_readings(store, groups))
 
 
 def _header(design: Design, manifest: dict[str, Any], resamples: int) -> str:

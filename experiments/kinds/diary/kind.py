@@ -133,7 +133,7 @@ class DiaryKind:
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.analysis.report import write_report
-        from experiments.kinds.diary.tables import load_tables
+        from experiments.kinds.diary.tables import judge_readings, load_tables
         from experiments.runfolder import read_manifest
 
         return write_report(
@@ -146,4 +146,6 @@ class DiaryKind:
             seed=design.seed,
             baseline_chatbot=design.baseline_chatbot,
             min_diarists=design.min_diarists,
+            judge_readings=judge_readings(store),
+            coverage_floor=design.coverage_floor,
         )

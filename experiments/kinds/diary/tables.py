@@ -8,7 +8,14 @@ import math
 
 import pandas as pd
 
-from experiments.analysis.tables import ENTRY_COLUMNS, FLAG_COLUMNS, REPLY_COLUMNS, AnalysisTables
+from experiments.analysis.readings import stored_readings, summarize
+from experiments.analysis.tables import (
+    ENTRY_COLUMNS,
+    FLAG_COLUMNS,
+    REPLY_COLUMNS,
+    UNSTEERED,
+    AnalysisTables,
+)
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.store import Store
 from rubric.behavior import condition_weight
@@ -26,6 +33,17 @@ def person_answers(store: Store) -> dict[tuple[str, str, str], float | None]:
         "WHERE target_kind='entry' AND item LIKE 'person:%'"
     )
     return {(j, t, item.removeprefix("person:")): (v if r else None) for j, t, item, v, r in rows}
+
+
+def judge_readings(store: Store) -> pd.DataFrame:
+    """The report's judge readings per judge × profile (experiments/analysis/readings.py): an
+    entry's and a reply's judgments are shown under the diarist's profile, unsteered first."""
+    groups = {
+        (kind, target): profile
+        for kind, table, key in (("entry", "entries", "entry_id"), ("reply", "replies", "reply_id"))
+        for target, profile in store.db.execute(f"SELECT {key}, profile FROM {table}")
+    }
+    return summarize(stored_readings(store, groups), first=UNSTEERED)
 
 
 def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:

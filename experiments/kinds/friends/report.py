@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from experiments.analysis import markdown as md
+from experiments.analysis import readings
 from experiments.analysis.comparisons import BootstrapSettings
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.design import Design
@@ -200,6 +201,11 @@ def write_friends_report(
     spec: FriendsDesignFile = design.spec  # type: ignore[assignment]
     settings = BootstrapSettings(resamples=resamples, seed=design.seed)
     res = compute(store, spec, settings)
+    # Judge readings per judge × the writer's profile (a letter's judgments under its writer's).
+    groups = {
+        ("letter", i): p for i, p in store.db.execute("SELECT letter_id, profile FROM letters")
+    }
+    judge_readings = readings.summarize(readings.stored_readings(store, groups), first="unsteered")
     folder.mkdir(parents=True, exist_ok=True)
     with replaced_folder(folder / "report") as work:
         for judge in spec.judges:
@@ -211,6 +217,7 @@ def write_friends_report(
             if "sources" in frame.columns:
                 frame = frame.assign(sources=frame["sources"].map(md.join_ids))
             frame.to_csv(work / "tables" / f"{name}.csv", index=False)
+        judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
         _sources(res.tables).to_csv(work / "sources.csv", index=False)
         (work / "examples.md").write_text(
             examples_page(store, res.examples, res.letters), encoding="utf-8"
@@ -219,6 +226,7 @@ def write_friends_report(
             [
                 _header(design, manifest, settings),
                 _data(store, res.letters),
+                *readings.section(judge_readings, "profile", design.coverage_floor),
                 *_sections(res, spec, settings),
             ]
         )

@@ -1,0 +1,132 @@
+"""Judge readings: how every stored judgment was read and how much of the judge's answer it
+accounts for, per judge × profile (or whatever the experiment groups its texts by).
+
+Read from the store, never from memory: each judgment row keeps its coverage and whether it was
+readable (coverage at or above the run's floor), and the call record it names (`calls.result`,
+the judge's raw record) says whether the reading was exact and in which mode it was made. A
+steered text may be unreadable more often than an unsteered one, so unreadable judgments are not
+missing at random; this section lets a reader see that before trusting a contrast."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from experiments.analysis import markdown as md
+from experiments.store import Store
+
+# One row per stored judgment. exact: 1.0 / 0.0 from the record, NaN when the judgment names
+# no stored call (a row written without one); mode: see reading_mode.
+READING_COLUMNS = ("judge", "group", "reading", "mode", "exact", "coverage", "readable")
+SUMMARY_COLUMNS = (
+    "judge", "group", "reading", "mode", "n", "exact_share", "coverage_median", "coverage_p5",
+    "unreadable",
+)  # fmt: skip
+NO_RECORD = "no record"
+UNKNOWN_GROUP = "(unknown)"
+_READING = {"number": "score", "yes_no": "yes/no"}
+Column = str | Callable[[pd.Series], str]
+
+
+def reading_mode(mode: str | None, backend: str | None) -> str:
+    """The record's mode ("local", "exact", "top-k"). Records written before judges recorded
+    their mode: a local judge is always read locally; a served one's mode is not known."""
+    if mode:
+        return str(mode)
+    if backend == "local":
+        return "local"
+    return f"{backend} (mode not recorded)" if backend else NO_RECORD
+
+
+def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.DataFrame:
+    """Every judgment in the store with its record's kind, mode and exactness. `groups` maps
+    (target kind, target id) to the group it is shown under (a diary entry's profile). The
+    record is read inside SQLite (json_extract), so a large run's per-node records are never
+    parsed in Python."""
+    rows = store.db.execute(
+        "SELECT j.judge, j.target_kind, j.target_id, j.coverage, j.readable, "
+        "json_extract(c.result, '$.kind'), json_extract(c.result, '$.exact'), "
+        "json_extract(c.result, '$.mode'), json_extract(c.result, '$.backend') "
+        "FROM judgments j LEFT JOIN calls c ON c.key = j.call_key ORDER BY j.judgment_id"
+    ).fetchall()
+    out = []
+    for judge, target_kind, target_id, coverage, readable, kind, exact, mode, backend in rows:
+        out.append(
+            (
+                str(judge),
+                groups.get((str(target_kind), str(target_id)), UNKNOWN_GROUP),
+                f"{target_kind} {_READING.get(kind, NO_RECORD) if kind else NO_RECORD}",
+                reading_mode(mode, backend) if kind else NO_RECORD,
+                float(exact) if exact is not None else np.nan,
+                float(coverage),
+                bool(readable),
+            )
+        )
+    return pd.DataFrame(out, columns=list(READING_COLUMNS))
+
+
+def summarize(readings: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
+    """Per judge × group × kind of reading × mode: how many readings, the share read exactly,
+    the median and 5th-percentile coverage (numpy's linear interpolation) and how many were
+    unreadable (coverage under the floor). `first` (e.g. "unsteered") leads each judge's rows."""
+    rows = []
+    for (judge, group, reading, mode), part in readings.groupby(
+        ["judge", "group", "reading", "mode"], sort=False
+    ):
+        coverage = part["coverage"].to_numpy(dtype=float)
+        exact = part["exact"].dropna()
+        rows.append(
+            (
+                judge,
+                group,
+                reading,
+                mode,
+                len(part),
+                float(exact.mean()) if len(exact) else np.nan,
+                float(np.median(coverage)),
+                float(np.percentile(coverage, 5)),
+                int((~part["readable"].astype(bool)).sum()),
+            )
+        )
+    out = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    # Stable order: judge, then `first` (unsteered) before the other groups, then the rest.
+    lead = out["group"] != first if first is not None else pd.Series(True, index=out.index)
+    out = out.assign(_lead=lead).sort_values(["judge", "_lead", "group", "reading", "mode"])
+    return out.drop(columns="_lead").reset_index(drop=True)
+
+
+STEERED_WHY = (
+    "Steered text may be unreadable more often than unsteered text, so missing readings are not "
+    "random: compare these rows across profiles before reading a contrast."
+)
+
+
+def section(
+    summary: pd.DataFrame, group_label: str, floor: float | None, why: str = STEERED_WHY
+) -> list[str]:
+    """The report's "Judge readings" section (Markdown); `why` says why the reader should look."""
+    under = f"the coverage floor ({floor:g})" if floor is not None else "the coverage floor"
+    columns: dict[str, Column] = {
+        "judge": "judge",
+        group_label: "group",
+        "reading": "reading",
+        "mode": "mode",
+        "n": "n",
+        "read exactly": lambda r: md.number(r["exact_share"], 2),
+        "median coverage": lambda r: md.number(r["coverage_median"], 3),
+        "5th pct coverage": lambda r: md.number(r["coverage_p5"], 3),
+        "unreadable": "unreadable",
+    }
+    return [
+        "## Judge readings\n",
+        f"Per judge × {group_label}, for each kind of reading: how many were stored, the share "
+        "read exactly (every token that could continue the answer had its log-probability "
+        "read; the stored record's `exact`), the mode it was read in (`local`: the judge's own "
+        "weights; `exact`: a served judge read by prompt token ids; `top-k`: a served judge "
+        "read from its top log-probabilities), the median and 5th-percentile coverage (the "
+        f"probability the reading accounts for) and how many fell under {under} and are left "
+        f"out as unreadable. {why} At full precision: `tables/judge_readings.csv`.\n",
+        md.table(summary, columns),
+    ]
