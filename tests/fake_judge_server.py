@@ -1,61 +1,272 @@
-"""A served judge stand-in: a handler for tests/fake_openai.serve that answers chat completions
-the way vLLM does, with REAL log-probabilities computed by a local model (the tiny random Llama),
-so HTTP, litellm and the served judge's parsing all run for real.
+"""A served judge stand-in: a handler for tests/fake_openai.serve that answers
+/v1/chat/completions and /v1/completions the way vLLM 0.33.0 (default) or llama.cpp's server
+does, with REAL log-probabilities from a local model (a tiny random Llama), so HTTP, litellm and
+the served judge's parsing all run for real against a server that disagrees with them where the
+real one would.
 
-Honoured request fields: messages, max_tokens, logprobs, top_logprobs, continue_final_message,
-add_generation_prompt and, in "vllm" mode, logprob_token_ids and return_tokens_as_token_ids.
-Modes: "vllm" (everything above), "openai" (explicit token ids ignored, as a server without
-that feature would), "no_logprobs" (answers without any log-probabilities)."""
+Where each vLLM behaviour comes from (paths inside the vllm-0.33.0 wheel):
+- 400s from the request models, reported by vllm/entrypoints/serve/exception_handling/handlers/
+  validation.py ({"error": {message "1 validation error: ...", type "Bad Request", param, code}}):
+  chat_completion/protocol.py ChatCompletionRequest.check_logprobs (logprob_token_ids without
+  logprobs=true; top_logprobs not an integer, below -1, or set without logprobs) and
+  check_generation_prompt (continue_final_message and add_generation_prompt both sent true);
+  completion/protocol.py CompletionRequest.check_logprobs (logprob_token_ids with `logprobs`
+  absent; any integer, 0 included, will do) and validate_prompt_and_prompt_embeds.
+- 400s while serving, reported by exception_handling/error_response.py create_error_response
+  ({"error": {message "... (parameter=P, value=V)", type "BadRequestError", param, code}}):
+  vllm/sampling_params.py SamplingParams._validate_logprobs (top-k over --max-logprobs, default 20
+  from vllm/config/model.py; more than MAX_LOGPROB_TOKEN_IDS = 128 ids; ids outside the model's
+  vocabulary); vllm/renderers/base.py validate_token_ids (prompt ids out of vocabulary);
+  vllm/renderers/hf.py safe_apply_chat_template (a template or transformers error, such as
+  continue_final_message with the request's default add_generation_prompt=true).
+- ids replace top-k: to_sampling_params in both protocol.py files sends logprobs=None when
+  logprob_token_ids is set, so top_logprobs/logprobs are neither capped nor used;
+  vllm/v1/sample/sampler.py gather_specific_token_logprobs / gather_logprobs put the sampled
+  token first, vllm/logprobs.py append_logprobs_for_next_position makes the position a dict (a
+  repeated id keeps its first place).
+- token strings: chat_completion/serving.py _create_chat_logprobs / _get_top_logprobs and
+  completion/serving.py _create_completion_logprobs; "token_id:N" from
+  generate/base/serving.py format_token_id_placeholder when the request's
+  return_tokens_as_token_ids is true, or when it is absent and the server was started with
+  --return-tokens-as-token-ids (entrypoints/common/cli_args.py, default false); decoded text
+  from vllm/v1/engine/logprobs.py and tokenizers/detokenizer_utils.py (tests/fake_judge_engine.py).
+  Chat `bytes`: the sampled token's from its decoded text, each alternative's from the printed
+  string. Completions: top_logprobs is {printed string: logprob}, so tokens printed alike merge;
+  limit logprobs + 1 (generate/base/serving.py completion_top_logprobs_limit); chat's limit is
+  top_logprobs (chat_top_logprobs_limit); with ids, every entry. Log-probs below -9999 print -9999.
+- finish_reason "stop" at an end-of-sequence token (kept in token_ids and log-probs, not in the
+  text), else "length"; return_token_ids: chat puts prompt_token_ids at the top level and
+  token_ids in the choice (chat_completion/protocol.py ChatCompletionResponse), completions puts
+  both in the choice (completion/protocol.py CompletionResponseChoice).
+- chat renderers ("template", "trim", "mistral", "harmony"): tests/fake_judge_render.py.
+- completions: a string prompt is encoded with special tokens (add_special_tokens defaults to
+  true there), a token-id prompt is taken as given; max_tokens defaults to 16.
+llama.cpp (ggml-org/llama.cpp tools/server): tests/fake_judge_llamacpp.py.
+
+Old callers: mode="vllm" is the vLLM server; mode="openai" a server without logprob_token_ids or
+return_tokens_as_token_ids (both ignored, as unknown fields are); mode="no_logprobs" one that never
+returns log-probabilities. Not modelled (a 501 says so): streaming, n > 1, beam search, echo,
+prompt_logprobs, tools, suffix. The stand-in always decodes greedily."""
 
 from __future__ import annotations
 
-from typing import Any
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from model_access.local import LocalModel
-from tests.fake_openai import Handler, chat_response
+from tests import fake_judge_llamacpp as llamacpp
+from tests.fake_judge_engine import JudgeEngine
+from tests.fake_judge_render import RENDERERS, Renderer, RenderRefused, render_chat
+from tests.fake_judge_vllm import (
+    Refused,
+    VllmOptions,
+    as_token_ids,
+    bad_request,
+    chat_logprobs,
+    chat_request_checks,
+    completion_logprobs,
+    completion_request_checks,
+    harmony_fields,
+    unmodelled,
+    usage,
+    verify_prompt,
+    verify_sampling,
+)
+from tests.fake_openai import Reply, Routed
+
+Server = Literal["vllm", "llamacpp"]
+MODES = ("vllm", "openai", "no_logprobs")
 
 
-def judge_handler(model: LocalModel, *, mode: str = "vllm") -> Handler:
-    tokenizer = model.tokenizer
-    eos = set(model.eos_token_ids)
+def answer_chat(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str, Any]) -> Reply:
+    unmodelled(body)
+    chat_request_checks(body)
+    try:
+        text = render_chat(engine.tokenizer, opts.renderer, body, start_date=opts.start_date)
+    except RenderRefused as refused:
+        raise bad_request(str(refused), refused.param) from refused
+    prompt = list(engine.tokenizer(text, add_special_tokens=False)["input_ids"])
+    ids = [int(i) for i in body.get("logprob_token_ids") or []] if opts.explicit_ids else []
+    top = int(body.get("top_logprobs") or 0)
+    n_logprobs = top if body.get("logprobs") and not ids else None
+    verify_sampling(engine, opts, n_logprobs, ids)
+    verify_prompt(engine, prompt)
+    budget = body.get("max_completion_tokens") or body.get("max_tokens")
+    steps = engine.greedy(prompt, int(budget or opts.max_model_len - len(prompt)))
+    want = bool(body.get("logprobs")) and opts.logprobs
+    logprobs = (
+        chat_logprobs(engine, steps, n_logprobs, top, ids, as_token_ids(body, opts))
+        if want
+        else None
+    )
+    content: str | None = engine.text(prompt, steps)
+    reasoning = None
+    if opts.renderer == "harmony":
+        content, reasoning = harmony_fields(engine, steps)
+    add = bool(body.get("add_generation_prompt", True))
+    message = {
+        "role": "assistant" if add else body["messages"][-1]["role"],
+        "content": content,
+        "refusal": None,
+        "annotations": None,
+        "audio": None,
+        "function_call": None,
+        "reasoning": reasoning,
+    }
+    ask_ids = bool(body.get("return_token_ids"))
+    choice = {
+        "index": 0,
+        "message": message,
+        "logprobs": {"content": logprobs} if logprobs is not None else None,
+        "finish_reason": engine.finish_reason(steps),
+        "stop_reason": None,
+        "token_ids": [s.token_id for s in steps] if ask_ids else None,
+        "routed_experts": None,
+        "weight_versions": None,
+    }
+    return 200, {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": opts.served_model,
+        "choices": [choice],
+        "service_tier": None,
+        "system_fingerprint": None,
+        "usage": usage(prompt, steps),
+        "prompt_logprobs": None,
+        "prompt_token_ids": prompt if ask_ids else None,  # chat: top level, not in the choice
+        "prompt_text": None,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
+    }
 
-    def token_text(token_id: int, as_ids: bool) -> str:
-        return f"token_id:{token_id}" if as_ids else str(tokenizer.decode([token_id]))
 
-    def handle(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        cont = bool(body.get("continue_final_message", False))
-        ids = model.chat_ids(
-            body["messages"],
-            add_generation_prompt=bool(body.get("add_generation_prompt", True)) and not cont,
-            continue_final_message=cont,
+def completion_prompts(engine: JudgeEngine, body: Mapping[str, Any]) -> list[list[int]]:
+    """CompletionRequest.prompt: a string, a list of token ids, or a batch of either."""
+    prompt = body["prompt"]
+    add = bool(body.get("add_special_tokens", True))
+
+    def encode(text: str) -> list[int]:
+        return list(engine.tokenizer(text, add_special_tokens=add)["input_ids"])
+
+    if isinstance(prompt, str):
+        return [encode(prompt)]
+    batch = prompt if all(isinstance(p, list | str) for p in prompt) else [prompt]
+    out = [encode(p) if isinstance(p, str) else [int(i) for i in p] for p in batch]
+    if any(i < 0 for ids in out for i in ids):  # Field(ge=0) on each id: pydantic's error
+        entry = {
+            "type": "greater_than_equal",
+            "loc": "body.prompt",
+            "msg": "Input should be greater than or equal to 0",
+        }
+        error = {"message": f"1 validation error:\n  {entry}", "type": "Bad Request"}
+        raise Refused(400, {"error": error | {"param": "body.prompt", "code": 400}})
+    return out
+
+
+def answer_completions(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str, Any]) -> Reply:
+    unmodelled(body)
+    completion_request_checks(body)
+    prompts = completion_prompts(engine, body)
+    ids = [int(i) for i in body.get("logprob_token_ids") or []] if opts.explicit_ids else []
+    asked = body.get("logprobs")
+    n_logprobs = None if ids else asked
+    verify_sampling(engine, opts, n_logprobs, ids)
+    as_ids, ask_ids = as_token_ids(body, opts), bool(body.get("return_token_ids"))
+    choices, counts = [], {"prompt_tokens": 0, "completion_tokens": 0}
+    for prompt in prompts:
+        verify_prompt(engine, prompt)
+        steps = engine.greedy(prompt, int(body.get("max_tokens") or 16))
+        want = asked is not None and opts.logprobs
+        logprobs = (
+            completion_logprobs(engine, steps, n_logprobs, int(asked or 0), ids, as_ids)
+            if want
+            else None
         )
-        want = bool(body.get("logprobs")) and mode != "no_logprobs"
-        k = int(body.get("top_logprobs") or 0)
-        explicit = body.get("logprob_token_ids") if mode == "vllm" else None
-        as_ids = bool(body.get("return_tokens_as_token_ids")) and mode == "vllm"
-        content, generated = [], []
-        for _ in range(int(body.get("max_tokens") or 1)):
-            row = model.next_token_logprobs(ids)[0]
-            chosen = int(row.argmax())  # temperature 0
-            if explicit:
-                alternatives = [int(i) for i in explicit]
-            else:
-                alternatives = [int(i) for i in row.topk(k).indices] if k else []
-            content.append(
-                {
-                    "token": token_text(chosen, as_ids),
-                    "logprob": float(row[chosen]),
-                    "top_logprobs": [
-                        {"token": token_text(i, as_ids), "logprob": float(row[i])}
-                        for i in alternatives
-                    ],
-                }
-            )
-            if chosen in eos:
-                break
-            generated.append(chosen)
-            ids = [*ids, chosen]
-        text = str(tokenizer.decode(generated, skip_special_tokens=True))
-        return 200, chat_response(text, model="fake-judge", logprobs=content if want else None)
+        choices.append(
+            {
+                "index": len(choices),
+                "text": engine.text(prompt, steps),
+                "logprobs": logprobs,
+                "finish_reason": engine.finish_reason(steps),
+                "stop_reason": None,
+                "token_ids": [s.token_id for s in steps] if ask_ids else None,
+                "prompt_logprobs": None,
+                "prompt_token_ids": prompt if ask_ids else None,
+                "routed_experts": None,
+                "weight_versions": None,
+            }
+        )
+        counts["prompt_tokens"] += len(prompt)
+        counts["completion_tokens"] += len(steps)
+    total = usage([], [])
+    total |= counts | {"total_tokens": counts["prompt_tokens"] + counts["completion_tokens"]}
+    return 200, {
+        "id": f"cmpl-{uuid.uuid4().hex}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": opts.served_model,
+        "choices": choices,
+        "service_tier": None,
+        "system_fingerprint": None,
+        "usage": total,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
+    }
 
-    return handle
+
+@dataclass(frozen=True)
+class JudgeHandler(Routed):
+    """The stand-in's handler; `engine` is exposed so tests can count forward passes."""
+
+    engine: JudgeEngine | None = None
+
+
+def judge_handler(
+    model: LocalModel,
+    *,
+    server: Server = "vllm",
+    renderer: Renderer = "template",
+    token_ids_default: bool = False,
+    mode: str = "vllm",
+    max_logprobs: int = 20,
+    max_model_len: int = 4096,
+    start_date: str | None = None,
+) -> JudgeHandler:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    if renderer not in RENDERERS:
+        raise ValueError(f"renderer must be one of {RENDERERS}")
+    if server == "llamacpp" and (renderer != "template" or mode != "vllm"):
+        raise ValueError("llama.cpp renders with the model's own template and has no modes")
+    engine = JudgeEngine(model)
+    opts = VllmOptions(
+        renderer=renderer,
+        token_ids_default=token_ids_default,
+        max_logprobs=max_logprobs,
+        max_model_len=max_model_len,
+        explicit_ids=mode == "vllm",
+        logprobs=mode != "no_logprobs",
+        start_date=start_date,
+    )
+
+    def answer(path: str, body: dict[str, Any]) -> Reply:
+        if server == "llamacpp":
+            return llamacpp.answer(
+                engine, path, body, model=opts.served_model, max_new=max_model_len
+            )
+        try:
+            if path.endswith("/chat/completions"):
+                return answer_chat(engine, opts, body)
+            if path.endswith("/completions"):
+                return answer_completions(engine, opts, body)
+        except Refused as refused:
+            return refused.status, refused.body
+        return 404, {"detail": "Not Found"}  # FastAPI's answer to an unknown route
+
+    return JudgeHandler(answer, engine)

@@ -1,7 +1,8 @@
 """A local stand-in for an OpenAI-compatible server (like vLLM) on loopback, so the real HTTP,
 litellm and parsing code runs in tests. Behaviour is a plain function: request JSON in,
 (status, response JSON) out, or (status, response JSON, extra response headers) for a server that
-sends headers such as Retry-After; every request is recorded."""
+sends headers such as Retry-After; every request is recorded with its path. A `Routed` handler is
+also told the path, so one stand-in answers /v1/chat/completions and /v1/completions."""
 
 from __future__ import annotations
 
@@ -14,10 +15,21 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Handler = Callable[
-    [dict[str, Any]],
-    tuple[int, dict[str, Any]] | tuple[int, dict[str, Any], dict[str, str]],
-]
+Reply = tuple[int, dict[str, Any]] | tuple[int, dict[str, Any], dict[str, str]]
+Handler = Callable[[dict[str, Any]], Reply]
+
+CHAT_PATH = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class Routed:
+    """A handler that is told the request path. Called with the body alone (as wrappers that
+    only know `Handler` do) it answers as the chat endpoint, so old call sites keep working."""
+
+    answer: Callable[[str, dict[str, Any]], Reply]
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        return self.answer(CHAT_PATH, body)
 
 
 def chat_response(
@@ -49,6 +61,7 @@ def chat_response(
 class FakeServer:
     handler: Handler
     requests: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     port: int = 0
 
@@ -66,8 +79,13 @@ def serve(handler: Handler) -> Iterator[FakeServer]:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             state.requests.append(body)
+            state.paths.append(self.path)
             state.headers.append(dict(self.headers))
-            status, payload, *rest = state.handler(body)
+            handler = state.handler
+            reply = (
+                handler.answer(self.path, body) if isinstance(handler, Routed) else handler(body)
+            )
+            status, payload, *rest = reply
             extra: dict[str, str] = rest[0] if rest else {}
             data = json.dumps(payload).encode()
             self.send_response(status)
