@@ -1,7 +1,8 @@
 """What goes over the served door and comes back: the request (everything that determines the
-result — what cache keys are made of), the completion with its log-probabilities, and the
-parsing of an OpenAI-style response into it. A response without content is a transport problem
-(EmptyResponse), never model output."""
+result — what cache keys are made of), the completion with its log-probabilities (each position's
+alternatives with the token ids the server gave), and the parsing of an OpenAI-style chat
+response into it. A response without content is a transport problem (EmptyResponse), never
+model output."""
 
 from __future__ import annotations
 

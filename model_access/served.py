@@ -1,10 +1,12 @@
 """The lab's second door to models: served models (API providers and OpenAI-compatible servers
-such as vLLM) through litellm. One request type, one client with a concurrency limit, timeouts
-and retries with backoff. Keys are read from the environment at call time and never stored.
+such as vLLM or llama.cpp) through litellm. Two request types — a chat CompletionRequest, and a
+TokenPromptRequest whose prompt is token ids sent to /v1/completions — and one client with a
+concurrency limit, timeouts and retries with backoff shared by both. Keys are read from the
+environment at call time and never stored.
 
 Transport settings (base URL, key variable, timeout, retries, concurrency) are the client's
-EndpointSettings; what determines a result lives on the CompletionRequest — only the latter
-belongs in cache keys."""
+EndpointSettings; what determines a result lives on the request — only the latter belongs in
+cache keys."""
 
 from __future__ import annotations
 

@@ -35,8 +35,17 @@ from model_access.completions import (
     usage_of,
 )
 
-# Set by the client from the request's own fields; extra_body may not say them a second time.
-_OWN_FIELDS = ("model", "prompt", "max_tokens", "temperature", "logprobs", "logprob_token_ids")
+# Set by the client from the request's own fields (or, for `stream`, fixed off because a streamed
+# answer is not parsed); extra_body may not say them a second time.
+_OWN_FIELDS = (
+    "model",
+    "prompt",
+    "max_tokens",
+    "temperature",
+    "logprobs",
+    "logprob_token_ids",
+    "stream",
+)
 
 
 @dataclass(frozen=True)

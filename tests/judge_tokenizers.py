@@ -257,7 +257,7 @@ NUMBER_SHARE, END_SHARE, ANSWER_SHARE = 0.45, 0.25, 0.1
 LOGIT_SCALE = 0.4
 
 
-def tiny_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
+def tiny_judge(tokenizer: Any, *, seed: int = 0, spec: str | None = None) -> LocalModel:
     """A tiny random Llama over `tokenizer` whose output is shifted toward what a judge writes
     after "Score: " or "Answer:": the number tokens 0..100 (or the digits), "." and the end of a
     turn, and the yes/no words. A random model alone puts nearly no mass on numbers (coverage
@@ -266,7 +266,8 @@ def tiny_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
     weight. The longer number tokens (101..999) keep the random model's small share: they
     continue a number, so they are uncovered mass, as a real judge's would be. Deterministic
     per seed."""
-    model = LocalModel(build_tiny_llama(tokenizer, seed=seed), tokenizer, spec=f"tiny-judge-{seed}")
+    spec = spec or f"tiny-judge-{len(tokenizer)}-{seed}"
+    model = LocalModel(build_tiny_llama(tokenizer, seed=seed), tokenizer, spec=spec)
     # build_tiny_llama's wide init gives logits spread by several units, which would leave any
     # one token (".") anywhere from negligible to dominant; narrower, the shares below hold
     # roughly at every position while the context still moves them.

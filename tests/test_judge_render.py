@@ -101,7 +101,7 @@ def test_what_cannot_be_rendered_is_a_lab_error():
     with pytest.raises(LabError, match="refused the conversation"):
         render_judge_prompt(tok, JudgePrompt.chat([{"role": "tool", "content": "x"}], "Score: "))
     tok.chat_template = (
-        "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}"  # noqa: E501
+        "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}"
     )
     with pytest.raises(LabError, match="refused the conversation"):  # the prefill vanishes
         render_judge_prompt(tok, SCORE)

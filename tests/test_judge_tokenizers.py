@@ -110,6 +110,20 @@ def test_harmony_tokenizer_has_the_special_tokens_and_a_finished_final_message()
     assert len(vocab_facts(tok).continuation_ids) >= 1000
 
 
+@pytest.mark.parametrize("name", list(TOKENIZERS))
+def test_a_tokenizer_only_folder_reads_back_the_same(name, tmp_path):
+    """A served judge's client loads just the tokenizer (no weights) from a folder or hub id."""
+    from transformers import AutoTokenizer
+
+    tok = TOKENIZERS[name]()
+    tok.save_pretrained(tmp_path)
+    loaded = AutoTokenizer.from_pretrained(tmp_path)
+    text = render_judge_prompt(tok, SCORE).text
+    assert render_judge_prompt(loaded, SCORE).text == text
+    assert loaded(text + "85")["input_ids"] == tok(text + "85")["input_ids"]
+    assert loaded.get_vocab() == tok.get_vocab()
+
+
 def test_numbers_are_prefix_stable_after_the_rendered_prompt(judge):
     text = render_judge_prompt(judge.model.tokenizer, SCORE).text
     numbers = number_tokens(judge.model.tokenizer, text)

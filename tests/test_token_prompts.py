@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from typing import Any
 
@@ -244,6 +245,24 @@ def test_exactly_max_retries_plus_one_requests_and_retry_after_honoured(model):
             door.complete_prompt(TokenPromptRequest((1,)))
     # Neither litellm nor the OpenAI SDK under its text-completion handler adds retries of its own.
     assert len(server.requests) == 3 and sleeps == [1.0, 1.0]
+
+
+def test_no_try_runs_past_the_retry_budget():
+    release = threading.Event()
+
+    def hang(body):
+        release.wait(30)
+        return vllm_completions(body)
+
+    with serve(hang) as server:
+        start = time.monotonic()
+        with pytest.raises(TransportFailure):
+            client(
+                server.base_url, max_retries=0, timeout_s=30, retry_budget_s=1.5
+            ).complete_prompt(TokenPromptRequest((1,)))
+        took = time.monotonic() - start
+        release.set()
+    assert took < 8, took
 
 
 def test_the_key_is_sent_and_never_stored(monkeypatch):
