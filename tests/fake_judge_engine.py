@@ -102,6 +102,7 @@ class JudgeEngine:
 class VocabKind:
     marker: str | None  # Metaspace's replacement character ("▁"), whose leading copy decode() drops
     byte_level: bool  # GPT-2 style pieces: each character stands for one byte
+    added: dict[int, tuple[str, bool]]  # added tokens: id -> (text, special)
 
 
 _KINDS: dict[int, VocabKind] = {}
@@ -119,7 +120,8 @@ def vocab_kind(tokenizer: Any) -> VocabKind:
         marker = next(
             (str(p.get("replacement", "▁")) for p in subs if p.get("type") == "Metaspace"), None
         )
-        kind = VocabKind(marker, "ByteLevel" in json.dumps(config.get("decoder")))
+        added = {i: (t.content, bool(t.special)) for i, t in tokenizer.added_tokens_decoder.items()}
+        kind = VocabKind(marker, "ByteLevel" in json.dumps(config.get("decoder")), added)
         _KINDS[id(tokenizer)] = kind
     return kind
 
@@ -185,11 +187,12 @@ def llamacpp_piece(tokenizer: Any, token_id: int, *, special: bool = False) -> b
     """common_token_to_piece: control (special) tokens print nothing unless `special`; other
     added tokens print their text; byte-level pieces map back to raw bytes; SentencePiece pieces
     turn "▁" into a space and <0xNN> into that byte."""
-    added = tokenizer.added_tokens_decoder.get(token_id)
-    if added is not None:
-        return added.content.encode() if (special or not added.special) else b""
+    kind = vocab_kind(tokenizer)
+    if token_id in kind.added:
+        text, control = kind.added[token_id]
+        return text.encode() if (special or not control) else b""
     piece = str(tokenizer.convert_ids_to_tokens(token_id))
-    if vocab_kind(tokenizer).byte_level:
+    if kind.byte_level:
         table = _byte_decoder()
         return bytes(table[c] for c in piece)
     if (m := BYTE_PIECE.fullmatch(piece)) is not None:
