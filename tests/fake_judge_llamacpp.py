@@ -159,8 +159,8 @@ def answer(
         return refused.status, refused.body
     steps = engine.greedy(prompt, _budget(body, max_new))
     finish = "stop" if engine.finish_reason(steps) == "stop" else "length"
-    text = b"".join(llamacpp_piece(engine.tokenizer, s.token_id) for s in steps)
-    content = text.decode("utf-8", "replace")
+    raw = b"".join(llamacpp_piece(engine.tokenizer, s.token_id) for s in steps)
+    content = raw.decode("utf-8", "replace")
     probs = {"content": probs_json(engine, steps, n_probs)} if n_probs > 0 else None
     if path.endswith("/chat/completions"):
         choice: dict[str, Any] = {
