@@ -91,7 +91,8 @@ def chat_prompt(engine: JudgeEngine, body: Mapping[str, Any]) -> str:
 
 def chat_n_probs(body: Mapping[str, Any]) -> int:
     if body.get("logprobs"):
-        return int(body.get("top_logprobs", DEFAULT_CHAT_N_PROBS))
+        top = body.get("top_logprobs")  # json_value: absent or null gives the default
+        return DEFAULT_CHAT_N_PROBS if top is None else int(top)
     if body.get("top_logprobs") is not None:
         raise LlamaRefused("top_logprobs requires logprobs to be set to true")
     return 0
