@@ -98,26 +98,32 @@ class JudgeEngine:
 
 
 # ---------------------------------------------------------------- vLLM's token strings
-def _pre_tokenizer(tokenizer: Any) -> dict[str, Any]:
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        return {}
-    return dict(json.loads(backend.to_str()).get("pre_tokenizer") or {})
+@dataclass(frozen=True)
+class VocabKind:
+    marker: str | None  # Metaspace's replacement character ("▁"), whose leading copy decode() drops
+    byte_level: bool  # GPT-2 style pieces: each character stands for one byte
+    added: dict[int, tuple[str, bool]]  # added tokens: id -> (text, special)
 
 
-def _decoder(tokenizer: Any) -> str:
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    return json.dumps(json.loads(backend.to_str()).get("decoder")) if backend else ""
+_KINDS: dict[int, VocabKind] = {}
 
 
-def space_marker(tokenizer: Any) -> str | None:
-    """The Metaspace replacement character ("▁") whose leading copy decode() drops, or None."""
-    pre = _pre_tokenizer(tokenizer)
-    subs = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
-    for sub in subs:
-        if sub.get("type") == "Metaspace":
-            return str(sub.get("replacement", "▁"))
-    return None
+def vocab_kind(tokenizer: Any) -> VocabKind:
+    """Read once per tokenizer from its serialised form (vLLM caches its marker the same way:
+    get_leading_space_marker), since the JSON holds the whole vocabulary."""
+    kind = _KINDS.get(id(tokenizer))
+    if kind is None:
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        config = json.loads(backend.to_str()) if backend is not None else {}
+        pre = config.get("pre_tokenizer") or {}
+        subs = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
+        marker = next(
+            (str(p.get("replacement", "▁")) for p in subs if p.get("type") == "Metaspace"), None
+        )
+        added = {i: (t.content, bool(t.special)) for i, t in tokenizer.added_tokens_decoder.items()}
+        kind = VocabKind(marker, "ByteLevel" in json.dumps(config.get("decoder")), added)
+        _KINDS[id(tokenizer)] = kind
+    return kind
 
 
 def _with_leading_spaces(raw: str, text: str, marker: str) -> str:
@@ -148,7 +154,7 @@ def _completed(tokenizer: Any, token_id: int, context: Sequence[int]) -> str:
 def vllm_token_strings(tokenizer: Any, ids: Sequence[int], context: Sequence[int]) -> list[str]:
     """The `decoded_token` vLLM attaches to each id at one position; `context` is the tokens
     sampled at earlier positions of the same request."""
-    marker = space_marker(tokenizer)
+    marker = vocab_kind(tokenizer).marker
     raw = tokenizer.convert_ids_to_tokens(list(ids)) if marker else [None] * len(ids)
     out = []
     for token_id, piece in zip(ids, raw, strict=True):
@@ -181,11 +187,12 @@ def llamacpp_piece(tokenizer: Any, token_id: int, *, special: bool = False) -> b
     """common_token_to_piece: control (special) tokens print nothing unless `special`; other
     added tokens print their text; byte-level pieces map back to raw bytes; SentencePiece pieces
     turn "▁" into a space and <0xNN> into that byte."""
-    added = tokenizer.added_tokens_decoder.get(token_id)
-    if added is not None:
-        return added.content.encode() if (special or not added.special) else b""
+    kind = vocab_kind(tokenizer)
+    if token_id in kind.added:
+        text, control = kind.added[token_id]
+        return text.encode() if (special or not control) else b""
     piece = str(tokenizer.convert_ids_to_tokens(token_id))
-    if "ByteLevel" in _decoder(tokenizer):
+    if kind.byte_level:
         table = _byte_decoder()
         return bytes(table[c] for c in piece)
     if (m := BYTE_PIECE.fullmatch(piece)) is not None:

@@ -91,7 +91,8 @@ def chat_prompt(engine: JudgeEngine, body: Mapping[str, Any]) -> str:
 
 def chat_n_probs(body: Mapping[str, Any]) -> int:
     if body.get("logprobs"):
-        return int(body.get("top_logprobs", DEFAULT_CHAT_N_PROBS))
+        top = body.get("top_logprobs")  # json_value: absent or null gives the default
+        return DEFAULT_CHAT_N_PROBS if top is None else int(top)
     if body.get("top_logprobs") is not None:
         raise LlamaRefused("top_logprobs requires logprobs to be set to true")
     return 0
@@ -159,8 +160,8 @@ def answer(
         return refused.status, refused.body
     steps = engine.greedy(prompt, _budget(body, max_new))
     finish = "stop" if engine.finish_reason(steps) == "stop" else "length"
-    text = b"".join(llamacpp_piece(engine.tokenizer, s.token_id) for s in steps)
-    content = text.decode("utf-8", "replace")
+    raw = b"".join(llamacpp_piece(engine.tokenizer, s.token_id) for s in steps)
+    content = raw.decode("utf-8", "replace")
     probs = {"content": probs_json(engine, steps, n_probs)} if n_probs > 0 else None
     if path.endswith("/chat/completions"):
         choice: dict[str, Any] = {

@@ -145,7 +145,12 @@ def render_chat(
         return harmony_text(
             messages, reasoning_effort=body.get("reasoning_effort"), start_date=date
         )
-    flags = {"add_generation_prompt": add, "continue_final_message": cont}
+    # build_chat_params (chat_completion/protocol.py): the request's chat_template_kwargs, then
+    # its own flags and reasoning_effort over them; a template reads what it names.
+    flags = dict(body.get("chat_template_kwargs") or {})
+    flags |= {"add_generation_prompt": add, "continue_final_message": cont}
+    if body.get("reasoning_effort") is not None:
+        flags["reasoning_effort"] = body["reasoning_effort"]
     if renderer == "mistral":
         _mistral_checks(messages, body, add, cont)
         for m in messages:

@@ -177,7 +177,8 @@ def answer_completions(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str
     n_logprobs = None if ids else asked
     verify_sampling(engine, opts, n_logprobs, ids)
     as_ids, ask_ids = as_token_ids(body, opts), bool(body.get("return_token_ids"))
-    choices, counts = [], {"prompt_tokens": 0, "completion_tokens": 0}
+    choices: list[dict[str, Any]] = []
+    counts = {"prompt_tokens": 0, "completion_tokens": 0}
     for prompt in prompts:
         verify_prompt(engine, prompt)
         steps = engine.greedy(prompt, int(body.get("max_tokens") or 16))

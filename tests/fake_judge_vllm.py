@@ -213,7 +213,8 @@ def chat_logprobs(
     the sampled entry's `bytes` come from its decoded text, each alternative's from the printed
     string (so "token_id:N" in token-id mode); every entry with ids, else the first
     top_logprobs (chat_top_logprobs_limit)."""
-    content, context = [], []
+    content: list[dict[str, Any]] = []
+    context: list[int] = []
     for step in steps:
         order = candidates(step, n_logprobs, ids)
         decoded = vllm_token_strings(engine.tokenizer, [step.token_id], context)[0]
@@ -246,7 +247,11 @@ def completion_logprobs(
     """OpenAIServingCompletion._create_completion_logprobs (completion/serving.py): top_logprobs
     is a dict keyed by the printed string, so two tokens printed alike keep one key (the first
     place, the last value); the first logprobs + 1 entries, or all with ids or -1."""
-    tokens, values, tops, offsets, context = [], [], [], [], []
+    tokens: list[str] = []
+    values: list[float] = []
+    tops: list[dict[str, float]] = []
+    offsets: list[int] = []
+    context: list[int] = []
     for step in steps:
         order = candidates(step, n_logprobs, ids)
         names = printed(engine, order, context, as_ids)
