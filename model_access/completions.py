@@ -150,8 +150,6 @@ def parse_response(response: Any) -> Completion:
     text = getattr(message, "content", None)
     finish = getattr(choice, "finish_reason", None)
     refusal_text = getattr(message, "refusal", None)
-    if text is None and not refusal_text:
-        raise EmptyResponse(f"response has no content (finish_reason={finish})")
     logprobs = None
     lp = getattr(choice, "logprobs", None)
     content = getattr(lp, "content", None) if lp is not None else None
@@ -159,6 +157,14 @@ def parse_response(response: Any) -> Completion:
         content = lp.get("content")
     if content:
         logprobs = tuple(parse_token(t) for t in content)
+    reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+    if text is None and (reasoning or logprobs):
+        # A reasoning parser took everything the model wrote (gpt-oss's analysis channel), or
+        # found no channel to call final: an answer without final text, whose log-probabilities
+        # are still what a judge reads — not an empty body to retry and blame the server for.
+        text = ""
+    if text is None and not refusal_text:
+        raise EmptyResponse(f"response has no content (finish_reason={finish})")
     usage = getattr(response, "usage", None)
     return Completion(
         text=text if text is not None else str(refusal_text),
