@@ -16,6 +16,7 @@ Three forms:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +29,8 @@ HARMONY_FINAL_CHANNEL = "<|channel|>final<|message|>"
 # The harmony tokens a tokenizer must hold for the harmony form (openai/harmony's special tokens).
 _HARMONY_TOKENS = ("<|start|>", "<|channel|>", "<|message|>", "<|end|>")
 _EFFORTS = ("low", "medium", "high")
+HARMONY_DATE = "2026-01-01"  # the "Current date" every harmony judge prompt states (see _harmony)
+_HARMONY_DATE_LINE = re.compile(r"Current date: \d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,9 @@ def _harmony(tokenizer: Any, prompt: JudgePrompt, effort: str) -> RenderedPrompt
             fix="use the model's own gpt-oss chat template",
         )
     # With no prefill the answer is still the final channel's first token, never a channel name.
+    # gpt-oss's template writes today's date into the system message; a judge read on two days
+    # would read two prompts, so a stored reading could not be reproduced. The date is fixed.
+    text = _HARMONY_DATE_LINE.sub(f"Current date: {HARMONY_DATE}", text)
     return RenderedPrompt(text + HARMONY_FINAL_CHANNEL + prompt.prefill, "harmony", effort)
 
 

@@ -3,6 +3,8 @@ trimmed-space repair) and harmony form."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from foundation.errors import LabError
@@ -84,6 +86,9 @@ def test_harmony_history_and_no_prefill():
     assert text.endswith("<|start|>user<|message|>Is this reply kind?<|end|>" + HARMONY_END)
 
 
+from rubric.judge_render import HARMONY_DATE  # noqa: E402
+
+
 def test_harmony_matches_continuing_the_final_message_where_transformers_can():
     # transformers' continue_final_message cuts the rendered final message after its content;
     # on a harmony template that is the same text (vLLM's harmony renderer has no such cut).
@@ -91,7 +96,9 @@ def test_harmony_matches_continuing_the_final_message_where_transformers_can():
     continued = tok.apply_chat_template(
         SCORE.chat_messages(), tokenize=False, continue_final_message=True, reasoning_effort="low"
     )
-    assert render_judge_prompt(tok, SCORE).text == continued
+    today = re.search(r"Current date: [0-9-]+", continued).group(0)
+    fixed = render_judge_prompt(tok, SCORE).text
+    assert fixed == continued.replace(today, f"Current date: {HARMONY_DATE}")
 
 
 def test_what_cannot_be_rendered_is_a_lab_error():
@@ -129,3 +136,14 @@ def test_local_judge_reads_the_rendered_prompt_and_records_harmony_effort():
     assert "Reasoning: high" in harmony.prompt_text(SCORE)
     for tok in (mistral_style_tokenizer(), thousand_numbers_tokenizer()):
         assert "reasoning_effort" not in LocalJudge(tiny_judge(tok)).identity()
+
+
+def test_a_harmony_prompt_states_a_fixed_date_not_today():
+    from rubric.judge_render import HARMONY_DATE, render_judge_prompt
+    from rubric.prompts import JudgePrompt
+    from tests.judge_tokenizers import harmony_tokenizer
+
+    prompt = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score: ")
+    text = render_judge_prompt(harmony_tokenizer(), prompt).text
+    assert f"Current date: {HARMONY_DATE}" in text
+    assert text.count("Current date:") == 1
