@@ -1,5 +1,6 @@
-"""The served judge end to end: real HTTP, litellm and parsing against a loopback stand-in whose
-log-probabilities are computed by a real (tiny) model, compared with reading that model locally."""
+"""The served judge end to end on the shipped tokenizer: real HTTP, litellm and parsing against
+the vLLM-shaped stand-in (tests/fake_judge_server.py), whose log-probabilities are computed by a
+real tiny model, compared with reading that model locally."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from foundation.errors import LabError
 from model_access.local import LocalModel
 from model_access.served import ServedClient
 from model_access.settings import EndpointSettings
+from rubric.expected import NumberReading
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
+from rubric.served_chat import ChatSettings
+from rubric.served_exact import ExactSettings
 from rubric.served_judge import ServedJudge
 from tests.conftest import build_tiny_llama
 from tests.fake_judge_server import judge_handler
@@ -41,80 +45,126 @@ def local_reading(judge_model):
 
 def served(url: str, **kw) -> ServedJudge:
     settings = EndpointSettings(base_url=url, max_retries=0, concurrency=4)
-    return ServedJudge(ServedClient("openai/fake-judge", settings, sleep=lambda s: None), **kw)
+    client = ServedClient("hosted_vllm/fake-judge", settings, sleep=lambda s: None)
+    return ServedJudge(client, **kw)
 
 
-def test_explicit_token_ids_give_the_local_reading(judge_model, local_reading):
-    with serve(judge_handler(judge_model, mode="vllm")) as server:
+def assert_same(a: NumberReading, b: NumberReading) -> None:
+    for x, y in zip(a.distribution, b.distribution, strict=True):
+        assert abs(x - y) <= 1e-5
+    assert a.coverage == pytest.approx(b.coverage, abs=1e-5)
+
+
+def test_exact_reading_by_prompt_tokens_equals_the_local_reading(judge_model, local_reading):
+    with serve(judge_handler(judge_model)) as server:
+        reading = served(server.base_url, tokenizer=judge_model.tokenizer).read_number(
+            NUMBER, floor=0.0
+        )
+    assert_same(reading, local_reading)
+    record = reading.record
+    assert reading.exact and record["mode"] == "exact" and record["skipped_mass"] == 0
+    assert record["requests"] == len(server.requests) and not record["missing_ids"]
+    assert record["prompt_tail"].endswith("assistant\nScore: ")
+    # Every request is a /v1/completions call by token ids, one token, at most 128 ids.
+    assert set(server.paths) == {"/v1/completions"}
+    for body in server.requests:
+        assert isinstance(body["prompt"], list) and body["max_tokens"] == 1
+        assert 0 < len(body["logprob_token_ids"]) <= 128
+        assert body["return_token_ids"] is True and body["return_tokens_as_token_ids"] is True
+    prompts = {tuple(b["prompt"]) for b in server.requests}
+    assert len(prompts) >= 102  # every trie node, each its own prompt on the shared prefix
+
+
+def test_exact_yes_no_equals_local(judge_model):
+    local = LocalJudge(judge_model).read_yes_no(YES_NO, floor=0.0)
+    with serve(judge_handler(judge_model)) as server:
+        reading = served(server.base_url, tokenizer=judge_model.tokenizer).read_yes_no(
+            YES_NO, floor=0.0
+        )
+    assert reading.exact and reading.record["mode"] == "exact"
+    assert reading.coverage == pytest.approx(local.coverage, abs=1e-6)
+    assert reading.p_yes == pytest.approx(local.p_yes, abs=1e-6)
+
+
+def test_a_server_that_ignores_the_ids_gives_a_reading_recorded_as_not_exact(judge_model):
+    # mode "openai": logprob_token_ids are dropped, as by a server without that feature; its
+    # top-k comes back instead and exactness is judged from what came back.
+    with serve(judge_handler(judge_model, mode="openai")) as server:
         reading = served(
-            server.base_url, tokenizer=judge_model.tokenizer, expand_floor=0.0
+            server.base_url, tokenizer=judge_model.tokenizer, exact=ExactSettings(top_logprobs=5)
         ).read_number(NUMBER, floor=0.0)
-    assert reading.exact and reading.record["unqueried_mass"] == 0
-    # Float32 log-probabilities cross the wire and P(end) is 1 − Σ P(digit tokens): ~1e-5.
-    for a, b in zip(reading.distribution, local_reading.distribution, strict=True):
-        assert abs(a - b) < 5e-5
-    assert reading.mean == pytest.approx(local_reading.mean, abs=0.05)
+    assert not reading.exact and reading.record["missing_ids"]
+
+
+def test_top_k_chat_reading_is_never_exact_and_never_overstates(judge_model, local_reading):
+    with serve(judge_handler(judge_model, renderer="trim")) as server:
+        reading = served(server.base_url, mode="top-k").read_number(NUMBER, floor=0.0)
+    assert not reading.exact and reading.record["mode"] == "top-k"
+    assert 0 < reading.coverage
     first = server.requests[0]
-    assert first["temperature"] == 0 and not first.get("stream")
-    assert first["logprobs"] is True and 1 <= first["top_logprobs"] <= 20
+    assert server.paths[0] == "/v1/chat/completions"
+    # The prefill goes without its trailing space, and token-id printing is refused explicitly.
+    assert first["messages"][-1] == {"role": "assistant", "content": "Score:"}
     assert first["continue_final_message"] is True and first["add_generation_prompt"] is False
-    assert first["messages"][-1] == {"role": "assistant", "content": "Score: "}
-    assert set(digit_start_ids(judge_model.tokenizer)) <= set(first["logprob_token_ids"])
-    # Multi-digit numbers: later requests prefill the digits written so far.
-    prefills = {r["messages"][-1]["content"] for r in server.requests}
-    assert "Score: 8" in prefills or "Score: 5" in prefills
+    assert first["return_tokens_as_token_ids"] is False
+    assert 1 <= first["top_logprobs"] <= 20
 
 
-def test_top_k_only_never_overstates_and_reports_lower_coverage(judge_model, local_reading):
-    with serve(judge_handler(judge_model, mode="openai")) as server:
-        reading = served(
-            server.base_url, tokenizer=judge_model.tokenizer, expand_floor=1e-3
-        ).read_number(NUMBER, floor=0.0)
-    assert not reading.exact
-    for a, b in zip(reading.distribution, local_reading.distribution, strict=True):
-        assert a <= b + 1e-5
-    assert 0 < reading.coverage <= local_reading.coverage + 1e-5
+def test_top_k_reading_survives_a_server_printing_token_ids_by_default(judge_model):
+    with serve(judge_handler(judge_model, token_ids_default=True)) as server:
+        reading = served(server.base_url, mode="top-k").read_number(NUMBER, floor=0.0)
+    assert reading.coverage > 0 and reading.record["first_tokens"]
+    assert not any(t.startswith("token_id:") for t in reading.record["first_tokens"])
 
 
-def test_without_prefill_one_request_and_honest_coverage(judge_model, local_reading):
-    with serve(judge_handler(judge_model, mode="openai")) as server:
-        reading = served(server.base_url, prefill=False).read_number(NUMBER, floor=0.0)
+def test_without_prefill_one_request(judge_model):
+    with serve(judge_handler(judge_model)) as server:
+        served(server.base_url, chat=ChatSettings(prefill=False)).read_number(NUMBER, floor=0.0)
     assert len(server.requests) == 1
     assert "continue_final_message" not in server.requests[0]
-    assert reading.coverage <= local_reading.coverage + 1e-5
-    assert reading.record["unqueried_mass"] >= 0
 
 
 def test_a_response_without_log_probabilities_is_a_clear_error(judge_model):
     with serve(judge_handler(judge_model, mode="no_logprobs")) as server:
-        with pytest.raises(LabError, match="no log-probabilities"):
+        with pytest.raises(LabError, match="no top log-probabilities"):
             served(server.base_url).read_number(NUMBER)
-        with pytest.raises(LabError, match="no log-probabilities"):
+        with pytest.raises(LabError, match="no top log-probabilities"):
             served(server.base_url).read_yes_no(YES_NO)
 
 
-def test_served_yes_no_with_token_ids_equals_local(judge_model):
-    local = LocalJudge(judge_model).read_yes_no(YES_NO, floor=0.0)
-    with serve(judge_handler(judge_model, mode="vllm")) as server:
-        reading = served(server.base_url, tokenizer=judge_model.tokenizer).read_yes_no(
-            YES_NO, floor=0.0
-        )
-    assert reading.exact
-    assert reading.coverage == pytest.approx(local.coverage, rel=1e-4)
-    assert reading.p_yes == pytest.approx(local.p_yes, rel=1e-4)
-    assert len(server.requests) == 1 and server.requests[0]["max_tokens"] == 1
-
-
-def test_raw_text_prompts_need_a_local_judge():
+def test_raw_text_prompts_need_the_tokenizer():
     with pytest.raises(LabError, match="reads a chat"):
         served("http://127.0.0.1:9/v1").read_number(JudgePrompt.raw("Score: "))
 
 
-def test_record_recomputes_the_served_reading(judge_model):
-    from rubric.expected import NumberReading
+def test_exact_mode_needs_the_tokenizer():
+    with pytest.raises(LabError, match="needs its tokenizer"):
+        served("http://127.0.0.1:9/v1", mode="exact")
 
-    with serve(judge_handler(judge_model, mode="openai")) as server:
-        reading = served(server.base_url).read_number(NUMBER, floor=0.0)
+
+def test_a_record_recomputes_the_served_reading(judge_model):
+    with serve(judge_handler(judge_model)) as server:
+        reading = served(server.base_url, mode="top-k").read_number(NUMBER, floor=0.0)
     again = NumberReading.from_record(reading.to_record(), floor=0.0)
     assert again.distribution == reading.distribution
-    assert reading.record["calls"] == len(server.requests)
+    assert reading.record["requests"] == len(server.requests)
+
+
+def test_a_node_cutoff_reports_the_mass_it_skipped(judge_model, local_reading):
+    with serve(judge_handler(judge_model)) as server:
+        reading = served(
+            server.base_url, tokenizer=judge_model.tokenizer, exact=ExactSettings(node_cutoff=0.02)
+        ).read_number(NUMBER, floor=0.0)
+    skipped = reading.record["skipped_mass"]
+    assert skipped > 0 and not reading.exact
+    assert reading.coverage <= local_reading.coverage + 1e-6
+    assert reading.record["requests"] < 102
+
+
+def test_identity_holds_what_determines_answers_and_no_transport(judge_model):
+    judge = served("http://127.0.0.1:9/v1", tokenizer=judge_model.tokenizer)
+    identity = judge.identity()
+    assert identity["mode"] == "exact" and identity["tokenizer_sha256"]
+    assert "base_url" not in str(identity) and "127.0.0.1" not in str(identity)
+    other = served("http://127.0.0.1:10/v1", tokenizer=judge_model.tokenizer)
+    assert other.identity() == identity
