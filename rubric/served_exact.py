@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foundation.errors import LabError
-from model_access.token_prompts import TokenCompletion, TokenPromptRequest
 from model_access.served import ServedClient
+from model_access.token_prompts import TokenCompletion, TokenPromptRequest
 from rubric.expected import LOG_ZERO, number_reading, path_masses, prob
 from rubric.judge_render import render_judge_prompt
 from rubric.number_trie import NumberTrie, TrieNode, digits_after, points_to_follow, read_node

@@ -100,7 +100,7 @@ def test_top_k_chat_reading_is_never_exact_and_never_overstates(judge_model, loc
     with serve(judge_handler(judge_model, renderer="trim")) as server:
         reading = served(server.base_url, mode="top-k").read_number(NUMBER, floor=0.0)
     assert not reading.exact and reading.record["mode"] == "top-k"
-    assert 0 < reading.coverage
+    assert reading.coverage > 0
     first = server.requests[0]
     assert server.paths[0] == "/v1/chat/completions"
     # The prefill goes without its trailing space, and token-id printing is refused explicitly.
