@@ -61,20 +61,45 @@ def test_a_judge_without_log_probabilities_fails_its_probe(tmp_path, tiny_model_
     with serve(lambda body: (200, chat_response("yes"))) as server:
         judges = SERVED_JUDGE.format(url=server.base_url)
         text = design_text(tiny_model_folder, None, judges=judges)
-        both_refuse(tmp_path, text, capsys, "no log-probabilities")
+        both_refuse(tmp_path, text, capsys, "log-probabilities")
 
 
 def test_a_judge_that_answers_passes_and_offline_skips_the_probe(
     tmp_path, tiny_model, tiny_model_folder
 ):
-    with serve(judge_handler(tiny_model, mode="openai")) as server:
+    with serve(judge_handler(tiny_model)) as server:
         design = tmp_path / "design.toml"
-        judges = SERVED_JUDGE.format(url=server.base_url)
+        # A tiny random model starts a number with low probability: the floor is lowered here.
+        judges = SERVED_JUDGE.format(url=server.base_url) + "probe_floor = 0.0\n"
         design.write_text(design_text(tiny_model_folder, None, judges=judges))
         assert main(["design", "check", str(design)]) == 0
-        assert len(server.requests) == 1 and server.requests[0]["logprobs"] is True
+        probed = len(server.requests)
+        assert probed >= 1 and server.requests[0]["logprobs"] is True
+        assert server.requests[0]["messages"][-1]["content"] == "Score:"  # the probe prompt
         assert main(["design", "check", str(design), "--offline"]) == 0
-        assert len(server.requests) == 1
+        assert len(server.requests) == probed
+
+
+def test_a_judge_that_rarely_starts_a_number_on_the_probe_is_refused(
+    tmp_path, tiny_model, tiny_model_folder, capsys
+):
+    with serve(judge_handler(tiny_model)) as server:
+        judges = SERVED_JUDGE.format(url=server.base_url)
+        text = design_text(tiny_model_folder, None, judges=judges)
+        both_refuse(tmp_path, text, capsys, "is under probe_floor 0.9")
+
+
+def test_an_exact_judge_whose_server_ignores_the_ids_is_refused(
+    tmp_path, tiny_model, tiny_model_folder, capsys
+):
+    # mode "openai": a server without logprob_token_ids answers its top-k instead, so the probe
+    # reads top-k where the design asked for exact.
+    with serve(judge_handler(tiny_model, mode="openai")) as server:
+        judges = SERVED_JUDGE.format(url=server.base_url) + (
+            f'tokenizer = "{tiny_model_folder}"\ntop_logprobs = 5\nprobe_floor = 0.0\n'
+        )
+        text = design_text(tiny_model_folder, None, judges=judges)
+        both_refuse(tmp_path, text, capsys, "read top-k, the judge asks for exact")
 
 
 def test_an_unset_key_variable_is_refused(tmp_path, tiny_model_folder, capsys, monkeypatch):
