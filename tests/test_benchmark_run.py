@@ -21,7 +21,7 @@ from experiments.design import load_design
 from experiments.kinds.benchmark.data import load_benchmark
 from experiments.runner import run_design
 from tests.fake_judge_server import judge_handler
-from tests.fake_openai import chat_response, serve
+from tests.fake_openai import Routed, chat_response, serve
 
 DATA = Path(__file__).parent / "data" / "mentalhealthbench_synthetic.jsonl"
 
@@ -42,15 +42,15 @@ def scripted_judge(tiny_model):
     criterion; reading requests get real log-probabilities from the tiny model."""
     reader = judge_handler(tiny_model, mode="vllm")
 
-    def handle(body):
-        if body.get("logprobs"):
-            return reader(body)
+    def handle(path, body):
+        if body.get("logprobs") or "messages" not in body:  # exact reads go to /v1/completions
+            return reader.answer(path, body)
         prompt = body["messages"][-1]["content"]
         met = zlib.crc32(prompt.encode()) % 2 == 0
         text = json.dumps({"explanation": "Checked the reply.", "criteria_met": met})
         return 200, chat_response(text)
 
-    return handle
+    return Routed(handle)
 
 
 def design(
@@ -69,6 +69,7 @@ id = "served"
 kind = "openai-compatible"
 model = "openai/fake-judge"
 tokenizer = "{model}"
+probe_floor = 0.0
 endpoint = {{ base_url = "{judge_url}", api_key_env = "DIARYLAB_TEST_KEY", concurrency = 8 }}
 """
     if local_judge:

@@ -185,7 +185,7 @@ def test_the_full_design_names_both_judges_tokenizers_and_checks_without_them(mo
 
     judges = {j.id: j for j in load_design(SHIPPED[1]).spec.judges}
     assert {i: (j.tokenizer, j.reasoning_effort) for i, j in judges.items()} == {
-        "mistral-small-3.1": ("mistralai/Mistral-Small-3.1-24B-Instruct-2503", None),
+        "mistral-small-3.1": ("mistralai/Mistral-Small-3.1-24B-Instruct-2503", "low"),
         "gpt-oss-120b": ("openai/gpt-oss-120b", "low"),
     }
 

@@ -83,6 +83,7 @@ id = "served-judge"
 kind = "openai-compatible"
 model = "openai/fake-judge"
 endpoint = {{ base_url = "{judge_url}", concurrency = 7, max_retries = 0 }}
+probe_floor = 0.0
 """
     text = design_text(
         model_folder,
@@ -244,23 +245,51 @@ def test_local_settings_load_the_model_as_asked(tiny_model_folder, monkeypatch):
 
 
 def test_served_judge_options_reach_the_judge():
-    spec = validate(
+    from rubric.judges import build_judge
+
+    exact = validate(
         ServedJudgeSpec,
         {
             "id": "j",
             "kind": "litellm",
             "model": "openai/j",
-            "prefill": False,
-            "expand_floor": 0.01,
             "tokenizer": "smollm2",
+            "reasoning_effort": "high",
+            "top_logprobs": 7,
+            "ids_per_request": 50,
+            "node_cutoff": 0.001,
         },
         "t",
     )
-    from rubric.judges import build_judge
-
-    judge = build_judge(spec, ModelCache().get)
-    assert judge.prefill is False and judge.expand_floor == 0.01
-    assert judge.tokenizer is not None and judge.identity()["token_ids"] is True
+    judge = build_judge(exact, ModelCache().get)
+    assert judge.mode == "exact" and judge.tokenizer is not None
+    e = judge.exact_settings
+    assert (e.reasoning_effort, e.top_logprobs, e.ids_per_request, e.node_cutoff) == (
+        "high",
+        7,
+        50,
+        0.001,
+    )
+    assert judge.identity()["reasoning_effort"] == "high"
+    chat = validate(
+        ServedJudgeSpec,
+        {
+            "id": "j",
+            "kind": "litellm",
+            "model": "openai/j",
+            "tokenizer": "smollm2",
+            "mode": "top-k",
+            "prefill": False,
+            "expand_floor": 0.01,
+            "top_logprobs": 9,
+        },
+        "t",
+    )
+    judge = build_judge(chat, ModelCache().get)
+    assert judge.mode == "top-k"
+    c = judge.chat_settings
+    assert (c.prefill, c.expand_floor, c.top_logprobs) == (False, 0.01, 9)
+    assert judge.identity()["top_logprobs"] == 9
 
 
 # ------------------------------------------------------------------ every field has a proof
@@ -317,6 +346,13 @@ FIELD_PROOFS = {
     "judges[litellm|openai-compatible].prefill": HERE + "test_served_judge_options_reach_the_judge",
     "judges[litellm|openai-compatible].expand_floor": HERE
     + "test_served_judge_options_reach_the_judge",
+    **{
+        f"judges[litellm|openai-compatible].{name}": HERE
+        + "test_served_judge_options_reach_the_judge"
+        for name in ("mode", "reasoning_effort", "top_logprobs", "ids_per_request", "node_cutoff")
+    },
+    "judges[litellm|openai-compatible].probe_floor": "tests/test_preflight.py::"
+    "test_a_judge_that_rarely_starts_a_number_on_the_probe_is_refused",
     "profiles.id": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.pattern": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.extraction.pairs": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
