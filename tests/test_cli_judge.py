@@ -259,6 +259,76 @@ def test_served_judge_through_the_cli(tmp_path, capsys, tiny_model):
         )
     assert len(out["distribution"]) == 101 and out["exact"] is False
     assert server.requests[0]["temperature"] == 0
+    assert out["read"]["mode"] == "top-k" and out["read"]["requests"] == len(server.requests)
+
+
+def test_served_exact_reading_through_the_cli_equals_the_local_one(
+    tmp_path, capsys, tiny_model, tiny_model_folder
+):
+    f = tmp_path / "m.txt"
+    f.write_text("Rate the entry from 0 to 100.")
+    args = ["--message-file", str(f), "--prefill", "Score: ", "--floor", "0", "--json"]
+    local = run_json(capsys, "judge", "read", "--judge", str(tiny_model_folder), *args)
+    with serve(judge_handler(tiny_model)) as server:
+        out = run_json(
+            capsys,
+            "judge",
+            "read",
+            "--judge",
+            "litellm:hosted_vllm/fake-judge",
+            "--base-url",
+            server.base_url,
+            "--tokenizer",
+            str(tiny_model_folder),  # a folder the tokenizer is read from
+            *args,
+        )
+    assert out["exact"] is True and out["read"]["mode"] == "exact"
+    assert out["read"]["requests"] == len(server.requests) and out["read"]["skipped_mass"] == 0
+    assert out["read"]["prompt_tail"].endswith("Score: ")
+    assert out["coverage"] == pytest.approx(local["coverage"], abs=1e-5)
+
+
+def test_a_tokenizer_folder_without_weights_is_enough(tmp_path, capsys, tiny_model):
+    folder = tmp_path / "tok"
+    tiny_model.tokenizer.save_pretrained(folder)
+    assert not list(folder.glob("*.safetensors"))
+    with serve(judge_handler(tiny_model)) as server:
+        out = run_json(
+            capsys,
+            "judge",
+            "probe",
+            "--judge",
+            "litellm:hosted_vllm/fake-judge",
+            "--base-url",
+            server.base_url,
+            "--tokenizer",
+            str(folder),
+            "--json",
+        )
+    assert out["mode"] == "exact" and out["asked_mode"] == "exact"
+    assert 0 <= out["root_coverage"] <= 1 and out["first_tokens"]
+    # A tiny random model rarely starts a number: the probe says what run would do.
+    assert out["verdict"].startswith("refused: root coverage")
+    assert out["prompt_tail"].endswith("Score: ")
+
+
+def test_the_probe_reads_a_top_k_judge_and_names_what_run_would_refuse(capsys, tiny_model):
+    with serve(judge_handler(tiny_model, renderer="harmony")) as server:
+        assert (
+            main(
+                [
+                    "judge",
+                    "probe",
+                    "--judge",
+                    "litellm:hosted_vllm/fake-judge",
+                    "--base-url",
+                    server.base_url,
+                ]
+            )
+            == 0
+        )
+    out = capsys.readouterr().out
+    assert "mode top-k (asked top-k)" in out and "root coverage" in out and "refused" in out
 
 
 @pytest.mark.parametrize(
@@ -268,6 +338,16 @@ def test_served_judge_through_the_cli(tmp_path, capsys, tiny_model):
         (["read", "--judge", "nope nope", "--prompt-file", "{tmp}/p.txt"], "unknown model"),
         (["rubric", "--judge", "smollm2", "--conversation-file", "{tmp}/bad.json"], "JSON"),
         (["read", "--judge", "litellm:", "--prompt-file", "{tmp}/p.txt"], "names no model"),
+        (["probe", "--judge", "smollm2"], "the probe is for served judges"),
+        (
+            ["probe", "--judge", "litellm:hosted_vllm/x", "--tokenizer", "{tmp}/p.txt"],
+            "neither a folder",
+        ),
+        (["probe", "--judge", "litellm:hosted_vllm/x", "--mode", "exact"], "needs the judge"),
+        (
+            ["read", "--judge", "smollm2", "--mode", "top-k", "--prompt-file", "{tmp}/p.txt"],
+            "served",
+        ),
     ],
 )
 def test_user_mistakes_exit_2_with_one_message(tmp_path, capsys, argv, match):

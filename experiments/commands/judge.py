@@ -110,6 +110,14 @@ def _read_text(path: Path, what: str) -> str:
     return text
 
 
+# What a reading's record says about how it was read, for diagnosing a wrong one.
+HOW_READ = ("mode", "requests", "skipped_mass", "missing_ids", "prompt_tail", "first_tokens")
+
+
+def _how(reading: Any) -> dict[str, Any]:
+    return {k: reading.record[k] for k in HOW_READ if k in reading.record}
+
+
 def _number(reading: Any) -> dict[str, Any]:
     return {
         "distribution": list(reading.distribution),
@@ -118,6 +126,7 @@ def _number(reading: Any) -> dict[str, Any]:
         "coverage": reading.coverage,
         "readable": reading.readable,
         "exact": reading.exact,
+        "read": _how(reading),
         "template": reading.template.to_record() if reading.template else None,
     }
 
@@ -128,6 +137,7 @@ def _yes_no(reading: Any) -> dict[str, Any]:
         "coverage": reading.coverage,
         "readable": reading.readable,
         "exact": reading.exact,
+        "read": _how(reading),
         "template": reading.template.to_record() if reading.template else None,
     }
 
