@@ -25,7 +25,9 @@ PUBLISHED = "GRADE THIS.\n<<conversation>>\nRUBRIC ITEM: <<rubric_item>>\nReply 
 
 
 def writing_requests(server):
-    return [r for r in server.requests if not r.get("logprobs")]
+    """The grader's written answers: chat requests without log-probabilities (exact readings go
+    to /v1/completions by token ids)."""
+    return [r for r in server.requests if "messages" in r and not r.get("logprobs")]
 
 
 def test_the_grader_template_and_generation_reach_the_judge(
