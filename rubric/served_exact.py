@@ -24,7 +24,7 @@ from foundation.errors import LabError
 from model_access.served import ServedClient
 from model_access.token_prompts import TokenCompletion, TokenPromptRequest
 from rubric.expected import LOG_ZERO, number_reading, path_masses, prob
-from rubric.judge_render import render_judge_prompt
+from rubric.judge_render import RenderedPrompt, render_judge_prompt
 from rubric.number_trie import NumberTrie, TrieNode, digits_after, points_to_follow, read_node
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, answer_ids, is_byte_level, token_text
@@ -161,20 +161,26 @@ class ExactReader:
         }
         incomplete_after = sum(1 for item in follow if item.missing)
         record = {
-            "backend": "served",
-            "mode": "exact",
-            "model": self.client.model,
-            "form": rendered.form,
-            "reasoning_effort": rendered.reasoning_effort,
-            "prompt_tokens": len(trie.prompt_ids),
-            "prompt_tail": rendered.text[-TAIL_CHARS:],
-            "requests": self.requests,
+            **self._about(rendered, len(trie.prompt_ids)),
             "asked_ids": sum(len(item.asked) for item in [*items.values(), *follow]),
             "missing_ids": incomplete,
             "skipped_mass": skipped,
             "exact": not incomplete and not incomplete_after and skipped == 0,
         }
         return dict(number_reading(nodes, record=record).record)
+
+    def _about(self, rendered: RenderedPrompt, prompt_tokens: int) -> dict[str, Any]:
+        """What every exact record says of how it was read."""
+        return {
+            "backend": "served",
+            "mode": "exact",
+            "model": self.client.model,
+            "form": rendered.form,
+            "reasoning_effort": rendered.reasoning_effort,
+            "prompt_tokens": prompt_tokens,
+            "prompt_tail": rendered.text[-TAIL_CHARS:],
+            "requests": self.requests,
+        }
 
     def _read_nodes(self, trie: NumberTrie) -> tuple[dict[int, Asked], float]:
         """Every node at once; with a cut-off, depth by depth so a node's probability is known
@@ -234,14 +240,7 @@ class ExactReader:
         yes = {raw[i]: item.lookup[i] for i in yes_ids if i in item.lookup}
         no = {raw[i]: item.lookup[i] for i in no_ids if i in item.lookup}
         record = {
-            "backend": "served",
-            "mode": "exact",
-            "model": self.client.model,
-            "form": rendered.form,
-            "reasoning_effort": rendered.reasoning_effort,
-            "prompt_tokens": len(ids),
-            "prompt_tail": rendered.text[-TAIL_CHARS:],
-            "requests": self.requests,
+            **self._about(rendered, len(ids)),
             "missing_ids": item.missing[:20],
             "exact": not item.missing,
         }
