@@ -25,7 +25,14 @@ from model_access.served import ServedClient
 from model_access.token_prompts import TokenCompletion, TokenPromptRequest
 from rubric.expected import LOG_ZERO, number_reading, path_masses, prob
 from rubric.judge_render import RenderedPrompt, render_judge_prompt
-from rubric.number_trie import NumberTrie, TrieNode, digits_after, points_to_follow, read_node
+from rubric.number_trie import (
+    NumberTrie,
+    TrieNode,
+    digits_after,
+    number_trie,
+    points_to_follow,
+    read_node,
+)
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, answer_ids, is_byte_level, token_text
 from rubric.yes_no import yes_no_reading
@@ -128,8 +135,6 @@ class ExactReader:
 
     # ------------------------------------------------------------------ 0–100
     def number_record(self, prompt: JudgePrompt) -> dict[str, Any]:
-        from rubric.number_trie import number_trie
-
         rendered = render_judge_prompt(
             self.tokenizer, prompt, reasoning_effort=self.settings.reasoning_effort
         )
@@ -249,8 +254,6 @@ class ExactReader:
     def root_coverage(self, prompt: JudgePrompt) -> tuple[float, bool, str]:
         """P(the judge starts a number) on this prompt, whether it was read exactly, and the
         rendered prompt's tail: the probe's figures."""
-        from rubric.number_trie import number_trie
-
         rendered = render_judge_prompt(
             self.tokenizer, prompt, reasoning_effort=self.settings.reasoning_effort
         )
