@@ -139,5 +139,10 @@ class LocalJudge(Judge):
             )
         yes = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in yes_ids}
         no = {facts.raw_tokens[i]: max(float(row[i]), LOG_ZERO) for i in no_ids}
-        record = {"backend": "local", "prompt_tokens": prompt_tokens, "exact": True}
+        record = {
+            "backend": "local",
+            "mode": "local",
+            "prompt_tokens": prompt_tokens,
+            "exact": True,
+        }
         return dict(yes_no_reading(yes, no, record=record).record)
