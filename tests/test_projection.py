@@ -82,6 +82,17 @@ def test_every_entry_gets_a_projection_score_beside_the_judges(run):
     assert all(c == 1.0 and r == 1 for _, _, c, r, _ in rows)
     calls = {k for (k,) in db.execute("SELECT key FROM calls WHERE kind='projection'")}
     assert {key for *_, key in rows} <= calls  # stored through the cached-call door
+    # The measure is no judge's reading: the report's "Judge readings" section leaves it out.
+    from experiments.kinds.diary.rows import EntryRow, ReplyRow
+    from experiments.kinds.diary.tables import judge_readings
+    from experiments.store import Store
+
+    store = Store(run / "store.sqlite", (EntryRow, ReplyRow))
+    try:
+        readings = judge_readings(store)
+    finally:
+        store.close()
+    assert "projection" not in set(readings["judge"]) and len(readings)
 
 
 def test_a_rerun_reads_projections_back(run, tiny_model_folder):

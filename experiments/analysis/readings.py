@@ -46,13 +46,16 @@ def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.D
     record is read inside SQLite (json_extract), so a large run's per-node records are never
     parsed in Python."""
     rows = store.db.execute(
-        "SELECT j.judge, j.target_kind, j.target_id, j.coverage, j.readable, "
+        "SELECT j.judge, j.target_kind, j.target_id, j.coverage, j.readable, c.kind, "
         "json_extract(c.result, '$.kind'), json_extract(c.result, '$.exact'), "
         "json_extract(c.result, '$.mode'), json_extract(c.result, '$.backend') "
         "FROM judgments j LEFT JOIN calls c ON c.key = j.call_key ORDER BY j.judgment_id"
     ).fetchall()
     out = []
-    for judge, target_kind, target_id, coverage, readable, kind, exact, mode, backend in rows:
+    for row in rows:
+        judge, target_kind, target_id, coverage, readable, call, kind, exact, mode, backend = row
+        if call is not None and call != "judge":
+            continue  # a judgment that is no judge's reading (the projection measure)
         out.append(
             (
                 str(judge),
