@@ -79,7 +79,12 @@ class ChatReader:
                 fix="give the judge's tokenizer (exact reading), or pass the prompt as a message",
             )
         messages = [{"role": r, "content": c} for r, c in prompt.messages]
-        extra: dict[str, Any] = {"return_tokens_as_token_ids": self.facts is not None}
+        extra: dict[str, Any] = {}
+        if self.client.settings.base_url:
+            # A server of one's own (vLLM): say it explicitly, or a server started with
+            # --return-tokens-as-token-ids prints ids this reader cannot map. A provider's API
+            # (no base URL) would refuse a field it does not know.
+            extra["return_tokens_as_token_ids"] = self.facts is not None
         prefill = (prompt.prefill.rstrip() + written) if self.settings.prefill else ""
         if prefill:
             messages.append({"role": "assistant", "content": prefill})

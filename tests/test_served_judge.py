@@ -168,3 +168,14 @@ def test_identity_holds_what_determines_answers_and_no_transport(judge_model):
     assert "base_url" not in str(identity) and "127.0.0.1" not in str(identity)
     other = served("http://127.0.0.1:10/v1", tokenizer=judge_model.tokenizer)
     assert other.identity() == identity
+
+
+def test_provider_apis_are_not_sent_vllm_only_fields():
+    from rubric.served_chat import ChatReader
+
+    provider = ServedClient("openai/gpt-judge", EndpointSettings())
+    request = ChatReader(provider, ChatSettings(prefill=False)).request(NUMBER, "", max_tokens=5)
+    assert request.extra_body == "{}"
+    own = ServedClient("hosted_vllm/j", EndpointSettings(base_url="http://127.0.0.1:9/v1"))
+    request = ChatReader(own, ChatSettings(prefill=False)).request(NUMBER, "", max_tokens=5)
+    assert '"return_tokens_as_token_ids": false' in request.extra_body
