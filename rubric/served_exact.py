@@ -123,8 +123,9 @@ class ExactReader:
                 raise LabError(
                     "the judge's response has no log-probabilities",
                     where=f"judge {self.client.model}",
-                    fix="serve the judge where log-probabilities are returned (vLLM: "
-                    "--max-logprobs ≥ 20)",
+                    fix="serve the judge where log-probabilities are returned; a server that "
+                    "ignores logprob_token_ids (llama.cpp) answers only its top-k: set "
+                    "top_logprobs to the vocabulary size for an exact reading",
                 )
             position = answer.positions[0]
             for alt in position.top:

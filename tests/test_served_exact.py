@@ -158,3 +158,12 @@ def test_llamacpp_ignored_ids_are_not_exact_and_a_whole_vocabulary_top_k_is():
     # One request per prompt is enough when the first block already brought everything back.
     assert len(asked) == len({tuple(b["prompt"]) for b in asked}) == reading.record["requests"]
     assert probe.mode == "exact"
+
+
+def test_llamacpp_without_top_logprobs_names_the_fix():
+    tokenizer = mistral_style_tokenizer()
+    model = tiny_judge(tokenizer)
+    with serve(judge_handler(model, server="llamacpp")) as server:
+        judge = ServedJudge(client(server.base_url), tokenizer=tokenizer)
+        with pytest.raises(LabError, match="top_logprobs to the vocabulary size"):
+            judge.read_number(NUMBER)
