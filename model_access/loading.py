@@ -43,6 +43,46 @@ def resolve(spec: str) -> ModelSource:
     )
 
 
+def load_tokenizer(spec: str) -> Any:
+    """A tokenizer alone: the embedded default's, a folder or .gguf file holding tokenizer files
+    (no weights needed: a client machine has only those of a 120B served judge), or a hub id
+    already in the local hub cache (nothing is downloaded while a run reads)."""
+    from transformers import AutoTokenizer
+
+    path = Path(spec).expanduser()
+    kwargs: dict[str, Any] = {}
+    if spec.lower() not in EMBEDDED_NAMES and path.exists():
+        if path.is_file() and path.suffix == ".gguf":
+            location, kwargs["gguf_file"] = str(path.parent), path.name
+        elif path.is_dir():
+            location = str(path)
+        else:
+            raise LabError(
+                f"{spec} is neither a folder nor a .gguf file",
+                where="judge tokenizer",
+                fix="point at the folder holding tokenizer.json / tokenizer_config.json",
+            )
+    else:
+        try:
+            source = resolve(spec)  # the embedded default or a hub id; refuses anything else
+        except LabError as exc:
+            raise LabError(str(exc).split(" — fix: ")[0], where="judge tokenizer") from None
+        location = source.location
+        if source.kind == "hub":
+            kwargs["local_files_only"] = True
+    try:
+        return AutoTokenizer.from_pretrained(location, **kwargs)
+    except (OSError, ValueError) as exc:
+        raise LabError(
+            f"cannot load tokenizer {spec!r}: {str(exc).splitlines()[0][:300]}",
+            where="judge tokenizer",
+            fix="point at a folder with the judge's tokenizer files (tokenizer.json, "
+            "tokenizer_config.json; no weights needed), or put the hub id's tokenizer in the "
+            "local hub cache first (huggingface-cli download ID tokenizer.json "
+            "tokenizer_config.json special_tokens_map.json)",
+        ) from exc
+
+
 def _folder_source(spec: str, path: Path) -> ModelSource:
     if path.is_file() and path.suffix == ".gguf":
         return ModelSource(spec, str(path.parent), "folder", gguf_file=path.name)

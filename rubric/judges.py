@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
+from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
 from foundation.errors import LabError
+from model_access.loading import load_tokenizer
 from model_access.local import LocalModel
 from model_access.settings import EndpointSettings, LocalSettings
 from rubric.judge_base import Judge
@@ -161,8 +162,6 @@ def judge_spec(
                 where="--judge",
                 fix="write litellm:PROVIDER/MODEL, e.g. litellm:hosted_vllm/NAME",
             )
-        from foundation.datafiles import validate
-
         return validate(
             ServedJudgeSpec,
             {
@@ -191,47 +190,3 @@ def probe_verdict(spec: ServedJudgeSpec, mode: str, coverage: float) -> str:
     if coverage < spec.probe_floor:
         return f"refused: root coverage {coverage:.3f} is under probe_floor {spec.probe_floor}"
     return "ok"
-
-
-def load_tokenizer(spec: str) -> Any:
-    """A judge's tokenizer alone: the embedded default, a folder or file holding tokenizer files
-    (no weights needed: a client machine has only those for a 120B judge), or a hub id already
-    in the local hub cache (nothing is downloaded while a run reads)."""
-    from pathlib import Path
-
-    from transformers import AutoTokenizer
-
-    from model_access.embedded import EMBEDDED_NAMES, embedded_model_folder
-
-    kwargs: dict[str, Any] = {}
-    if spec.lower() in EMBEDDED_NAMES:
-        location = str(embedded_model_folder())
-        ggufs = sorted(Path(location).glob("*.gguf"))
-        if ggufs and not (Path(location) / "tokenizer.json").is_file():
-            kwargs["gguf_file"] = ggufs[0].name
-    elif Path(spec).expanduser().exists():
-        path = Path(spec).expanduser()
-        if path.is_file() and path.suffix == ".gguf":
-            location, kwargs["gguf_file"] = str(path.parent), path.name
-        elif path.is_dir():
-            location = str(path)
-        else:
-            raise LabError(
-                f"{spec} is neither a folder nor a .gguf file",
-                where="judge tokenizer",
-                fix="point at the folder holding tokenizer.json / tokenizer_config.json",
-            )
-    else:
-        location = spec
-        kwargs["local_files_only"] = True
-    try:
-        return AutoTokenizer.from_pretrained(location, **kwargs)
-    except (OSError, ValueError) as exc:
-        raise LabError(
-            f"cannot load tokenizer {spec!r}: {str(exc).splitlines()[0][:300]}",
-            where="judge tokenizer",
-            fix="point at a folder with the judge's tokenizer files (tokenizer.json, "
-            "tokenizer_config.json; no weights needed), or put the hub id's tokenizer in the "
-            "local hub cache first (huggingface-cli download ID tokenizer.json "
-            "tokenizer_config.json special_tokens_map.json)",
-        ) from exc

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from foundation.errors import LabError
 from model_access.served import ServedClient
-from rubric.expected import ALGORITHM
+from rubric.expected import ALGORITHM, SPACE, is_child_piece, prob
 from rubric.judge_base import Judge, Question
 from rubric.prompts import JudgePrompt
 from rubric.served_chat import ChatReader, ChatSettings
@@ -163,7 +163,6 @@ class ServedJudge(Judge):
 
 def _root_coverage(nodes: dict[str, Any]) -> float:
     """P(digits come first, or a space and then digits), from a top-k reading's nodes."""
-    from rubric.expected import SPACE, is_child_piece, prob
 
     def digits(prefix: str) -> float:
         node = nodes.get(prefix)
