@@ -162,17 +162,23 @@ def judge_spec(
                 where="--judge",
                 fix="write litellm:PROVIDER/MODEL, e.g. litellm:hosted_vllm/NAME",
             )
-        return validate(
-            ServedJudgeSpec,
-            {
-                "id": "judge",
-                "kind": "litellm",
-                "model": model,
-                "endpoint": endpoint or EndpointSettings(),
-                **served,
-            },
-            "--judge",
-        )
+        fields = {
+            "id": "judge",
+            "kind": "litellm",
+            "model": model,
+            "endpoint": endpoint or EndpointSettings(),
+            **served,
+        }
+        try:
+            return validate(ServedJudgeSpec, fields, "--judge")
+        except LabError as exc:
+            # Name the option the user typed (--node-cutoff), not the spec's field.
+            bad = next((k for k in served if f" {k}:" in str(exc)), None)
+            if bad is None:
+                raise
+            flag = "--" + bad.replace("_", "-")
+            message = str(exc).split(" — fix: ")[0].split(f" {bad}: ", 1)[-1]
+            raise LabError(message, where=flag, fix=f"give {flag} a valid value") from None
     if (endpoint and endpoint != EndpointSettings()) or served:
         raise LabError(
             "endpoint options and served reading options (--tokenizer, --mode, ...) are for "

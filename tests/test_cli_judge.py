@@ -339,6 +339,7 @@ def test_the_probe_reads_a_top_k_judge_and_names_what_run_would_refuse(capsys, t
         (["rubric", "--judge", "smollm2", "--conversation-file", "{tmp}/bad.json"], "JSON"),
         (["read", "--judge", "litellm:", "--prompt-file", "{tmp}/p.txt"], "names no model"),
         (["probe", "--judge", "smollm2"], "the probe is for served judges"),
+        (["probe", "--judge", "litellm:hosted_vllm/x", "--node-cutoff", "5"], "--node-cutoff:"),
         (
             ["probe", "--judge", "litellm:hosted_vllm/x", "--tokenizer", "{tmp}/p.txt"],
             "neither a folder",
