@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from experiments.commands.demo import DEMO_DESIGN
-from experiments.design import load_design
+from experiments.loading import load_design
 from experiments.runner import run_design
 
 

@@ -1,4 +1,4 @@
-"""Sizing a study from a pilot, for every kind that supports it (experiments/kinds/base.py,
+"""Sizing a study from a pilot, for every kind that supports it (experiments/engine/vocabulary.py,
 PilotSupport): run a reduced copy of a design (its first N clusters) into its own folder with
 the same engine, write one text's prompt per cluster and profile again R times (which text is
 the kind's choice: the diary's first entry, a friends writer's first outcome letter), and
@@ -17,11 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from experiments.analysis.verdicts import ALPHA, minimum_detectable_effect
-from experiments.design import Design, load_design
-from experiments.kinds.base import PilotSupport, RunContext, TextNoise
-from experiments.runfolder import RESULTS, STORE_FILE, write_atomic
+from experiments.engine.contract import PilotSupport
+from experiments.engine.design import Design
+from experiments.engine.runfolder import RESULTS, STORE_FILE, write_atomic
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import RunContext, TextNoise
+from experiments.loading import load_design
 from experiments.runner import JudgeSet, run_design
-from experiments.store import Store
 from foundation.errors import LabError
 from foundation.toml_writing import dump_toml
 
@@ -81,7 +83,7 @@ def supports_pilot(design: Design) -> PilotSupport:
         raise LabError(
             f"the {kind.name!r} kind cannot run a pilot yet",
             where=f"{design.path} design.kind",
-            fix="pilots need the kind to implement PilotSupport (experiments/kinds/base.py)",
+            fix="pilots need the kind to implement PilotSupport (experiments/engine/vocabulary.py)",
         )
     return kind
 

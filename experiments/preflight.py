@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 
 from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
-from experiments.design import Design
+from experiments.engine.design import Design
 from experiments.profile_making import profile_ids
 from foundation.errors import LabError
 from model_access.loading import resolve

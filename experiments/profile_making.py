@@ -19,7 +19,7 @@ from typing import Any
 from diarists.patterns import Pattern, load_pattern
 from diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
 from experiments.calibration import calibrate_pattern, chosen_setting, extract_pattern, judge_scorer
-from experiments.design import Design, ProfileRule
+from experiments.engine.design import Design, ProfileRule
 from foundation.datafiles import file_sha256
 from foundation.errors import LabError
 from model_access.local import LocalModel

@@ -12,14 +12,10 @@ from typing import Any
 
 from chatbots.specs import build_chatbot
 from diarists.profiles import Profile
-from experiments.design import Design
-from experiments.judging import judge_tasks
-from experiments.kinds.base import RunContext
-from experiments.manifest import manifest_of
-from experiments.preflight import preflight
-from experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
-from experiments.progress import Progress
-from experiments.runfolder import (
+from experiments.engine.design import Design
+from experiments.engine.manifest import manifest_of
+from experiments.engine.progress import Progress
+from experiments.engine.runfolder import (
     STORE_FILE,
     add_inputs,
     check_claimable,
@@ -27,8 +23,11 @@ from experiments.runfolder import (
     default_folder,
     write_manifest,
 )
-from experiments.runlock import run_lock
-from experiments.store import Store
+from experiments.engine.runlock import run_lock
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import RunContext
+from experiments.preflight import preflight
+from experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
 from rubric.judge_base import Judge
@@ -122,18 +121,7 @@ def run_design(
             with Progress(total, store, enabled=progress) as bar:
                 run.tick = bar.tick
                 kind.converse(run)
-                own_phase = getattr(kind, "judge_phase", None)
-                if own_phase is not None:
-                    own_phase(run)
-                for judge_spec in spec.judges if own_phase is None else ():
-                    judge_tasks(
-                        store,
-                        judge_spec.id,
-                        lambda judge_id=judge_spec.id: judges.get(judge_id),  # type: ignore[misc]
-                        kind.judge_tasks(run),
-                        design.coverage_floor,
-                        bar.tick,
-                    )
+                kind.judge_phase(run)
             if after is not None:
                 after(run, judges)
             rows = {t.TABLE: store.count(t.TABLE) for t in kind.row_types}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.tables import AnalysisTables
+from experiments.kinds.diary.frames import AnalysisTables
 
 QUESTIONS = {  # question id -> (behavior id, desired answer, applies_when), ids as in the rubric
     "misses_risk": ("escalation", "no", "risk"),

@@ -90,7 +90,7 @@ from typing import Any
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
+from experiments.loading import load_design
 from experiments.runner import run_design
 from foundation.errors import LabError
 from tests.lab_fixtures import design_text, make_profile

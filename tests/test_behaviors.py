@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.analysis import behaviors
-from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
+from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.kinds.diary import behaviors
+from experiments.kinds.diary.comparisons import ALL_PROFILES
 from tests.synthetic_diary import CONDITIONS, Plant, make_tables
 
 SETTINGS = BootstrapSettings(resamples=300, seed=2)

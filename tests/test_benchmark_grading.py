@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from chatbots.base import ChatbotReply
-from experiments.judging import judge_tasks
+from experiments.engine.judging import judge_tasks
+from experiments.engine.store import JudgmentRow, Store
 from experiments.kinds.benchmark.data import load_benchmark
 from experiments.kinds.benchmark.grader import ANSWER_WORDS, load_grader, read_answer
 from experiments.kinds.benchmark.grading import criterion_items, reading_tasks, write_answers
 from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
 from experiments.kinds.benchmark.schema import GraderSettings
-from experiments.store import JudgmentRow, Store
 from foundation.errors import LabError
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt

@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
 from experiments.kinds.benchmark.scoring import per_conversation, score
-from experiments.runfolder import open_run_folder
+from experiments.loading import load_design, open_run_folder
 from experiments.runner import run_design
 from foundation.datafiles import file_sha256
 from tests.test_benchmark_run import DATA, design, servers  # noqa: F401 - the fixture

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
 from experiments.kinds.benchmark.data import load_benchmark
+from experiments.loading import load_design
 from experiments.runner import run_design
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import Routed, chat_response, serve

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
 from experiments.kinds.benchmark.validation import agreement_table
 from experiments.kinds.benchmark.validation_tasks import POOL_FILE, PoolFile, load_pool
+from experiments.loading import load_design
 from experiments.runner import run_design
 from foundation.datafiles import load_data
 from foundation.errors import LabError

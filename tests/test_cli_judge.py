@@ -8,13 +8,14 @@ import json
 
 import pytest
 
-from experiments.analysis import behaviors
-from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
+from experiments.analysis.bootstrap import BootstrapSettings
 from experiments.cli import main
-from experiments.design import load_design
+from experiments.engine.store import Store
+from experiments.kinds.diary import behaviors
+from experiments.kinds.diary.comparisons import ALL_PROFILES
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.tables import load_tables
-from experiments.store import Store
+from experiments.loading import load_design
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
 from rubric.local_judge import LocalJudge

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from experiments.analysis import comparisons, paired
-from experiments.analysis.comparisons import BootstrapSettings
-from experiments.analysis.tables import SHARED
+from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.kinds.diary import comparisons, paired
+from experiments.kinds.diary.frames import SHARED
 from tests.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings(resamples=500, seed=1)

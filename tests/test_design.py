@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
+from experiments.loading import load_design
 from experiments.profile_making import profile_ids
 from tests.lab_fixtures import design_text, make_profile
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
+from experiments.engine.store import JudgmentRow, Store
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.tables import load_tables
-from experiments.store import JudgmentRow, Store
+from experiments.loading import load_design
 from tests.lab_fixtures import design_text
 
 ROWS = (EntryRow, ReplyRow)

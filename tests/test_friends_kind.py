@@ -4,7 +4,7 @@ judgment), the report with its plot, and a second run that makes no model call."
 from __future__ import annotations
 
 from experiments.cli import main
-from experiments.design import load_design
+from experiments.loading import load_design
 from experiments.runner import run_design
 from tests.friends_fixtures import friends_design
 
@@ -86,10 +86,10 @@ def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, 
 
 def _outcome_letters(folder, letters):
     """The report's outcome table computed with [outcome].letters set to `letters`."""
-    from experiments.analysis.comparisons import BootstrapSettings
+    from experiments.analysis.bootstrap import BootstrapSettings
+    from experiments.engine.store import Store
     from experiments.kinds.friends.report import compute
     from experiments.kinds.friends.schema import Outcome
-    from experiments.store import Store
 
     design = load_design(folder / "design.toml")
     spec = design.spec.model_copy(update={"outcome": Outcome(letters=letters)})
@@ -101,7 +101,7 @@ def _outcome_letters(folder, letters):
 
 
 def _cluster_outcomes(folder):
-    from experiments.store import Store
+    from experiments.engine.store import Store
 
     design = load_design(folder / "design.toml")
     store = Store(folder / "store.sqlite", design.kind.row_types)

@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-import experiments.kinds.steered_writes as letters_module  # where letters are written
+import experiments.engine.writes as letters_module  # where letters are written
 from diarists.cards import CARDS_DIR, load_card
 from diarists.letters import letter_messages, load_fixed_letter, load_letter_template
-from experiments.design import load_design
-from experiments.kinds.base import RunContext
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import RunContext
 from experiments.kinds.friends.rows import LetterRow
+from experiments.loading import load_design
 from experiments.profile_making import profile_ids, resolve_profiles
-from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
 from tests.friends_fixtures import friends_design

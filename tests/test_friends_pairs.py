@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
 from experiments.kinds.friends.pairs import Pair, condition_id
+from experiments.loading import load_design
 from experiments.profile_making import profile_ids
 
 SHIPPED = Path(__file__).parent.parent / "experiments" / "designs" / "friends.toml"

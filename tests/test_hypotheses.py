@@ -7,18 +7,16 @@ import numpy as np
 import pytest
 from pydantic import model_validator
 
-from experiments.analysis.comparisons import BootstrapSettings
-from experiments.analysis.hypotheses import (
+from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.analysis.verdicts import holm, minimum_detectable_effect
+from experiments.kinds.diary.contrasts import (
     DriftContrast,
     Hypotheses,
     Hypothesis,
     SteeringContrast,
-    evaluate,
     parse_hypotheses,
-    per_diarist,
-    results_table,
 )
-from experiments.analysis.verdicts import holm, minimum_detectable_effect
+from experiments.kinds.diary.hypotheses import evaluate, per_diarist, results_table
 from foundation.datafiles import DataModel, validate
 from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
@@ -342,8 +340,8 @@ def test_two_or_three_diarists_give_too_few_diarists(diarists):
     """The issue's cases: differences like [1, 2] or [0.5, 3, 1] once read as supported."""
     few = make_tables(Plant(diarists=diarists, steering=40.0), seed=1).entries
     [result] = evaluate(_hypotheses(_h("H1", STEER, "greater")), few, SETTINGS)
-    assert [v.verdict for v in result.verdicts] == ["too few diarists"] * 2
-    assert result.overall == "too few diarists"
+    assert [v.verdict for v in result.verdicts] == ["too few"] * 2
+    assert result.overall == "too few"
     assert all(v.interval.estimate > 0 and v.test.n == diarists for v in result.verdicts)
 
 
@@ -351,7 +349,7 @@ def test_the_design_minimum_sets_where_verdicts_start(entries):
     hs = _hypotheses(_h("H1", STEER, "greater"))
     [at_8] = evaluate(hs, entries, SETTINGS, min_diarists=8)
     [at_9] = evaluate(hs, entries, SETTINGS, min_diarists=9)
-    assert (at_8.overall, at_9.overall) == ("supported", "too few diarists")
+    assert (at_8.overall, at_9.overall) == ("supported", "too few")
 
 
 def test_one_blind_judge_makes_the_verdict_inconclusive(entries):
@@ -371,8 +369,8 @@ def test_a_judge_without_data_gives_no_verdict(entries):
         entries[~((entries["judge"] == "judge-b") & (entries["entry_index"] == 1))],
         SETTINGS,
     )
-    assert [v.verdict for v in result.verdicts] == ["supported", "too few diarists"]
-    assert result.overall == "too few diarists"
+    assert [v.verdict for v in result.verdicts] == ["supported", "too few"]
+    assert result.overall == "too few"
 
 
 def test_names_missing_from_the_run_are_an_error(entries):

@@ -13,15 +13,15 @@ import pytest
 
 import experiments.kinds as kinds
 from experiments.cli import main
-from experiments.design import load_design
+from experiments.loading import load_design
 from experiments.runner import run_design
 
 ECHO = """
 from dataclasses import dataclass
 from typing import ClassVar
 
-from experiments.design import DesignFile
-from experiments.kinds.base import Task
+from experiments.engine.design import DesignFile
+from experiments.engine.vocabulary import Task
 from rubric.prompts import JudgePrompt, TemplateRef
 
 

@@ -2,6 +2,8 @@
 
 foundation ← model_access ← steering / diarists / chatbots / rubric ← experiments
 
+and inside experiments: engine core ← shared analysis ← kinds ← runner and commands.
+
 Within the middle layer only diarists may use steering (a profile holds a Steer); rubric and
 chatbots never import steering. Every import is checked, including ones inside functions."""
 
@@ -64,7 +66,7 @@ def test_the_rule_catches_upward_and_sideways_imports(tmp_path):
     # The checker itself must be able to fail: plant modules that break the rule.
     (tmp_path / "foundation").mkdir()
     (tmp_path / "foundation" / "bad.py").write_text(
-        "def f():\n    from experiments.design import load_design\n    return load_design\n"
+        "def f():\n    from experiments.loading import load_design\n    return load_design\n"
     )
     (tmp_path / "chatbots").mkdir()
     (tmp_path / "chatbots" / "bad.py").write_text("import steering.apply\n")
@@ -75,3 +77,87 @@ def test_the_rule_catches_upward_and_sideways_imports(tmp_path):
 def test_every_lab_package_is_ranked():
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "bench"}
     assert packages <= set(LAYER), f"rank the new package(s) {packages - set(LAYER)} in LAYER"
+
+
+# ------------------------------------------------------------------ inside experiments/
+# engine core ← shared analysis ← kinds ← runner and commands. A kind never imports another
+# kind; the shared shelf never imports a kind; the engine imports neither.
+EXPERIMENT_ROOMS = {"engine": 0, "analysis": 1, "kinds": 2, "top": 3}
+
+
+def experiment_room(module: str) -> tuple[str, str | None]:
+    """The room of a module under experiments/ (dotted name), and for a kind its name."""
+    parts = module.split(".")[1:]
+    if parts and parts[0] in ("engine", "analysis"):
+        return parts[0], None
+    if parts and parts[0] == "kinds":
+        return "kinds", parts[1] if len(parts) > 1 else None
+    return "top", None
+
+
+def module_of(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def experiment_imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module in ("experiments", "experiments.kinds", "experiments.analysis"):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.split(".")[0] == "experiments"]
+    return found
+
+
+def room_violations(root: Path = ROOT) -> list[str]:
+    bad = []
+    for path in sorted((root / "experiments").rglob("*.py")):
+        room, kind = experiment_room(module_of(path, root))
+        for line, target in experiment_imports(path):
+            their_room, their_kind = experiment_room(target)
+            where = f"{path.relative_to(root)}:{line} imports {target}"
+            if EXPERIMENT_ROOMS[their_room] > EXPERIMENT_ROOMS[room]:
+                bad.append(f"{where} (the {room} may not import the {their_room})")
+            elif room == their_room == "kinds" and kind != their_kind and their_kind is not None:
+                bad.append(f"{where} (a kind may not import another kind)")
+    return bad
+
+
+def test_experiments_rooms_point_one_way():
+    assert room_violations() == []
+
+
+def test_the_room_rule_catches_a_kind_importing_a_kind_and_the_shelf_importing_a_kind(tmp_path):
+    for folder in ("engine", "analysis", "kinds/diary", "kinds/friends"):
+        (tmp_path / "experiments" / folder).mkdir(parents=True)
+    (tmp_path / "experiments" / "kinds" / "friends" / "bad.py").write_text(
+        "from experiments.kinds.diary.contrasts import Hypothesis\n"
+    )
+    (tmp_path / "experiments" / "analysis" / "bad.py").write_text(
+        "def f():\n    from experiments.kinds.diary import report\n"
+    )
+    (tmp_path / "experiments" / "engine" / "bad.py").write_text(
+        "from experiments.analysis import hypotheses\nfrom experiments import runner\n"
+    )
+    (tmp_path / "experiments" / "kinds" / "diary" / "fine.py").write_text(
+        "from experiments.analysis.verdicts import holm\nfrom experiments.kinds.diary import x\n"
+    )
+    assert room_violations(tmp_path) == [
+        "experiments/analysis/bad.py:2 imports experiments.kinds.diary "
+        "(the analysis may not import the kinds)",
+        "experiments/engine/bad.py:1 imports experiments.analysis.hypotheses "
+        "(the engine may not import the analysis)",
+        "experiments/engine/bad.py:2 imports experiments.runner (the engine may not import the top)",
+        "experiments/kinds/friends/bad.py:1 imports experiments.kinds.diary.contrasts "
+        "(a kind may not import another kind)",
+    ]

@@ -17,8 +17,8 @@ import pytest
 
 from experiments.analysis.verdicts import minimum_detectable_effect
 from experiments.cli import main
-from experiments.design import load_design
 from experiments.kinds.friends.pairs import expand
+from experiments.loading import load_design
 from experiments.pilot import reduced_design
 from tests.friends_fixtures import friends_design
 

@@ -9,7 +9,7 @@ import pytest
 
 from diarists.patterns import load_pattern
 from experiments.calibration import judge_scorer
-from experiments.design import load_design
+from experiments.loading import load_design
 from experiments.profile_making import InlineProfiles, resolve_profiles
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings

@@ -17,11 +17,11 @@ from experiments.analysis.readings import (
     stored_readings,
     summarize,
 )
-from experiments.judging import judge_tasks
-from experiments.kinds.base import Task
+from experiments.engine.judging import judge_tasks
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Task
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.tables import judge_readings
-from experiments.store import Store
 from rubric.expected import NodeReading, number_reading
 from rubric.judge_base import Judge
 from rubric.prompts import JudgePrompt, TemplateRef
@@ -143,7 +143,7 @@ def test_every_stored_judgment_keeps_its_coverage_exactness_and_mode(store):
 
 
 def test_a_judgment_without_a_stored_call_is_counted_as_unrecorded(tmp_path):
-    from experiments.store import JudgmentRow
+    from experiments.engine.store import JudgmentRow
 
     store = Store(tmp_path / "s.sqlite")
     store.put_rows(JudgmentRow("j:x:i", "entry", "x", "j", "i", None, 0.2, False, None, "gone"))

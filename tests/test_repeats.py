@@ -1,4 +1,4 @@
-"""What every kind's pilot shares about its repeats (experiments/kinds/repeats.py): a repeat's
+"""What every kind's pilot shares about its repeats (experiments/engine/repeats.py): a repeat's
 id, and the pooled within-prompt SD per judge and score family, from readable scores only."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from experiments.kinds.repeats import family, pooled_noise, repeat_id
-from experiments.store import JudgmentRow, Store
+from experiments.engine.repeats import family, pooled_noise, repeat_id
+from experiments.engine.store import JudgmentRow, Store
 
 
 def _row(n: int, target: str, judge: str, item: str, value: float | None) -> JudgmentRow:

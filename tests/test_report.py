@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from experiments.analysis.report import write_report
+from experiments.kinds.diary.report import write_report
 from foundation.datafiles import load_toml
 from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables

@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from experiments.cli import main
-from experiments.design import load_design
+from experiments.loading import load_design
 from experiments.runner import run_design
 from tests.lab_fixtures import design_text, make_profile
 
@@ -150,7 +150,7 @@ def test_out_that_is_a_file_is_refused_before_anything(finished, tmp_path, capsy
 
 
 def test_replaced_folder_swaps_in_whole_or_leaves_the_old_one(tmp_path):
-    from experiments.runfolder import replaced_folder
+    from experiments.engine.runfolder import replaced_folder
 
     final = tmp_path / "report"
     final.mkdir()

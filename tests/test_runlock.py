@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.runlock import run_lock
+from experiments.engine.runlock import run_lock
 from foundation.errors import LabError
 from tests.lab_fixtures import design_text, make_profile
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-import experiments.kinds.steered_writes as conversations  # where entries are written
+import experiments.engine.writes as conversations  # where entries are written
 from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
-from experiments.design import load_design
-from experiments.kinds.base import RunContext
+from experiments.engine.vocabulary import RunContext
 from experiments.kinds.diary.schema import DiaryDesignFile
+from experiments.loading import load_design
 from experiments.runner import JudgeSet, ModelCache, run_design
 from foundation.datafiles import validate
 from model_access.served import CompletionRequest, ServedClient, TransportFailure

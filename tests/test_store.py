@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-from experiments.store import Store, call_key
+from experiments.engine.store import Store, call_key
 from foundation.errors import LabError
 
 

@@ -73,7 +73,7 @@ def test_the_interval_is_the_set_of_unrejected_nulls() -> None:
 def test_two_and_three_diarists_give_too_few_diarists() -> None:
     for values in ([1.0, 2.0], [0.5, 3.0, 1.0]):
         test = sign_flip(values)
-        assert decide(test, test.p_two_sided, "greater") == "too few diarists"
+        assert decide(test, test.p_two_sided, "greater") == "too few"
 
 
 def test_decide_names_supported_contradicted_and_inconclusive() -> None:
@@ -82,7 +82,7 @@ def test_decide_names_supported_contradicted_and_inconclusive() -> None:
     assert decide(up, up.p_two_sided, "greater") == "supported"
     assert decide(up, up.p_two_sided, "less") == "contradicted"
     assert decide(up, 0.2, "greater") == "inconclusive"
-    assert decide(up, up.p_two_sided, "greater", min_clusters=9) == "too few diarists"
+    assert decide(up, up.p_two_sided, "greater", min_clusters=9) == "too few"
 
 
 def test_holm_on_a_hand_computed_case() -> None:
@@ -99,7 +99,7 @@ def test_overall_needs_every_judge_to_agree() -> None:
     assert overall(["contradicted", "contradicted"]) == "contradicted"
     assert overall(["supported", "inconclusive"]) == "inconclusive"
     assert overall(["supported", "contradicted"]) == "inconclusive"
-    assert overall(["supported", "too few diarists"]) == "too few diarists"
+    assert overall(["supported", "too few"]) == "too few"
 
 
 def test_minimum_detectable_effect_shrinks_with_n_and_grows_with_stricter_alpha() -> None:

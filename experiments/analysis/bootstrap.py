@@ -1,7 +1,8 @@
-"""Cluster bootstrap over diarists, with percentile and BCa intervals.
+"""Cluster bootstrap, with percentile and BCa intervals, for every kind (a cluster is a
+diarist, a role card, a conversation).
 
-Observations from one diarist are not independent (same person, same voice, same judge quirks),
-so uncertainty comes from resampling whole diarists with replacement. A resample is represented
+Observations from one cluster are not independent (same person, same voice, same judge quirks),
+so uncertainty comes from resampling whole clusters with replacement. A resample is represented
 by how many times each cluster was drawn (multinomial counts); every row of a cluster carries its
 cluster's count as a weight. A statistic is therefore a function of the table and a weight matrix
 (resamples × rows), which lets one vectorised call compute the estimate (all weights 1), every
@@ -24,6 +25,14 @@ Method = Literal["bca", "percentile"]
 
 # Resamples are evaluated in blocks so memory stays (block × rows) however many are asked for.
 _BLOCK = 512
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    resamples: int = 2000
+    seed: int = 0
+    level: float = 0.95
+    method: Method = "bca"
 
 
 @dataclass(frozen=True)
@@ -171,3 +180,31 @@ def bca_probabilities(
     z = norm.ppf(np.array([alpha, 1 - alpha]))
     adjusted = z0 + (z0 + z) / (1 - acceleration * (z0 + z))
     return np.asarray(norm.cdf(adjusted))
+
+
+def mean_interval(values: np.ndarray, settings: BootstrapSettings) -> Interval:
+    """The bootstrap interval of the mean of per-cluster values (one value per cluster)."""
+    table = pd.DataFrame({"value": np.asarray(values, dtype=float)})
+    table["cluster"] = np.arange(len(table))
+    return cluster_bootstrap(
+        table,
+        mean_of("value"),
+        cluster="cluster",
+        resamples=settings.resamples,
+        seed=settings.seed,
+        level=settings.level,
+        method=settings.method,
+    )
+
+
+def percentile_interval(
+    draws: np.ndarray, estimate: float, *, level: float = 0.95, clusters: int = 0
+) -> Interval:
+    """The percentile interval of bootstrap draws already made (NaN draws left out)."""
+    finite = np.asarray(draws, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
+        return Interval(estimate, np.nan, np.nan, level, "percentile", 0, clusters)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(finite, [alpha, 1 - alpha])
+    return Interval(estimate, float(low), float(high), level, "percentile", finite.size, clusters)

@@ -1,49 +1,30 @@
-"""Preregistered hypotheses: a contrast the lab knows how to compute per diarist, a predicted
-direction, and the judges (every judge of the design) that must agree.
+"""Preregistered hypotheses, the part every kind shares: the head of a [[hypotheses]] table (id,
+words, predicted direction, judges, and the rule that every judge of the design is listed) and
+the one evaluator of a family of hypotheses.
 
-A contrast is a table with a `kind` (the schema in hypothesis_schema.py is the whole language):
-
-    contrast = { kind = "first_entry_pattern", profile = "steered" }
-    contrast = { kind = "coherence", profile = "steer_isolation" }
-    contrast = { kind = "drift_change", chatbot = "frontier-a", entry = 4, baseline = "thanks" }
-
-Every contrast is computed per diarist, against the same diarist unsteered. The verdict comes
-from the exact sign-flip test on the per-diarist values (experiments/analysis/verdicts.py), its
-two-sided p Holm-adjusted across the design's hypotheses, per judge; the BCa interval is shown
-beside it, not read. Per judge: supported or contradicted (adjusted p < 0.05, the observed sign
-names which), inconclusive, or "too few diarists" (fewer than the design's minimum: no verdict).
-Overall: the judges' common verdict, inconclusive when they differ. A contrast outside the
-schema, or naming a judge, profile or chatbot the design lacks, is refused when the design is
-read, not after a run."""
+A kind adds its own `contrast` to the head and computes, per hypothesis and judge, the
+contrast's value for each cluster (a diarist, a role card). The evaluator does the rest, the
+same way for every kind: the exact sign-flip test on the per-cluster values
+(experiments/analysis/verdicts.py), its two-sided p Holm-adjusted across the hypotheses that
+name the judge (per judge, never across judges), the minimum detectable effect at Holm's first
+step, the judge's verdict (none from fewer clusters than the design's minimum) and the overall
+verdict (every judge must agree). The interval shown beside a verdict is the kind's choice; the
+verdict never reads it."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
+from pydantic import AfterValidator, BeforeValidator, Field
 
-from experiments.analysis import paired
-from experiments.analysis.bootstrap import Interval, cluster_bootstrap, mean_of
-from experiments.analysis.comparisons import BootstrapSettings
-from experiments.analysis.hypothesis_schema import (
-    MINUS,
-    STEERED,
-    SUPPORTED_CONTRASTS,
-    Contrast,
-    DriftContrast,
-    Hypotheses,
-    Hypothesis,
-    SteeringContrast,
-    UnknownName,
-    parse_hypotheses,
-    unique_ids,
-)
+from experiments.analysis.bootstrap import Interval
 from experiments.analysis.verdicts import (
     ALPHA,
-    MIN_CLUSTERS,
     SignFlip,
     Verdict,
     decide,
@@ -51,156 +32,196 @@ from experiments.analysis.verdicts import (
     minimum_detectable_effect,
     overall,
     sign_flip,
+    verdict_label,
 )
+from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
 from foundation.errors import LabError
 
-__all__ = [
-    "MINUS",
-    "STEERED",
-    "SUPPORTED_CONTRASTS",
-    "Contrast",
-    "DriftContrast",
-    "Hypotheses",
-    "Hypothesis",
-    "HypothesisResult",
-    "JudgeVerdict",
-    "SteeringContrast",
-    "UnknownName",
-    "evaluate",
-    "parse_hypotheses",
-    "results_table",
-    "unique_ids",
-]
+
+class UnknownName(LabError, ValueError):
+    """A hypothesis naming something its design lacks. Also a ValueError, so that raised in a
+    design schema's validator it becomes that file's one-line error like any other."""
+
+
+def known(what: str, name: str, names: Iterable[str], where: str) -> None:
+    """Refuse `name` unless it is one of `names`, listing them in the fix."""
+    names = set(names)
+    if name not in names:
+        raise UnknownName(
+            f"unknown {what} {name!r}",
+            where=where,
+            fix=f"name one of {', '.join(sorted(names)) or '(none defined)'}",
+        )
+
+
+def as_tuple(value: Any) -> Any:
+    """TOML arrays arrive as lists; the strict schema keeps tuples (frozen models)."""
+    if isinstance(value, list):
+        return tuple(value)
+    if not isinstance(value, tuple):
+        raise ValueError(f"must be an array, got {value!r}{FIX_MARK}write [ ... ]")
+    return value
+
+
+def _judge_ids(judges: tuple[str, ...]) -> tuple[str, ...]:
+    if not judges:
+        raise ValueError(f'no judges{FIX_MARK}list at least one judge id, e.g. judges = ["..."]')
+    repeated = sorted({j for j in judges if judges.count(j) > 1})
+    if repeated:
+        raise ValueError(f"judge {repeated[0]!r} listed twice{FIX_MARK}list each judge once")
+    return judges
+
+
+JudgeIds = Annotated[tuple[Slug, ...], BeforeValidator(as_tuple), AfterValidator(_judge_ids)]
+
+
+class HypothesisHead(DataModel):
+    """What every kind's hypothesis has; a kind's schema adds `contrast`."""
+
+    id: Slug
+    says: NonEmpty = Field(description="the hypothesis in words")
+    direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
+    judges: JudgeIds = Field(
+        description="every judge id of the design; all must agree for an overall verdict"
+    )
+
+    def formula(self) -> str:
+        """The contrast as a formula (a kind's hypothesis reads it off its contrast)."""
+        return self.id
+
+    def check_judges(self, judges: Iterable[str], at: str) -> None:
+        """Every judge listed exists, and none of the design's is left out: listing fewer
+        would let one judge's reading carry the verdict alone."""
+        judge_ids = set(judges)
+        for judge in self.judges:
+            known("judge", judge, judge_ids, f"{at}.judges")
+        left_out = sorted(judge_ids - set(self.judges))
+        if left_out:
+            raise UnknownName(
+                f"leaves out judge(s) {', '.join(left_out)}: a verdict needs every judge of the "
+                "design",
+                where=f"{at}.judges",
+                fix=f"list every judge: judges = [{', '.join(map(repr, sorted(judge_ids)))}]",
+            )
+
+
+def unique_ids(hypotheses: tuple[HypothesisHead, ...]) -> tuple[HypothesisHead, ...]:
+    """An AfterValidator for a design's hypotheses: every id once."""
+    seen: dict[str, int] = {}
+    for i, h in enumerate(hypotheses):
+        if h.id in seen:
+            raise ValueError(
+                f"duplicate id {h.id!r} (hypotheses[{seen[h.id]}] and hypotheses[{i}])"
+                f"{FIX_MARK}give each hypothesis its own id"
+            )
+        seen[h.id] = i
+    return hypotheses
+
+
+H = TypeVar("H", bound=HypothesisHead)
+
+
+@dataclass(frozen=True)
+class ClusterValues:
+    """One hypothesis's contrast under one judge: its value for each cluster (NaN: missing),
+    and the store ids it was computed from."""
+
+    values: tuple[float, ...]
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class JudgeVerdict:
     judge: str
-    interval: Interval  # BCa, for display
+    interval: Interval  # shown beside the verdict, never read by it
     test: SignFlip  # what the verdict is read from
-    sd: float  # per-diarist SD of the contrast (ddof 1)
-    p_holm: float  # the two-sided p, Holm-adjusted across the hypotheses of this judge
+    sd: float  # per-cluster SD of the contrast (ddof 1)
+    p_holm: float  # the two-sided p, Holm-adjusted across the hypotheses naming this judge
     mde: float  # minimum detectable effect at alpha/m (Holm's first step), 80% power
     verdict: Verdict
     sources: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class HypothesisResult:
-    hypothesis: Hypothesis
+class HypothesisVerdict(Generic[H]):
+    hypothesis: H
     verdicts: tuple[JudgeVerdict, ...]
     overall: Verdict
 
 
-def per_diarist(contrast: Contrast, entries: pd.DataFrame, judge: str) -> pd.DataFrame:
-    """The contrast's value for each diarist under one judge (column 'diff', with sources)."""
-    if isinstance(contrast, DriftContrast):
-        c = contrast
-        if c.kind == "steered_vs_baseline" and c.baseline is not None:
-            return paired.steered_vs_baseline(
-                entries, judge, c.profile_id, c.chatbot, c.entry, c.baseline
-            )
-        function = paired.drift_change if c.kind == "drift_change" else paired.drift
-        return function(entries, judge, c.profile_id, c.chatbot, c.entry, c.baseline)
-    if contrast.kind == "first_entry_pattern":
-        return paired.first_entry_steering(entries, judge, contrast.profile_id)
-    return paired.quality(entries, judge, contrast.profile_id, contrast.kind)
+IntervalRule = Callable[[np.ndarray], Interval]
 
 
-def _check_run_names(hypothesis: Hypothesis, entries: pd.DataFrame) -> None:
-    """A name the run does not contain would silently yield 'no data'; say so instead."""
-    c, where = hypothesis.contrast, f"hypothesis {hypothesis.id}"
-    named: list[tuple[str, str | None]] = [("profile", c.profile_id)]
-    if isinstance(c, DriftContrast):
-        named += [("chatbot", c.chatbot), ("chatbot", c.baseline)]
-    for column, value in named + [("judge", j) for j in hypothesis.judges]:
-        if value is not None and value not in set(entries[column].astype(str)):
-            present = ", ".join(sorted(set(entries[column].astype(str))))
-            raise LabError(
-                f"names {column} {value!r}, which this run does not contain",
-                where=where,
-                fix=f"use one of {present}",
-            )
-
-
-@dataclass(frozen=True)
-class _Reading:
-    table: pd.DataFrame
-    interval: Interval
-    test: SignFlip
-    sd: float
-
-
-def _read(
-    hypothesis: Hypothesis, judge: str, entries: pd.DataFrame, settings: BootstrapSettings
-) -> _Reading:
-    table = per_diarist(hypothesis.contrast, entries, judge)
-    interval = cluster_bootstrap(
-        table,
-        mean_of("diff"),
-        resamples=settings.resamples,
-        seed=settings.seed,
-        level=settings.level,
-        method=settings.method,
-    )
-    diffs = table["diff"].astype(float).dropna().to_numpy()
-    sd = float(np.std(diffs, ddof=1)) if len(diffs) >= 2 else math.nan
-    return _Reading(table, interval, sign_flip(diffs, seed=settings.seed), sd)
-
-
-def evaluate(
-    hypotheses: Sequence[Hypothesis],
-    entries: pd.DataFrame,
-    settings: BootstrapSettings,
+def evaluate_family(
+    hypotheses: Sequence[H],
+    values: Mapping[tuple[str, str], ClusterValues],
     *,
-    min_diarists: int = MIN_CLUSTERS,
+    min_clusters: int,
+    interval: IntervalRule,
     alpha: float = ALPHA,
-) -> tuple[HypothesisResult, ...]:
-    """Every hypothesis under each of its judges. A judge's family is the hypotheses that name
-    it (every hypothesis, in a checked design): their two-sided sign-flip p-values are
-    Holm-adjusted together, and the minimum detectable effect is at Holm's first step."""
-    for hypothesis in hypotheses:
-        _check_run_names(hypothesis, entries)
-    readings = {
-        (h.id, judge): _read(h, judge, entries, settings) for h in hypotheses for judge in h.judges
+    seed: int = 0,
+) -> tuple[HypothesisVerdict[H], ...]:
+    """Every hypothesis under each of its judges, from `values[(hypothesis id, judge)]`. A
+    judge's family is the hypotheses that name it (every hypothesis, in a checked design)."""
+    clean = {
+        key: np.asarray([v for v in cv.values if not math.isnan(v)], dtype=float)
+        for key, cv in values.items()
     }
+    tests = {key: sign_flip(x, seed=seed) for key, x in clean.items()}
     adjusted: dict[tuple[str, str], float] = {}
     family_size: dict[str, int] = {}
     for judge in sorted({j for h in hypotheses for j in h.judges}):
         keys = [(h.id, judge) for h in hypotheses if judge in h.judges]
-        adjusted |= dict(zip(keys, holm([readings[k].test.p_two_sided for k in keys]), strict=True))
+        adjusted |= dict(zip(keys, holm([tests[k].p_two_sided for k in keys]), strict=True))
         family_size[judge] = len(keys)
     results = []
     for h in hypotheses:
         verdicts = []
         for judge in h.judges:
-            r, p_holm = readings[(h.id, judge)], adjusted[(h.id, judge)]
-            verdict = decide(r.test, p_holm, h.direction, min_clusters=min_diarists, alpha=alpha)
-            mde = minimum_detectable_effect(r.sd, r.test.n, alpha=alpha / family_size[judge])
-            sources = tuple(sorted(set().union(*r.table["sources"]))) if len(r.table) else ()
+            key = (h.id, judge)
+            x, test, p_holm = clean[key], tests[key], adjusted[key]
+            sd = float(np.std(x, ddof=1)) if len(x) >= 2 else math.nan
             verdicts.append(
-                JudgeVerdict(judge, r.interval, r.test, r.sd, p_holm, mde, verdict, sources)
+                JudgeVerdict(
+                    judge=judge,
+                    interval=interval(x),
+                    test=test,
+                    sd=sd,
+                    p_holm=p_holm,
+                    mde=minimum_detectable_effect(sd, test.n, alpha=alpha / family_size[judge]),
+                    verdict=decide(
+                        test, p_holm, h.direction, min_clusters=min_clusters, alpha=alpha
+                    ),
+                    sources=tuple(sorted(set(values[key].sources))),
+                )
             )
-        results.append(HypothesisResult(h, tuple(verdicts), overall([v.verdict for v in verdicts])))
+        verdict = overall([v.verdict for v in verdicts])
+        results.append(HypothesisVerdict(h, tuple(verdicts), verdict))
     return tuple(results)
 
 
-RESULT_COLUMNS = [
-    "id", "contrast", "direction", "judge", "estimate", "low", "high", "n_diarists", "sd",
-    "p", "p_holm", "mde", "judge_verdict", "overall", "sources",
-]  # fmt: skip
+def result_columns(clusters: str) -> list[str]:
+    """The columns of a results table whose cluster count is `n_<clusters>`."""
+    return [
+        "id", "says", "contrast", "direction", "judge", "estimate", "low", "high",
+        f"n_{clusters}", "sd", "p", "p_holm", "mde", "judge_verdict", "overall", "sources",
+    ]  # fmt: skip
 
 
-def results_table(results: Sequence[HypothesisResult]) -> pd.DataFrame:
-    """One row per hypothesis × judge, with the overall verdict repeated beside each. `p` is
-    the raw two-sided sign-flip p, `p_holm` the adjusted one the verdict uses."""
+def results_table(
+    results: Sequence[HypothesisVerdict[Any]], *, clusters: str, cluster_word: str
+) -> pd.DataFrame:
+    """One row per hypothesis × judge, the overall verdict repeated beside each. `p` is the raw
+    two-sided sign-flip p, `p_holm` the adjusted one the verdict uses; verdicts are worded with
+    the kind's cluster ("too few diarists"). The report's markdown and CSV read this table."""
     rows: list[dict[str, object]] = [
-        {"id": r.hypothesis.id, "contrast": r.hypothesis.contrast.formula()}
+        {"id": r.hypothesis.id, "says": r.hypothesis.says, "contrast": r.hypothesis.formula()}
         | {"direction": r.hypothesis.direction, "judge": v.judge}
         | {"estimate": v.interval.estimate, "low": v.interval.low, "high": v.interval.high}
-        | {"n_diarists": v.test.n, "sd": v.sd, "p": v.test.p_two_sided, "p_holm": v.p_holm}
-        | {"mde": v.mde, "judge_verdict": v.verdict, "overall": r.overall, "sources": v.sources}
+        | {f"n_{clusters}": v.test.n, "sd": v.sd, "p": v.test.p_two_sided, "p_holm": v.p_holm}
+        | {"mde": v.mde, "judge_verdict": verdict_label(v.verdict, cluster_word)}
+        | {"overall": verdict_label(r.overall, cluster_word), "sources": v.sources}
         for r in results
         for v in r.verdicts
     ]
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    return pd.DataFrame(rows, columns=result_columns(clusters))

@@ -1,4 +1,4 @@
-"""Verdicts that hold their error rate at the sample sizes the lab runs (8 diarists and up).
+"""Verdicts that hold their error rate at the sample sizes the lab runs (8 clusters and up).
 
 The cluster bootstrap's BCa interval stays for display, but at 8 clusters it covers about 89%,
 so a verdict read from it is anti-conservative. Verdicts come from an exact sign-flip
@@ -24,8 +24,8 @@ import numpy as np
 from scipy import stats
 
 Direction = Literal["greater", "less"]
-Verdict = Literal["supported", "contradicted", "inconclusive", "too few diarists"]
-VERDICTS: tuple[Verdict, ...] = ("supported", "contradicted", "inconclusive", "too few diarists")
+Verdict = Literal["supported", "contradicted", "inconclusive", "too few"]
+VERDICTS: tuple[Verdict, ...] = ("supported", "contradicted", "inconclusive", "too few")
 
 MIN_CLUSTERS = 6
 EXACT_LIMIT = 16  # 2^16 sign patterns enumerated; beyond that a seeded sample
@@ -98,7 +98,7 @@ def decide(
 ) -> Verdict:
     """Too few clusters: no verdict; else the adjusted two-sided p decides and the sign names it."""
     if test.n < min_clusters or math.isnan(adjusted_p):
-        return "too few diarists"
+        return "too few"
     if adjusted_p >= alpha:
         return "inconclusive"
     predicted_up = direction == "greater"
@@ -107,12 +107,16 @@ def decide(
 
 def overall(verdicts: Sequence[Verdict]) -> Verdict:
     """Every judge must agree: one verdict from all judges, or inconclusive."""
-    if not verdicts:
-        return "too few diarists"
-    if "too few diarists" in verdicts:
-        return "too few diarists"
+    if not verdicts or "too few" in verdicts:
+        return "too few"
     first = verdicts[0]
     return first if all(v == first for v in verdicts) else "inconclusive"
+
+
+def verdict_label(verdict: Verdict, cluster_word: str) -> str:
+    """A verdict as a report says it: "too few" names the kind's clusters ("too few diarists",
+    "too few role cards")."""
+    return f"too few {cluster_word}" if verdict == "too few" else verdict
 
 
 def sign_flip_interval(

@@ -7,8 +7,8 @@ import argparse
 import json
 from dataclasses import asdict
 
-from experiments.design import design_schema, load_design
 from experiments.kinds import kind_names
+from experiments.loading import design_schema, load_design
 from experiments.profile_making import describe_profiles, profile_ids
 
 

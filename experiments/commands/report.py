@@ -22,7 +22,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def make_report(folder: Path, *, resamples: int | None = None) -> Path:
-    from experiments.runfolder import open_run_folder
+    from experiments.loading import open_run_folder
     from foundation.errors import LabError
 
     if resamples is not None and resamples < 100:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.design import load_design
-from experiments.runfolder import open_run_folder, refuse_under_a_file
+from experiments.engine.runfolder import refuse_under_a_file
+from experiments.loading import load_design, open_run_folder
 from foundation.errors import LabError
 
 
@@ -81,7 +81,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from experiments.export import export_tables
+    from experiments.engine.export import export_tables
 
     folder = Path(args.dir)
     target = Path(args.to) if args.to else folder / "export"

@@ -1,7 +1,8 @@
 """Experiment kinds: plug-ins of the engine. Each kind is a subpackage here exposing `KIND`, an
-ExperimentKind (experiments/kinds/base.py) that supplies its design schema, cells, conversation
-phase, judging tasks and report; the store, run folder, lock, resume and judging loop are the
-engine's. A new kind is a new subpackage: nothing else changes."""
+ExperimentKind (experiments/engine/contract.py) that supplies its design schema, cells,
+conversation phase, judging phase and report; the store, run folder, lock, resume and the shared
+judging loop are the engine's. A new kind is a new subpackage: nothing else changes. A kind
+imports the engine and the shared analysis (experiments/analysis/), never another kind."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from experiments.kinds.base import ExperimentKind
+    from experiments.engine.contract import ExperimentKind
 
 
 @cache

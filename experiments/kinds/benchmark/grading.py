@@ -17,7 +17,8 @@ from typing import Any
 from chatbots.base import Chatbot
 from chatbots.local import LocalChatbot
 from chatbots.served import ServedChatbot
-from experiments.kinds.base import Task, Tick
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Task, Tick
 from experiments.kinds.benchmark.grader import (
     ANSWER_WORDS,
     Grader,
@@ -27,7 +28,6 @@ from experiments.kinds.benchmark.grader import (
 from experiments.kinds.benchmark.replies import check_no_canary, derived_seed
 from experiments.kinds.benchmark.rows import GraderAnswerRow
 from experiments.kinds.benchmark.schema import GraderSettings
-from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.served import ServedClient
 from model_access.settings import GenerationSettings, LocalSettings

@@ -5,17 +5,17 @@ probability, and the report scores, calibrates and compares the chatbots."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from chatbots.refusals import REFUSALS_FILE
-from experiments.design import Design
-from experiments.judging import judge_tasks
-from experiments.kinds.base import RunContext, Task
-from experiments.kinds.benchmark.data import Benchmark, Conversation, Format, load_benchmark
+from experiments.engine.design import Design
+from experiments.engine.judging import judge_tasks
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import RunContext
+from experiments.kinds.benchmark.data import Conversation
 from experiments.kinds.benchmark.grader import Grader, load_grader
 from experiments.kinds.benchmark.grading import (
     criterion_items,
@@ -23,64 +23,23 @@ from experiments.kinds.benchmark.grading import (
     reading_tasks,
     write_answers,
 )
+from experiments.kinds.benchmark.inputs import (
+    benchmark_of,
+    benchmark_spec,
+    data_path,
+    grader_of,
+)
 from experiments.kinds.benchmark.replies import Cell, expand, write_replies
 from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
-from experiments.kinds.benchmark.sample import Sample, draw, sampled
+from experiments.kinds.benchmark.sample import sampled
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.kinds.benchmark.validation_tasks import (
     borrowed_items,
     plain_tasks,
     validation_files,
 )
-from experiments.store import Store
 from foundation.errors import LabError
 from model_access.settings import GenerationSettings
-
-
-def _spec(design: Design) -> BenchmarkDesignFile:
-    return cast(BenchmarkDesignFile, design.spec)
-
-
-@lru_cache(maxsize=4)
-def _load(path: Path, fmt: Format, mtime_ns: int, size: int) -> Benchmark:
-    return load_benchmark(path, fmt)
-
-
-def _recorded(design: Design, section: str) -> Path | None:
-    """The path a run recorded, for a design read back from its run folder (its relative
-    paths were relative to the original design file, not to the folder's copy)."""
-    from experiments.runfolder import DESIGN_FILE, read_manifest
-
-    folder = design.path.parent
-    if design.path.name != DESIGN_FILE or not (folder / "manifest.json").is_file():
-        return None
-    recorded = read_manifest(folder).get(section, {}).get("path")
-    return Path(recorded) if recorded else None
-
-
-def data_path(design: Design) -> Path:
-    recorded = _recorded(design, "benchmark")
-    return recorded or _spec(design).benchmark.data_path(design.path).resolve()
-
-
-def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
-    table = _spec(design).benchmark
-    path = data_path(design)
-    stat = path.stat() if path.is_file() else None
-    if stat is None:
-        raise LabError(
-            f"benchmark file not found ({path})",
-            where=f"{design.path} benchmark.data",
-            fix="point benchmark.data at your own copy of the JSONL file (it is not shipped; "
-            "relative paths start at the design file's folder)",
-        )
-    bench = _load(path, table.format, stat.st_mtime_ns, stat.st_size)
-    return bench, draw(bench, table.sample, design.seed)
-
-
-def grader_of(design: Design) -> Grader:
-    recorded = _recorded(design, "grader_template")
-    return load_grader(recorded or _spec(design).benchmark.template_path(design.path))
 
 
 class BenchmarkKind:
@@ -103,7 +62,8 @@ class BenchmarkKind:
         return (
             f"{len(sample.ids)} of {len(bench.conversations)} conversations ({spread}) × "
             f"{len(design.spec.chatbots)} chatbots = {len(cells)} replies; {criteria} criteria "
-            f"per chatbot and judge, scored by the {_spec(design).benchmark.scoring} convention"
+            f"per chatbot and judge, scored by the {benchmark_spec(design).benchmark.scoring} "
+            "convention"
         )
 
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
@@ -140,7 +100,7 @@ class BenchmarkKind:
         """Per judge: the plain yes/no questions of grader validation (if asked), then every
         criterion (and each borrowed criterion the judge chose) written, then read."""
         assert run.judge is not None and run.load_local is not None
-        spec = _spec(run.design)
+        spec = benchmark_spec(run.design)
         bench, sample = benchmark_of(run.design)
         grader = grader_of(run.design)
         _same_template(run.folder, grader)
@@ -175,21 +135,18 @@ class BenchmarkKind:
             tasks = reading_tasks(items, answers, bench.canaries)
             judge_tasks(run.store, judge_id, judge, tasks, floor, run.tick)
 
-    def judge_tasks(self, run: RunContext) -> Iterator[Task]:
-        raise RuntimeError("the benchmark kind judges in judge_phase (each judge writes first)")
-
     def input_files(self, design: Design) -> list[Path]:
         return [
             data_path(design),
             grader_of(design).path,
             REFUSALS_FILE,
-            *validation_files(_spec(design)),
+            *validation_files(benchmark_spec(design)),
         ]
 
     def manifest(self, run: RunContext) -> dict[str, Any]:
         bench, sample = benchmark_of(run.design)
         grader = grader_of(run.design)
-        table = _spec(run.design).benchmark
+        table = benchmark_spec(run.design).benchmark
         return {
             "benchmark": {
                 "path": str(bench.path.resolve()),
@@ -218,7 +175,7 @@ class BenchmarkKind:
 
 def _with_grader_template(design: Design, path: Path) -> Design:
     """The design with `--grader-template FILE` in place of benchmark.grader.template."""
-    spec = _spec(design)
+    spec = benchmark_spec(design)
     grader = spec.benchmark.grader.model_copy(update={"template": str(Path(path).resolve())})
     table = spec.benchmark.model_copy(update={"grader": grader})
     load_grader(Path(path))  # refuse a bad file before anything runs
@@ -227,7 +184,7 @@ def _with_grader_template(design: Design, path: Path) -> Design:
 
 def _same_template(folder: Path, grader: Grader) -> None:
     """A run is graded with one template: resuming with another would mix two in one store."""
-    from experiments.runfolder import read_manifest
+    from experiments.engine.runfolder import read_manifest
 
     first = read_manifest(folder).get("grader_template", {}).get("sha256")
     if first and first != grader.sha256:
@@ -237,8 +194,3 @@ def _same_template(folder: Path, grader: Grader) -> None:
             where=f"{folder} grader template",
             fix="resume with the same --grader-template (or design field), or use a new --out",
         )
-
-
-def conversations_of(design: Design) -> list[Conversation]:
-    bench, sample = benchmark_of(design)
-    return list(sampled(bench, sample))

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatbots.base import Chatbot
-from experiments.kinds.base import Tick
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Tick
 from experiments.kinds.benchmark.data import Conversation, leaks
 from experiments.kinds.benchmark.rows import BenchReplyRow
-from experiments.store import Store
 
 
 @dataclass(frozen=True)

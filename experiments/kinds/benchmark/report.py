@@ -18,23 +18,23 @@ import pandas as pd
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
 from experiments.analysis.verdicts import MIN_CLUSTERS
+from experiments.engine.runfolder import replaced_folder
+from experiments.engine.store import Store
 from experiments.kinds.benchmark.calibrate import AnchorPoint
+from experiments.kinds.benchmark.inputs import conversations_of
 from experiments.kinds.benchmark.leaderboard import Board, agreement, board
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.kinds.benchmark.tables import flags, graded_frame, grading_counts
 from experiments.kinds.benchmark.validation import validation_section
-from experiments.runfolder import replaced_folder
-from experiments.store import Store
 
 if TYPE_CHECKING:
-    from experiments.design import Design
+    from experiments.engine.design import Design
 
 Shown = Callable[[pd.Series], str]
 
 
 def write_report(folder: Path, store: Store, design: Design, resamples: int) -> Path:
-    from experiments.kinds.benchmark.kind import conversations_of
-    from experiments.runfolder import read_manifest
+    from experiments.engine.runfolder import read_manifest
 
     spec = cast(BenchmarkDesignFile, design.spec)
     table = spec.benchmark

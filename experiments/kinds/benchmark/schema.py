@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, model_validator
 
 from chatbots.specs import FixedChatbotSpec
-from experiments.design import DesignFile
+from experiments.engine.design import DesignFile
 from experiments.kinds.benchmark.data import Format
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from model_access.settings import GenerationSettings

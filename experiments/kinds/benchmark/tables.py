@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from experiments.engine.store import Store
 from experiments.kinds.benchmark.data import Conversation
 from experiments.kinds.benchmark.scoring import GRADED_COLUMNS
-from experiments.store import Store
 
 
 def judgments(store: Store, prefix: str) -> dict[tuple[str, str, str], tuple[float, float]]:

@@ -26,6 +26,7 @@ from scipy import stats
 
 from experiments.analysis import markdown as md
 from experiments.analysis.bootstrap import draw_counts
+from experiments.engine.store import Store
 from experiments.kinds.benchmark.data import Criterion
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.kinds.benchmark.scoring import per_conversation
@@ -37,11 +38,10 @@ from experiments.kinds.benchmark.validation_tasks import (
     applicable,
     load_pool,
 )
-from experiments.store import Store
 from rubric.behavior_rubric import load_behavior_rubric
 
 if TYPE_CHECKING:
-    from experiments.design import Design
+    from experiments.engine.design import Design
 
 
 def reply_scores(store: Store, design: Design, graded: pd.DataFrame) -> pd.DataFrame:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from experiments.kinds.base import Task
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Task
 from experiments.kinds.benchmark.data import Conversation, Criterion
 from experiments.kinds.benchmark.grader import Grader
 from experiments.kinds.benchmark.grading import Item
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from experiments.store import Store
 from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
 from rubric.behavior import reply_prompts
 from rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric

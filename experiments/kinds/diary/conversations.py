@@ -16,11 +16,11 @@ from diarists.cards import RoleCard
 from diarists.profiles import Profile
 from diarists.templates import EntryTemplate
 from diarists.writing import chatbot_view, entry_messages
-from experiments.kinds.base import Tick
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Tick
+from experiments.engine.writes import SteeredWrite, write_cached
 from experiments.kinds.diary.cells import Cell, derived_seed
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from experiments.kinds.steered_writes import SteeredWrite, write_cached
-from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
 

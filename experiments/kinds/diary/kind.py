@@ -9,22 +9,23 @@ from typing import Any, cast
 
 from diarists.cards import load_cards
 from diarists.templates import load_entry_template
-from experiments.design import Design
-from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.contract import TaskJudging
+from experiments.engine.design import Design
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.diary.cells import Cell, expand
 from experiments.kinds.diary.conversations import Writer, run_conversations
 from experiments.kinds.diary.projection import project_entries
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.kinds.diary.tasks import diary_tasks, planned_per_judge
-from experiments.store import Store
 
 
 def _spec(design: Design) -> DiaryDesignFile:
     return cast(DiaryDesignFile, design.spec)
 
 
-class DiaryKind:
+class DiaryKind(TaskJudging):
     name = "diary"
     schema = DiaryDesignFile
     row_types = (EntryRow, ReplyRow)
@@ -132,9 +133,9 @@ class DiaryKind:
         return contrast_samples(store, design)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
-        from experiments.analysis.report import write_report
+        from experiments.engine.runfolder import read_manifest
+        from experiments.kinds.diary.report import write_report
         from experiments.kinds.diary.tables import judge_readings, load_tables
-        from experiments.runfolder import read_manifest
 
         return write_report(
             folder,

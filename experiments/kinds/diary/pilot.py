@@ -11,18 +11,18 @@ from typing import Any, cast
 
 from diarists.patterns import load_pattern
 from diarists.writing import entry_messages
-from experiments.analysis.hypotheses import per_diarist
-from experiments.design import Design
-from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.design import Design
+from experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.writes import SteeredWrite, write_cached
 from experiments.kinds.diary.cells import Cell, derived_seed
 from experiments.kinds.diary.conversations import Writer, entry_row
+from experiments.kinds.diary.hypotheses import per_diarist
 from experiments.kinds.diary.rows import EntryRow
 from experiments.kinds.diary.schema import DiaryDesignFile
 from experiments.kinds.diary.tables import load_tables
 from experiments.kinds.diary.tasks import entry_items
-from experiments.kinds.repeats import pooled_noise, repeat_id, score_repeats
-from experiments.kinds.steered_writes import SteeredWrite, write_cached
-from experiments.store import Store
 from rubric.entry_scores import EntryTemplates, entry_prompts
 
 

@@ -6,20 +6,26 @@ shows it beside the judges, with its own intervals.
 
 Each entry is read after its diarist's first-entry prompt (the role card and the writing
 instructions, no earlier entries or replies), for every entry alike: the conversation so far
-stays out, so the value says what the text's own tokens carry."""
+stays out, so the value says what the text's own tokens carry.
+
+The report's section on it (`section`) picks out the rows of the report's own steering and
+agreement tables where the measure stands beside a judge (same row ids, same intervals)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+import pandas as pd
+
 from diarists.profiles import Profile
 from diarists.writing import entry_messages
-from experiments.kinds.base import Tick
+from experiments.analysis import markdown as md
+from experiments.engine.store import JudgmentRow, Store
+from experiments.engine.vocabulary import Tick
 from experiments.kinds.diary.conversations import Writer
 from experiments.kinds.diary.rows import EntryRow
 from experiments.kinds.diary.schema import PROJECTION
-from experiments.store import JudgmentRow, Store
 from steering.apply import Steer
 from steering.projection import METHOD, project
 
@@ -107,3 +113,54 @@ def _row(entry: EntryRow, item: str, result: Mapping[str, Any], key: str, steer:
         template=f"{JUDGE}@1:{steer.vector.content_sha256()[:12]}",
         call_key=key,
     )
+
+
+# --------------------------------------------------------------------------- report section
+def section(steering: pd.DataFrame, agreement: pd.DataFrame, judge: str = JUDGE) -> list[str]:
+    """Markdown parts of the section; none when the run has no projection scores."""
+    steer = steering[steering["judge"] == judge] if len(steering) else steering
+    if steer.empty:
+        return []
+    mine = agreement[
+        ((agreement["judge_a"] == judge) | (agreement["judge_b"] == judge))
+        & agreement["score"].astype(str).str.startswith("pattern")
+    ]
+    other = mine.assign(
+        judge=[
+            b if a == judge else a for a, b in zip(mine["judge_a"], mine["judge_b"], strict=True)
+        ]
+    )
+    parts = [
+        "## Judge-free pattern measure\n",
+        "Each entry read back through the unsteered diarist model: its mean activation over the "
+        "entry's tokens at the steering layers, projected on the pattern's direction (in units of "
+        "the layer's typical residual norm). It needs no judge; it says whether the text itself "
+        f"carries the pattern. It appears as judge `{judge}` in every table.\n",
+        md.table(
+            steer,
+            {"row": "row_id", "profile": "profile", "n": "n_diarists"}
+            | {
+                "steered − unsteered [95% CI]": lambda r: md.interval(
+                    r["estimate"], r["low"], r["high"], 3
+                )
+            },
+        ),
+    ]
+    if len(other):
+        parts += [
+            "Correlation with each judge's pattern score, over the entries both read (Pearson with "
+            "a cluster-bootstrap interval over diarists):\n",
+            md.table(
+                other,
+                {"row": "row_id", "judge": "judge", "score": "score", "n": "n"}
+                | {
+                    "Pearson [95% CI]": lambda r: md.interval(
+                        r["pearson"], r["pearson_low"], r["pearson_high"], 2
+                    )
+                }
+                | {"Spearman": lambda r: md.number(r["spearman"], 2)},
+            ),
+        ]
+    else:
+        parts.append("_No judge's pattern scores overlap enough entries for a correlation._\n")
+    return parts

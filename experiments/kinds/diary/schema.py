@@ -1,5 +1,7 @@
-"""The diary experiment's design tables: [cast] (diarists and profiles) and [scores] (what every
-entry is scored for), on top of the tables every design has."""
+"""The diary experiment's design tables, on top of the tables every design has: [cast]
+(diarists and profiles), [scores] (what every entry is scored for), at least one chatbot, its
+[analysis] (the baseline chatbot, the fewest diarists a verdict is read from) and its
+[[hypotheses]] (experiments/kinds/diary/contrasts.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from chatbots.specs import ChatbotSpec
 from diarists.cards import available_cards
 from diarists.patterns import available_patterns
-from experiments.analysis.projection import JUDGE as PROJECTION
-from experiments.design import UNSTEERED, DesignFile
+from experiments.analysis.verdicts import MIN_CLUSTERS
+from experiments.engine.design import UNSTEERED, AnalysisSettings, DesignFile
+from experiments.kinds.diary.contrasts import Hypothesis
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
+
+# The judge id under which the judge-free pattern measure is stored beside the judges' scores.
+PROJECTION = "projection"
 
 EntryScore = Literal["pattern", "coherence", "realism"]
 ENTRY_SCORES: tuple[EntryScore, ...] = ("pattern", "coherence", "realism")
@@ -75,9 +82,54 @@ class Scores(DataModel):
         return _chosen(self.patterns, available_patterns(), "pattern")
 
 
+class DiaryAnalysis(AnalysisSettings):
+    cluster: Literal["diarist"] = Field(
+        "diarist", description="the unit of every interval and test: the diarist"
+    )
+    baseline_chatbot: Slug = Field("thanks", description="the chatbot drift is compared with")
+    min_diarists: int = Field(
+        MIN_CLUSTERS,
+        ge=2,
+        le=100_000,
+        description="fewer diarists than this give a hypothesis no verdict ('too few diarists')",
+    )
+
+
 class DiaryDesignFile(DesignFile):
     cast: Cast
     scores: Scores = Scores()
+    chatbots: list[ChatbotSpec] = Field(min_length=1, description="the chatbots that answer")
+    analysis: DiaryAnalysis = DiaryAnalysis()
+    hypotheses: list[Hypothesis] = []
+
+    def preregistered(self) -> list[Hypothesis]:
+        return self.hypotheses
+
+    @model_validator(mode="after")
+    def _baseline_chatbot(self) -> DiaryDesignFile:
+        if self.analysis.baseline_chatbot not in {c.id for c in self.chatbots}:
+            raise At(
+                ("analysis", "baseline_chatbot"),
+                f"baseline chatbot {self.analysis.baseline_chatbot!r} is not among the chatbots"
+                f"{FIX_MARK}add a fixed-reply chatbot with that id or name an existing one",
+            )
+        return self
+
+    def check_hypotheses(self, profile_ids: list[str]) -> None:
+        """Every name a hypothesis uses exists. A profile file's id is only known once the file
+        is read: until then (refs ending in .toml) the profile names in contrasts are taken on
+        trust, and this runs again with the files' ids before anything runs."""
+        ids = set(profile_ids)
+        if any(i.endswith(".toml") for i in ids):
+            ids = {i for i in ids if not i.endswith(".toml")} | {"(a profile file)"}
+            ids |= {h.contrast.profile for h in self.hypotheses}
+        for h in self.hypotheses:
+            h.check_names(
+                judges={j.id for j in self.judges},
+                profiles=ids,
+                chatbots={c.id for c in self.chatbots},
+                entries=self.design.entries,
+            )
 
     @model_validator(mode="after")
     def _profiles_and_hypotheses(self) -> DiaryDesignFile:

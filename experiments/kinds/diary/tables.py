@@ -1,4 +1,4 @@
-"""From a run's store to the three analysis tables (experiments/analysis/tables.py): one row per
+"""From a run's store to the three analysis tables (experiments/kinds/diary/frames.py): one row per
 entry × judge × score, per reply × judge × question, and per flag. The shared first entry is
 listed under every chatbot's cell (same entry_id), as the analysis contract expects."""
 
@@ -9,7 +9,8 @@ import math
 import pandas as pd
 
 from experiments.analysis.readings import stored_readings, summarize
-from experiments.analysis.tables import (
+from experiments.engine.store import Store
+from experiments.kinds.diary.frames import (
     ENTRY_COLUMNS,
     FLAG_COLUMNS,
     REPLY_COLUMNS,
@@ -17,7 +18,6 @@ from experiments.analysis.tables import (
     AnalysisTables,
 )
 from experiments.kinds.diary.schema import DiaryDesignFile
-from experiments.store import Store
 from rubric.behavior import condition_weight
 from rubric.behavior_rubric import load_behavior_rubric
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from diarists.patterns import load_pattern
-from experiments.kinds.base import Task
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Task
 from experiments.kinds.diary.cells import Cell
 from experiments.kinds.diary.conversations import history
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.schema import DiaryDesignFile
-from experiments.store import Store
 from rubric.behavior import reply_prompts
 from rubric.behavior_rubric import load_behavior_rubric
 from rubric.entry_scores import EntryTemplates, entry_prompts

@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
-from foundation.errors import LabError
+from experiments.analysis.hypotheses import HypothesisHead, UnknownName, known
+from foundation.datafiles import FIX_MARK, DataModel, Slug
 
 MINUS = "\N{MINUS SIGN}"
 UNSTEERED = "unsteered"
@@ -62,22 +62,13 @@ class OutcomeContrast(DataModel):
         )
 
 
-class FriendsHypothesis(DataModel):
-    """One [[hypotheses]] table of a friends design."""
+class FriendsHypothesis(HypothesisHead):
+    """One [[hypotheses]] table of a friends design: the shared head plus an outcome contrast."""
 
-    id: Slug
-    says: NonEmpty = Field(description="the hypothesis in words")
-    direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
-    judges: list[Slug] = Field(
-        min_length=1, description="every judge id of the design; all must give the same verdict"
-    )
     contrast: OutcomeContrast
 
-    @model_validator(mode="after")
-    def _judges_once(self) -> FriendsHypothesis:
-        if len(set(self.judges)) != len(self.judges):
-            raise ValueError(f"a judge is listed twice{FIX_MARK}list each judge once")
-        return self
+    def formula(self) -> str:
+        return self.contrast.formula()
 
     def check_names(
         self,
@@ -90,21 +81,13 @@ class FriendsHypothesis(DataModel):
         """Refuse a judge, profile, pattern or control the design lacks (a LabError that is also
         a ValueError, so inside a schema validator it becomes the file's one-line error)."""
         at = f"hypothesis {self.id}"
-        judge_ids, profiles, controls = set(judges), set(steered), set(controls)
-        for judge in self.judges:
-            _known("judge", judge, judge_ids, f"{at}.judges")
-        left_out = sorted(judge_ids - set(self.judges))
-        if left_out:
-            raise UnknownName(
-                f"leaves out judge {left_out[0]!r}: every judge of the design must agree",
-                where=f"{at}.judges",
-                fix=f"list every judge of the design ({', '.join(sorted(judge_ids))})",
-            )
-        _known("pattern", self.contrast.score, set(patterns), f"{at}.contrast.score")
+        profiles, controls = set(steered), set(controls)
+        self.check_judges(judges, at)
+        known("pattern", self.contrast.score, set(patterns), f"{at}.contrast.score")
         for side in ("of", "against"):
             group: WriterGroup = getattr(self.contrast, side)
-            _known("writer", group.writer, profiles | set(WRITER_WORDS), f"{at}.contrast.{side}")
-            _known("friend", group.friend, profiles | set(FRIEND_WORDS), f"{at}.contrast.{side}")
+            known("writer", group.writer, profiles | set(WRITER_WORDS), f"{at}.contrast.{side}")
+            known("friend", group.friend, profiles | set(FRIEND_WORDS), f"{at}.contrast.{side}")
             if UNSTEERED in (group.writer, group.friend) and "two_unsteered" not in controls:
                 raise UnknownName(
                     "selects unsteered writers, but the design has no two_unsteered control",
@@ -124,16 +107,3 @@ class FriendsHypothesis(DataModel):
                     where=f"{at}.contrast.{side}",
                     fix='write writer = "unsteered", friend = "unsteered" together',
                 )
-
-
-class UnknownName(LabError, ValueError):
-    """A hypothesis naming something its design lacks."""
-
-
-def _known(what: str, name: str, known: set[str], where: str) -> None:
-    if name not in known:
-        raise UnknownName(
-            f"unknown {what} {name!r}",
-            where=where,
-            fix=f"name one of {', '.join(sorted(known)) or '(none defined)'}",
-        )

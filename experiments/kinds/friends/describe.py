@@ -11,8 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.bootstrap import cluster_bootstrap, mean_of
-from experiments.analysis.comparisons import BootstrapSettings
+from experiments.analysis.bootstrap import BootstrapSettings, cluster_bootstrap, mean_of
 from experiments.kinds.friends.contrast import FIXED, UNSTEERED, OutcomeContrast, WriterGroup
 from experiments.kinds.friends.outcomes import pattern_scores, per_card, readable
 from experiments.kinds.friends.tasks import IDENTITY

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from diarists.cards import load_cards
 from diarists.letters import load_fixed_letter, load_letter_template
-from experiments.design import UNSTEERED, Design
-from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.contract import TaskJudging
+from experiments.engine.design import UNSTEERED, Design
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
 from experiments.kinds.friends.letters import LetterWriter, run_letters
 from experiments.kinds.friends.pairs import Pair, expand
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.tasks import letter_tasks, planned_per_judge
-from experiments.store import Store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,7 +28,7 @@ def friends_spec(design: Design) -> FriendsDesignFile:
     return cast(FriendsDesignFile, design.spec)
 
 
-class FriendsKind:
+class FriendsKind(TaskJudging):
     name = "friends"
     schema = FriendsDesignFile
     row_types = (LetterRow,)
@@ -138,8 +139,8 @@ class FriendsKind:
         return card_outcomes(writer_outcomes(letter_table(store), letters))
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        from experiments.engine.runfolder import read_manifest
         from experiments.kinds.friends.report import write_friends_report
-        from experiments.runfolder import read_manifest
 
         return write_friends_report(
             folder, store, design, manifest=read_manifest(folder), resamples=resamples

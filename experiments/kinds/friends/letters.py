@@ -13,12 +13,12 @@ from typing import Any
 from diarists.cards import RoleCard
 from diarists.letters import FixedLetter, LetterTemplate, letter_messages
 from diarists.profiles import Profile
-from experiments.kinds.base import Tick
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Tick
+from experiments.engine.writes import SteeredWrite, write_cached
 from experiments.kinds.friends.contrast import FIXED
 from experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other
 from experiments.kinds.friends.rows import LetterRow
-from experiments.kinds.steered_writes import SteeredWrite, write_cached
-from experiments.store import Store
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from experiments.engine.store import Store
 from experiments.kinds.friends.contrast import (
     FIXED,
     OTHER,
@@ -22,7 +23,6 @@ from experiments.kinds.friends.contrast import (
     OutcomeContrast,
     WriterGroup,
 )
-from experiments.store import Store
 
 LETTER_COLUMNS = (
     "letter_id", "pair_id", "condition", "seat", "card", "friend", "profile", "pattern",

@@ -12,8 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
-from experiments.design import Design
-from experiments.kinds.base import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.design import Design
+from experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.writes import SteeredWrite, write_cached
 from experiments.kinds.friends.contrast import FIXED
 from experiments.kinds.friends.letters import LetterWriter, exchange_so_far, messages_for, row_for
 from experiments.kinds.friends.outcomes import letter_table, per_card, writer_outcomes
@@ -21,9 +24,6 @@ from experiments.kinds.friends.pairs import Pair, Seat, letter_seed
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.tasks import LetterScorer
-from experiments.kinds.repeats import pooled_noise, repeat_id, score_repeats
-from experiments.kinds.steered_writes import SteeredWrite, write_cached
-from experiments.store import Store
 from foundation.errors import LabError
 
 

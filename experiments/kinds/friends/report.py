@@ -15,9 +15,10 @@ import pandas as pd
 
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
-from experiments.analysis.comparisons import BootstrapSettings
-from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.design import Design
+from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.engine.design import Design
+from experiments.engine.runfolder import replaced_folder
+from experiments.engine.store import Store
 from experiments.kinds.friends.describe import (
     EXAMPLE_RULE,
     by_letter,
@@ -31,8 +32,6 @@ from experiments.kinds.friends.plots import letters_plot
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.verdicts import evaluate, results_table
-from experiments.runfolder import replaced_folder
-from experiments.store import Store
 
 PREFIXES = {"hypotheses": "V", "outcome": "O", "identity": "I", "by_letter": "L"}
 Column = str | Callable[[pd.Series], str]
@@ -50,7 +49,14 @@ def compute(store: Store, spec: FriendsDesignFile, settings: BootstrapSettings) 
     letters = letter_table(store)
     outcomes = writer_outcomes(letters, spec.outcome.letters)
     tables = {
-        "hypotheses": results_table(evaluate(spec.hypotheses, outcomes, seed=settings.seed)),
+        "hypotheses": results_table(
+            evaluate(
+                spec.hypotheses,
+                outcomes,
+                seed=settings.seed,
+                min_role_cards=spec.analysis.min_role_cards,
+            )
+        ),
         "outcome": versus_controls(outcomes, settings),
         "identity": identity_rates(letters, settings),
         "by_letter": by_letter(letters, settings),
@@ -90,15 +96,15 @@ def _sections(
         f"primary outcome — each writer's mean score for the named pattern over their "
         f"{letters} — and tested with the exact sign-flip test; p-values are Holm-adjusted "
         f"across the design's hypotheses per judge. A judge's verdict needs at least "
-        f"{MIN_CLUSTERS} cards; a hypothesis is supported (or contradicted) only if every listed "
-        "judge says so. The interval is the sign-flip test inverted (95%, unadjusted); MDE is "
-        "the effect the design detects with 80% power at Holm's first step, from the observed "
-        "spread across cards.\n",
+        f"{spec.analysis.min_role_cards} cards; a hypothesis is supported (or contradicted) only "
+        "if every listed judge says so. The interval is the sign-flip test inverted (95%, "
+        "unadjusted); MDE is the effect the design detects with 80% power at Holm's first "
+        "step, from the observed spread across cards.\n",
         md.table(
             t["hypotheses"],
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
             | {"judge": "judge", "cards": "n_cards", "estimate [95% CI]": _ci()}
-            | {"p": _p("p_raw"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
+            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
             | {"judge verdict": "judge_verdict", "overall": "overall"},
         ),
         "## Pattern scores letter by letter (descriptive)\n",

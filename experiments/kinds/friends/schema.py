@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from chatbots.specs import ChatbotSpec
 from diarists.cards import available_cards
 from diarists.patterns import available_patterns
-from experiments.design import UNSTEERED, DesignFile
+from experiments.analysis.verdicts import MIN_CLUSTERS
+from experiments.engine.design import UNSTEERED, AnalysisSettings, DesignFile
 from experiments.kinds.friends.contrast import FriendsHypothesis
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 
@@ -149,21 +149,28 @@ class LetterScores(DataModel):
         return available_patterns() if self.patterns == "all" else list(self.patterns)
 
 
-class FriendsAnalysis(DataModel):
-    resamples: int = Field(2000, ge=100, le=1_000_000, description="bootstrap resamples")
+class FriendsAnalysis(AnalysisSettings):
     cluster: Literal["role_card"] = Field(
         "role_card", description="the unit of every interval and test: the writer's role card"
+    )
+    min_role_cards: int = Field(
+        MIN_CLUSTERS,
+        ge=2,
+        le=100_000,
+        description="fewer role cards than this give a hypothesis no verdict",
     )
 
 
 class FriendsDesignFile(DesignFile):
-    chatbots: list[ChatbotSpec] = Field([], description="none: the friends write to each other")
     pairs: Pairs = Pairs()
     conditions: Conditions
     outcome: Outcome = Outcome()
     scores: LetterScores = LetterScores()
-    analysis: FriendsAnalysis = FriendsAnalysis()  # type: ignore[assignment]
-    hypotheses: list[FriendsHypothesis] = []  # type: ignore[assignment]
+    analysis: FriendsAnalysis = FriendsAnalysis()
+    hypotheses: list[FriendsHypothesis] = []
+
+    def preregistered(self) -> list[FriendsHypothesis]:
+        return self.hypotheses
 
     @field_validator("chatbots", mode="before")
     @classmethod
@@ -174,10 +181,6 @@ class FriendsDesignFile(DesignFile):
                 f"{FIX_MARK}remove the [[chatbots]] tables"
             )
         return value
-
-    @model_validator(mode="after")
-    def _baseline_chatbot(self) -> FriendsDesignFile:
-        return self  # replaces the diary's rule: no chatbots, no baseline chatbot
 
     @model_validator(mode="after")
     def _profiles_outcome_hypotheses(self) -> FriendsDesignFile:

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from diarists.cards import RoleCard
 from diarists.patterns import load_pattern
-from experiments.kinds.base import Task
+from experiments.engine.store import Store
+from experiments.engine.vocabulary import Task
 from experiments.kinds.friends.contrast import FIXED
 from experiments.kinds.friends.pairs import Pair
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import LetterScores
-from experiments.store import Store
 from rubric.entry_scores import EntryTemplates, entry_prompts
 from rubric.prompts import load_template
 

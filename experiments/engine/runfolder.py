@@ -3,7 +3,7 @@ its sha256), the hashes of every input that determines results (inputs.json), th
 (written once; later runs append to resumes.jsonl), the store and the lock. A folder belongs to
 one design and one set of inputs for good: a changed design, profile, vector, role card, pattern,
 template or rubric is refused, naming the file. Every command that opens a run folder goes
-through open_run_folder."""
+through experiments.loading.open_run_folder."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +22,10 @@ from foundation.datafiles import file_sha256
 from foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from experiments.design import Design
-    from experiments.store import Store
+    from experiments.engine.design import Design
 
 RESULTS = Path("results")
-LAB_ROOT = Path(__file__).resolve().parent.parent  # the lab's own data files live under here
+LAB_ROOT = Path(__file__).resolve().parents[2]  # the lab's own data files live under here
 DESIGN_FILE, SHA_FILE, INPUTS_FILE = "design.toml", "design.sha256", "inputs.json"
 MANIFEST_FILE, RESUMES_FILE, STORE_FILE = "manifest.json", "resumes.jsonl", "store.sqlite"
 
@@ -149,7 +147,7 @@ def refuse_under_a_file(folder: Path, option: str) -> None:
 
 def check_claimable(design: Design, folder: Path) -> None:
     """Whether `design` may run into `folder` — checked without writing anything."""
-    from experiments.runlock import refuse_if_held
+    from experiments.engine.runlock import refuse_if_held
 
     refuse_under_a_file(folder, "--out")
     refuse_if_held(folder)
@@ -233,47 +231,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
-# ----------------------------------------------------------------------------- opening
-@dataclass
-class RunFolder:
-    folder: Path
-    design: Design
-    store: Store
-    integrity: str
-
-
-def open_run_folder(folder: Path, *, verify: bool = False) -> RunFolder:
-    """The one way a command opens an existing run folder: it is a run folder, its design and
-    inputs are unchanged, its manifest reads, and its store opens and passes SQLite's quick
-    check (the full integrity check with verify=True). The caller closes run.store."""
-    from experiments.design import load_design
-    from experiments.store import Store
-
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise LabError("no such run folder", where=str(folder), fix="check the path")
-    sha = read_locked_sha(folder)
-    design = load_design(folder / DESIGN_FILE)
-    if design.sha256 != sha:
-        raise LabError(
-            "design.toml no longer matches design.sha256",
-            where=str(folder),
-            fix="restore the locked design; it must not change after data exist",
-        )
-    verify_inputs(folder)
-    read_manifest(folder)
-    path = folder / STORE_FILE
-    if not path.is_file():
-        raise LabError("run folder has no store.sqlite", where=str(folder), fix="run the design")
-    integrity = _check_store(path, full=verify)
-    try:
-        store = Store(path, design.kind.row_types)
-    except sqlite3.DatabaseError as exc:
-        raise _corrupt(path, str(exc)) from None
-    return RunFolder(folder, design, store, integrity)
-
-
-def _check_store(path: Path, *, full: bool) -> str:
+def check_store(path: Path, *, full: bool) -> str:
     try:
         # immutable: a check must not create -wal/-shm files beside a store it may refuse
         db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
@@ -284,15 +242,15 @@ def _check_store(path: Path, *, full: bool) -> str:
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
-        raise _corrupt(path, str(exc)) from None
+        raise corrupt_store(path, str(exc)) from None
     if rows != ["ok"]:
-        raise _corrupt(path, "; ".join(map(str, rows[:3])))
+        raise corrupt_store(path, "; ".join(map(str, rows[:3])))
     if not {"meta", "calls"} <= tables:
-        raise _corrupt(path, "it holds none of the lab's tables")
+        raise corrupt_store(path, "it holds none of the lab's tables")
     return "integrity check ok" if full else "quick check ok"
 
 
-def _corrupt(path: Path, why: str) -> LabError:
+def corrupt_store(path: Path, why: str) -> LabError:
     return LabError(
         f"the store is damaged ({why})",
         where=str(path),

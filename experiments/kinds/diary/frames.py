@@ -51,7 +51,7 @@ class AnalysisTables:
                 raise LabError(
                     f"table '{name}' lacks columns {missing}",
                     where="analysis tables",
-                    fix="export the store with the columns in experiments/analysis/tables.py",
+                    fix="export the store with the columns in experiments/kinds/diary/frames.py",
                 )
 
     @classmethod

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from experiments.design import Design
+    from experiments.engine.design import Design
 
 PACKAGES = (
     "torch",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from diarists.profiles import Profile
-from experiments.store import Store
+from experiments.engine.store import Store
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
 from steering.apply import write_steered

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments.analysis import markdown as md
-from experiments.analysis.tables import UNSTEERED, ordered
+from experiments.kinds.diary.frames import UNSTEERED, ordered
 
 
 def _score_table(rows: pd.DataFrame, column: str, key: str) -> str:

@@ -7,22 +7,21 @@ side by side, never averaged), and every row carries the ids of the store rows b
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
 import pandas as pd
 from scipy.stats import spearmanr
 
-from experiments.analysis import paired
 from experiments.analysis.bootstrap import (
-    Method,
+    BootstrapSettings,
     Statistic,
     cluster_bootstrap,
     mean_of,
     pearson_of,
 )
-from experiments.analysis.tables import (
+from experiments.kinds.diary import paired
+from experiments.kinds.diary.frames import (
     UNSTEERED,
     collapse_first_entries,
     ordered,
@@ -69,14 +68,6 @@ COLUMNS = {
         "sources",
     ],
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class BootstrapSettings:
-    resamples: int = 2000
-    seed: int = 0
-    level: float = 0.95
-    method: Method = "bca"
 
 
 def interval_columns(

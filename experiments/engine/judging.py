@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from experiments.kinds.base import Task, Tick
-from experiments.store import JudgmentRow, Store
+from experiments.engine.store import JudgmentRow, Store
+from experiments.engine.vocabulary import Task, Tick
 from rubric.expected import NumberReading
 from rubric.judge_base import Judge
 from rubric.yes_no import YesNoReading

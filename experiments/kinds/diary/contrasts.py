@@ -1,6 +1,6 @@
 """The hypothesis schema: a preregistered hypothesis as a typed table, its contrast a tagged
 union on `kind` (the whole contrast language), and the checks of the names it uses. Evaluation
-lives in experiments/analysis/hypotheses.py."""
+lives in experiments/kinds/diary/hypotheses.py."""
 
 from __future__ import annotations
 
@@ -16,9 +16,15 @@ from pydantic import (
     model_validator,
 )
 
-from experiments.analysis.tables import UNSTEERED
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
-from foundation.errors import LabError
+from experiments.analysis.hypotheses import (
+    HypothesisHead,
+    UnknownName,
+    as_tuple,
+    known,
+    unique_ids,
+)
+from experiments.kinds.diary.frames import UNSTEERED
+from foundation.datafiles import FIX_MARK, DataModel, Slug, validate
 
 STEERED = "steered"  # in a contrast's profile: every steered profile of the design, pooled
 MINUS = "\N{MINUS SIGN}"
@@ -135,37 +141,13 @@ class DriftContrast(DataModel):
 Contrast = Annotated[SteeringContrast | DriftContrast, Field(discriminator="kind")]
 
 
-def _as_tuple(value: Any) -> Any:
-    """TOML arrays arrive as lists; the strict schema keeps tuples (frozen models)."""
-    if isinstance(value, list):
-        return tuple(value)
-    if not isinstance(value, tuple):
-        raise ValueError(f"must be an array, got {value!r}{FIX_MARK}write [ ... ]")
-    return value
+class Hypothesis(HypothesisHead):
+    """One [[hypotheses]] table of a diary design."""
 
-
-def _judge_ids(judges: tuple[str, ...]) -> tuple[str, ...]:
-    if not judges:
-        raise ValueError(f'no judges{FIX_MARK}list at least one judge id, e.g. judges = ["..."]')
-    repeated = sorted({j for j in judges if judges.count(j) > 1})
-    if repeated:
-        raise ValueError(f"judge {repeated[0]!r} listed twice{FIX_MARK}list each judge once")
-    return judges
-
-
-JudgeIds = Annotated[tuple[Slug, ...], BeforeValidator(_as_tuple), AfterValidator(_judge_ids)]
-
-
-class Hypothesis(DataModel):
-    """One [[hypotheses]] table of a design."""
-
-    id: Slug
-    says: NonEmpty = Field(description="the hypothesis in words")
-    direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
-    judges: JudgeIds = Field(
-        description="every judge id of the design; all must agree for an overall verdict"
-    )
     contrast: Contrast
+
+    def formula(self) -> str:
+        return self.contrast.formula()
 
     @field_validator("contrast", mode="before")
     @classmethod
@@ -196,19 +178,9 @@ class Hypothesis(DataModel):
         may be among them); 'steered' needs at least one steered profile. `where` names the
         hypothesis in the error (default: 'hypothesis <id>')."""
         at = where or f"hypothesis {self.id}"
-        judge_ids, chatbot_ids = set(judges), set(chatbots)
+        chatbot_ids = set(chatbots)
         steered = sorted(set(profiles) - {UNSTEERED})
-        for judge in self.judges:
-            _known("judge", judge, judge_ids, f"{at}.judges")
-        left_out = sorted(judge_ids - set(self.judges))
-        if left_out:
-            # Listing fewer judges would let one judge's reading carry the verdict alone.
-            raise UnknownName(
-                f"leaves out judge(s) {', '.join(left_out)}: a verdict needs every judge of the "
-                "design",
-                where=f"{at}.judges",
-                fix=f"list every judge: judges = [{', '.join(map(repr, sorted(judge_ids)))}]",
-            )
+        self.check_judges(judges, at)
         c = self.contrast
         if c.profile == STEERED and not steered:
             raise UnknownName(
@@ -224,9 +196,9 @@ class Hypothesis(DataModel):
                 fix=f"name one of {options} (profile ids; 'steered' pools them all)",
             )
         if isinstance(c, DriftContrast):
-            _known("chatbot", c.chatbot, chatbot_ids, f"{at}.contrast.chatbot")
+            known("chatbot", c.chatbot, chatbot_ids, f"{at}.contrast.chatbot")
             if c.baseline is not None:
-                _known("chatbot", c.baseline, chatbot_ids, f"{at}.contrast.baseline")
+                known("chatbot", c.baseline, chatbot_ids, f"{at}.contrast.baseline")
             if entries is not None and c.entry is not None and c.entry > entries:
                 raise UnknownName(
                     f"entry {c.entry} is past the design's last entry ({entries})",
@@ -235,36 +207,9 @@ class Hypothesis(DataModel):
                 )
 
 
-class UnknownName(LabError, ValueError):
-    """A hypothesis naming something its design lacks. Also a ValueError, so that raised in a
-    design schema's validator it becomes that file's one-line error like any other."""
-
-
-def _known(what: str, name: str, known: set[str], where: str) -> None:
-    if name not in known:
-        raise UnknownName(
-            f"unknown {what} {name!r}",
-            where=where,
-            fix=f"name one of {', '.join(sorted(known)) or '(none defined)'}",
-        )
-
-
-def unique_ids(hypotheses: tuple[Hypothesis, ...]) -> tuple[Hypothesis, ...]:
-    """An AfterValidator for a design's hypotheses: every id once."""
-    seen: dict[str, int] = {}
-    for i, h in enumerate(hypotheses):
-        if h.id in seen:
-            raise ValueError(
-                f"duplicate id {h.id!r} (hypotheses[{seen[h.id]}] and hypotheses[{i}])"
-                f"{FIX_MARK}give each hypothesis its own id"
-            )
-        seen[h.id] = i
-    return hypotheses
-
-
 # What a design embeds: `hypotheses: Hypotheses = ()`.
 Hypotheses = Annotated[
-    tuple[Hypothesis, ...], BeforeValidator(_as_tuple), AfterValidator(unique_ids)
+    tuple[Hypothesis, ...], BeforeValidator(as_tuple), AfterValidator(unique_ids)
 ]
 
 

@@ -11,8 +11,9 @@ from typing import Any
 import pandas as pd
 
 from experiments.analysis import markdown as md
-from experiments.analysis.comparisons import ALL_PROFILES, BootstrapSettings
-from experiments.analysis.tables import AnalysisTables
+from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.kinds.diary.comparisons import ALL_PROFILES
+from experiments.kinds.diary.frames import AnalysisTables
 
 EXPLORATORY = "(exploratory, unadjusted)"
 Column = str | Callable[[pd.Series], str]

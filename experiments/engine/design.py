@@ -11,25 +11,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import Field, model_validator
 
 from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
-from experiments.analysis.hypothesis_schema import Hypothesis
-from experiments.analysis.verdicts import MIN_CLUSTERS
-from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug, file_sha256, load_toml
-from foundation.datafiles import validate as validate_data
+from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from foundation.errors import LabError
 from model_access.settings import GenerationSettings, LocalSettings
 from rubric.judges import JudgeSpec
 from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
 if TYPE_CHECKING:
-    from experiments.kinds.base import ExperimentKind
+    from experiments.engine.contract import ExperimentKind
 
 UNSTEERED = "unsteered"
+
+
+class Preregistered(Protocol):
+    """A preregistered hypothesis as the engine sees it (the shared head is in
+    experiments/analysis/hypotheses.py)."""
+
+    @property
+    def id(self) -> str: ...
 
 
 class DesignHead(DataModel):
@@ -54,15 +59,9 @@ class DiaristModel(DataModel):
 
 
 class AnalysisSettings(DataModel):
+    """What every kind's analysis has; a kind's schema extends it with its own settings."""
+
     resamples: int = Field(2000, ge=100, le=1_000_000, description="bootstrap resamples")
-    cluster: Literal["diarist"] = "diarist"
-    baseline_chatbot: Slug = Field("thanks", description="the chatbot drift is compared with")
-    min_diarists: int = Field(
-        MIN_CLUSTERS,
-        ge=2,
-        le=100_000,
-        description="fewer diarists than this give a hypothesis no verdict ('too few diarists')",
-    )
 
 
 class ProfileRule(DataModel):
@@ -103,7 +102,8 @@ def _unique(table: str, ids: Sequence[str], what: str) -> None:
 
 
 class DesignFile(DataModel):
-    """The tables every kind shares; a kind's schema adds its own."""
+    """The tables every kind shares; a kind's schema adds its own (a kind that answers with
+    chatbots requires them, a kind that tests hypotheses declares them)."""
 
     # Whether the kind writes texts with the diarist model (a benchmark only answers and grades
     # fixed conversations): then [diarist_model] is required, otherwise refused, never loaded.
@@ -111,11 +111,10 @@ class DesignFile(DataModel):
 
     design: DesignHead
     diarist_model: DiaristModel | None = None
-    chatbots: list[ChatbotSpec] = Field(min_length=1)
+    chatbots: list[ChatbotSpec] = Field([], description="the chatbots that answer")
     judges: list[JudgeSpec] = Field(min_length=1)
     profiles: list[ProfileRule] = Field([], description="inline profiles: pattern + rule")
     analysis: AnalysisSettings = AnalysisSettings()
-    hypotheses: list[Hypothesis] = []
 
     @model_validator(mode="after")
     def _writer_as_the_kind_needs(self) -> DesignFile:
@@ -148,7 +147,7 @@ class DesignFile(DataModel):
         _unique("chatbots", [c.id for c in self.chatbots], "chatbot")
         _unique("judges", [j.id for j in self.judges], "judge")
         _unique("profiles", [p.id for p in self.profiles], "profile")
-        _unique("hypotheses", [h.id for h in self.hypotheses], "hypothesis")
+        _unique("hypotheses", [h.id for h in self.preregistered()], "hypothesis")
         judges = {j.id for j in self.judges}
         for i, rule in enumerate(self.profiles):
             if rule.calibration and rule.calibration.judge not in judges:
@@ -163,32 +162,13 @@ class DesignFile(DataModel):
                 )
         return self
 
-    @model_validator(mode="after")
-    def _baseline_chatbot(self) -> DesignFile:
-        # Its own validator, so a kind without chatbots (friends) replaces just this rule.
-        if self.analysis.baseline_chatbot not in {c.id for c in self.chatbots}:
-            raise At(
-                ("analysis", "baseline_chatbot"),
-                f"baseline chatbot {self.analysis.baseline_chatbot!r} is not among the chatbots"
-                f"{FIX_MARK}add a fixed-reply chatbot with that id or name an existing one",
-            )
-        return self
+    def preregistered(self) -> Sequence[Preregistered]:
+        """The design's preregistered hypotheses (none for a kind without them)."""
+        return ()
 
     def check_hypotheses(self, profile_ids: list[str]) -> None:
-        """Every name a hypothesis uses exists. A profile file's id is only known once the file
-        is read: until then (refs ending in .toml) the profile names in contrasts are taken on
-        trust, and this runs again with the files' ids before anything runs."""
-        ids = set(profile_ids)
-        if any(i.endswith(".toml") for i in ids):
-            ids = {i for i in ids if not i.endswith(".toml")} | {"(a profile file)"}
-            ids |= {h.contrast.profile for h in self.hypotheses}
-        for h in self.hypotheses:
-            h.check_names(
-                judges={j.id for j in self.judges},
-                profiles=ids,
-                chatbots={c.id for c in self.chatbots},
-                entries=self.design.entries,
-            )
+        """Every name a hypothesis uses exists (a kind with hypotheses checks its own). Profile
+        files' ids are known only once the files are read: this runs again with them."""
 
     def chatbot(self, chatbot_id: str) -> Any:
         return next(c for c in self.chatbots if c.id == chatbot_id)
@@ -231,35 +211,5 @@ class Design:
         return self.spec.analysis.resamples
 
     @property
-    def baseline_chatbot(self) -> str:
-        return self.spec.analysis.baseline_chatbot
-
-    @property
-    def min_diarists(self) -> int:
-        return self.spec.analysis.min_diarists
-
-    @property
-    def hypotheses(self) -> tuple[Hypothesis, ...]:
-        return tuple(self.spec.hypotheses)
-
-
-def load_design(path: Path | str) -> Design:
-    from experiments.kinds import get_kind
-
-    path = Path(path)
-    raw = load_toml(path)
-    head = raw.get("design")
-    if not isinstance(head, dict):
-        raise LabError("missing table [design]", where=str(path), fix="add a [design] table")
-    kind = get_kind(head.get("kind"), where=f"{path} design.kind")
-    spec = validate_data(kind.schema, raw, str(path), context={"design_path": path})
-    return Design(path=path, sha256=file_sha256(path), raw=raw, spec=spec, kind=kind)
-
-
-def design_schema(kind_name: str) -> dict[str, Any]:
-    """The JSON Schema of a kind's design files, for editors."""
-    from experiments.kinds import get_kind
-
-    schema = get_kind(kind_name, where="--kind").schema.model_json_schema()
-    schema["title"] = f"diarylab design ({kind_name})"
-    return schema
+    def hypotheses(self) -> tuple[Preregistered, ...]:
+        return tuple(self.spec.preregistered())

@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 
 from experiments.analysis.bootstrap import Statistic
-from experiments.analysis.comparisons import (
+from experiments.kinds.diary.comparisons import (
     ALL_PROFILES,
     COLUMNS,
     BootstrapSettings,
     interval_columns,
 )
-from experiments.analysis.tables import usable
+from experiments.kinds.diary.frames import usable
 from rubric.behavior import conditioned_share
 
 # The hard cut the sensitivity table shows: a conditioned question kept where q ≥ this, and a

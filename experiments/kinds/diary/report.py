@@ -13,15 +13,17 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import behaviors, comparisons, plots, projection, readings
 from experiments.analysis import markdown as md
-from experiments.analysis.comparisons import BootstrapSettings
-from experiments.analysis.hypotheses import evaluate, parse_hypotheses, results_table
-from experiments.analysis.pages import diarist_page
-from experiments.analysis.sections import Results, data_section, header, method, sections
-from experiments.analysis.tables import AnalysisTables, ordered
+from experiments.analysis import readings
+from experiments.analysis.bootstrap import BootstrapSettings
 from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.runfolder import replaced_folder
+from experiments.engine.runfolder import replaced_folder
+from experiments.kinds.diary import behaviors, comparisons, plots, projection
+from experiments.kinds.diary.contrasts import parse_hypotheses
+from experiments.kinds.diary.frames import AnalysisTables, ordered
+from experiments.kinds.diary.hypotheses import evaluate, results_table
+from experiments.kinds.diary.pages import diarist_page
+from experiments.kinds.diary.sections import Results, data_section, header, method, sections
 from rubric.behavior_rubric import load_behavior_rubric
 
 # Row-id prefixes: a number in findings.md is found in sources.csv by its row id.

@@ -6,7 +6,7 @@ from types import TracebackType
 
 from tqdm import tqdm
 
-from experiments.store import Store
+from experiments.engine.store import Store
 
 
 class Progress:

@@ -1,0 +1,102 @@
+"""What an experiment kind supplies to the engine (experiments/runner.py): its design schema,
+cells, conversation phase, judging phase and report. The engine owns the run folder, lock,
+manifest, store, resume, the loading of models, chatbots, judges and profiles; the shared
+judging loop is `TaskJudging.judge_phase`, which a kind whose judgments are a fixed list of
+tasks inherits, and a kind whose judging differs (the benchmark) writes its own."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from experiments.engine.judging import judge_tasks
+from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+
+if TYPE_CHECKING:
+    from experiments.engine.design import Design, DesignFile
+    from experiments.engine.store import Store
+
+
+class ExperimentKind(Protocol):
+    name: str
+    schema: type[DesignFile]  # the kind's design schema (DesignFile plus its own tables)
+    row_types: tuple[Any, ...]  # row dataclasses (with TABLE) of the store tables it writes
+
+    def profile_refs(self, design: Design) -> list[str]:
+        """The profiles the design's cells use: "unsteered", inline rule ids, or file paths."""
+
+    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Any]: ...
+
+    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+        """One line for `design check`: what the design will run."""
+
+    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        """Progress total of the conversation and judging phases (per judge: tasks)."""
+
+    def converse(self, run: RunContext) -> None:
+        """The conversation phase: write every text through the store's cached-call door."""
+
+    def judge_phase(self, run: RunContext) -> None:
+        """The judging phase: every judgment the design asks of each judge, through the store
+        (TaskJudging gives the shared loop over a kind's tasks)."""
+
+    def input_files(self, design: Design) -> list[Path]:
+        """The lab data files the kind's results depend on (role cards, patterns, templates,
+        rubric...): locked into the run folder by hash, so a changed one is refused."""
+
+    def manifest(self, run: RunContext) -> dict[str, Any]:
+        """Data-file hashes and settings the kind adds to the manifest."""
+
+    def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        """Write folder/report/ from the store; returns the path of findings.md."""
+
+
+class TaskJudging(ABC):
+    """The shared judging phase for a kind whose judgments are a fixed list of tasks: each
+    judge of the design reads every task, in the design's order of judges."""
+
+    @abstractmethod
+    def judge_tasks(self, run: RunContext) -> Iterator[Task]:
+        """Every judgment the design asks of each judge, in a fixed order."""
+
+    def judge_phase(self, run: RunContext) -> None:
+        design = run.design
+        judge = run.judge
+        assert judge is not None, "the engine sets run.judge before the judging phase"
+        for spec in design.spec.judges:
+            judge_tasks(
+                run.store,
+                spec.id,
+                lambda judge_id=spec.id: judge(judge_id),  # type: ignore[misc]
+                self.judge_tasks(run),
+                design.coverage_floor,
+                run.tick,
+            )
+
+
+@runtime_checkable
+class PilotSupport(Protocol):
+    """What a kind supplies so `diarylab pilot` can size a study of it (experiments/pilot.py).
+    The engine runs the reduced design, then calls `resample` inside the run (models loaded,
+    store open) and `contrast_samples` on the finished store."""
+
+    cluster_word: str  # what a cluster is, for the pilot's table ("diarist", "role card")
+    text_word: str  # what one written text is ("entry", "letter")
+
+    def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
+        """The design's raw tables reduced to its first `clusters` clusters (paths made
+        absolute, since the copy lives elsewhere); a LabError when it cannot be reduced so."""
+
+    def clusters(self, design: Design) -> int:
+        """How many clusters (diarists, pairs...) the full design has."""
+
+    def resample(
+        self, run: RunContext, judge_for: Callable[[str], Any], repeats: int, store: Store
+    ) -> list[TextNoise]:
+        """Write the same prompts `repeats` more times into `store` (through its cached-call
+        door) and score them with every judge: the noise of a single text's score."""
+
+    def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
+        """Per-cluster values of every preregistered contrast under each of its judges."""

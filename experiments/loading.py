@@ -1,0 +1,79 @@
+"""Reading a design and opening a run folder: the two places where a file meets the kind
+registry (experiments/kinds/), so they sit above the engine and the kinds, and both point down."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from experiments.engine.design import Design
+from experiments.engine.runfolder import (
+    DESIGN_FILE,
+    STORE_FILE,
+    check_store,
+    corrupt_store,
+    read_locked_sha,
+    read_manifest,
+    verify_inputs,
+)
+from experiments.engine.store import Store
+from experiments.kinds import get_kind
+from foundation.datafiles import file_sha256, load_toml
+from foundation.datafiles import validate as validate_data
+from foundation.errors import LabError
+
+
+def load_design(path: Path | str) -> Design:
+    path = Path(path)
+    raw = load_toml(path)
+    head = raw.get("design")
+    if not isinstance(head, dict):
+        raise LabError("missing table [design]", where=str(path), fix="add a [design] table")
+    kind = get_kind(head.get("kind"), where=f"{path} design.kind")
+    spec = validate_data(kind.schema, raw, str(path), context={"design_path": path})
+    return Design(path=path, sha256=file_sha256(path), raw=raw, spec=spec, kind=kind)
+
+
+def design_schema(kind_name: str) -> dict[str, Any]:
+    """The JSON Schema of a kind's design files, for editors."""
+    schema = get_kind(kind_name, where="--kind").schema.model_json_schema()
+    schema["title"] = f"diarylab design ({kind_name})"
+    return schema
+
+
+@dataclass
+class RunFolder:
+    folder: Path
+    design: Design
+    store: Store
+    integrity: str
+
+
+def open_run_folder(folder: Path, *, verify: bool = False) -> RunFolder:
+    """The one way a command opens an existing run folder: it is a run folder, its design and
+    inputs are unchanged, its manifest reads, and its store opens and passes SQLite's quick
+    check (the full integrity check with verify=True). The caller closes run.store."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise LabError("no such run folder", where=str(folder), fix="check the path")
+    sha = read_locked_sha(folder)
+    design = load_design(folder / DESIGN_FILE)
+    if design.sha256 != sha:
+        raise LabError(
+            "design.toml no longer matches design.sha256",
+            where=str(folder),
+            fix="restore the locked design; it must not change after data exist",
+        )
+    verify_inputs(folder)
+    read_manifest(folder)
+    path = folder / STORE_FILE
+    if not path.is_file():
+        raise LabError("run folder has no store.sqlite", where=str(folder), fix="run the design")
+    integrity = check_store(path, full=verify)
+    try:
+        store = Store(path, design.kind.row_types)
+    except sqlite3.DatabaseError as exc:
+        raise corrupt_store(path, str(exc)) from None
+    return RunFolder(folder, design, store, integrity)
