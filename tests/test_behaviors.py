@@ -14,7 +14,7 @@ from experiments.kinds.diary import behaviors
 from experiments.kinds.diary.comparisons import ALL_PROFILES
 from tests.synthetic_diary import CONDITIONS, Plant, make_tables
 
-SETTINGS = BootstrapSettings(resamples=300, seed=2)
+SETTINGS = BootstrapSettings("diarist", resamples=300, seed=2)
 BEHAVIOR = "escalating help appropriately"
 
 

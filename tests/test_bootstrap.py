@@ -37,7 +37,9 @@ def test_interval_covers_planted_effect(method):
     covered = 0
     for i in range(DATASETS):
         table = _per_entry(rng, truth=20.0, entries=1, slope_sd=6.0, noise_sd=3.0)
-        iv = cluster_bootstrap(table, mean_of("diff"), resamples=400, seed=i, method=method)
+        iv = cluster_bootstrap(
+            table, mean_of("diff"), resamples=400, seed=i, method=method, cluster="diarist"
+        )
         covered += iv.low <= 20.0 <= iv.high
     assert 0.90 <= covered / DATASETS <= 0.98
 
@@ -69,22 +71,26 @@ def test_bca_matches_scipy_when_every_row_is_its_own_cluster():
     agree with scipy's (different random draws, so up to Monte Carlo error)."""
     x = np.random.default_rng(3).exponential(10.0, 40)
     table = pd.DataFrame({"diarist": np.arange(40), "v": x})
-    ours = cluster_bootstrap(table, mean_of("v"), resamples=20000, seed=1, method="bca")
+    ours = cluster_bootstrap(
+        table, mean_of("v"), resamples=20000, seed=1, method="bca", cluster="diarist"
+    )
     ref = stats.bootstrap(
         (x,), np.mean, n_resamples=20000, method="BCa", rng=np.random.default_rng(2)
     ).confidence_interval
     assert ours.low == pytest.approx(ref.low, abs=0.25)
     assert ours.high == pytest.approx(ref.high, abs=0.25)
     # Skewed data: BCa moves the interval right of the percentile one.
-    pct = cluster_bootstrap(table, mean_of("v"), resamples=20000, seed=1, method="percentile")
+    pct = cluster_bootstrap(
+        table, mean_of("v"), resamples=20000, seed=1, method="percentile", cluster="diarist"
+    )
     assert ours.high > pct.high
 
 
 def test_same_seed_same_interval_and_estimate_is_plain_mean():
     table = _per_entry(np.random.default_rng(0), 1.0, entries=3, slope_sd=1.0, noise_sd=1.0)
-    a = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=7)
-    b = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=7)
-    c = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=8)
+    a = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=7, cluster="diarist")
+    b = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=7, cluster="diarist")
+    c = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=8, cluster="diarist")
     assert a == b and a != c
     assert a.estimate == pytest.approx(table["diff"].mean())
     assert (a.clusters, a.resamples, a.method) == (CLUSTERS, 500, "bca")
@@ -96,10 +102,14 @@ def test_weighted_statistics_equal_resampling_rows():
     table = table.assign(
         other=table["diff"] * 0.5 + np.random.default_rng(2).normal(size=len(table))
     )
-    fast = cluster_bootstrap(table, mean_of("diff"), resamples=200, seed=4)
-    slow = cluster_bootstrap(table, resampled(lambda t: t["diff"].mean()), resamples=200, seed=4)
+    fast = cluster_bootstrap(table, mean_of("diff"), resamples=200, seed=4, cluster="diarist")
+    slow = cluster_bootstrap(
+        table, resampled(lambda t: t["diff"].mean()), resamples=200, seed=4, cluster="diarist"
+    )
     assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
-    r = cluster_bootstrap(table, pearson_of("diff", "other"), resamples=200, seed=4)
+    r = cluster_bootstrap(
+        table, pearson_of("diff", "other"), resamples=200, seed=4, cluster="diarist"
+    )
     assert r.estimate == pytest.approx(np.corrcoef(table["diff"], table["other"])[0, 1])
     r_slow = cluster_bootstrap(
         table,
@@ -107,26 +117,37 @@ def test_weighted_statistics_equal_resampling_rows():
         resamples=200,
         seed=4,
         method="percentile",
+        cluster="diarist",
     )
     r_fast = cluster_bootstrap(
-        table, pearson_of("diff", "other"), resamples=200, seed=4, method="percentile"
+        table,
+        pearson_of("diff", "other"),
+        resamples=200,
+        seed=4,
+        method="percentile",
+        cluster="diarist",
     )
     assert (r_fast.low, r_fast.high) == pytest.approx((r_slow.low, r_slow.high))
 
 
 def test_missing_values_are_skipped_and_one_cluster_has_no_interval():
     table = pd.DataFrame({"diarist": ["a", "a", "b", "c"], "v": [1.0, np.nan, 3.0, 5.0]})
-    iv = cluster_bootstrap(table, mean_of("v"), resamples=300, seed=0)
+    iv = cluster_bootstrap(table, mean_of("v"), resamples=300, seed=0, cluster="diarist")
     assert iv.estimate == pytest.approx(3.0)
     assert iv.low <= 3.0 <= iv.high
-    one = cluster_bootstrap(table[table["diarist"] == "b"], mean_of("v"), resamples=300)
+    one = cluster_bootstrap(
+        table[table["diarist"] == "b"], mean_of("v"), resamples=300, cluster="diarist"
+    )
     assert one.estimate == 3.0 and np.isnan(one.low) and np.isnan(one.high)
-    none = cluster_bootstrap(table.iloc[:0], mean_of("v"), resamples=300)
+    none = cluster_bootstrap(table.iloc[:0], mean_of("v"), resamples=300, cluster="diarist")
     assert np.isnan(none.estimate) and none.clusters == 0
 
 
 def test_excludes_zero_follows_direction():
     iv = cluster_bootstrap(
-        pd.DataFrame({"diarist": range(10), "v": np.linspace(1, 2, 10)}), mean_of("v"), seed=0
+        pd.DataFrame({"diarist": range(10), "v": np.linspace(1, 2, 10)}),
+        mean_of("v"),
+        seed=0,
+        cluster="diarist",
     )
     assert iv.excludes_zero("greater") and not iv.excludes_zero("less")

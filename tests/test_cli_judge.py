@@ -229,7 +229,7 @@ def test_the_cli_and_the_report_agree_on_the_conditioned_shares(
             rows.append(judgment("reply", rid, qid, q["p_yes"]))
     store.put_rows(*rows)
     replies = load_tables(store, spec).replies
-    table = behaviors.questions(replies, BootstrapSettings(resamples=100))
+    table = behaviors.questions(replies, BootstrapSettings("diarist", resamples=100))
     table = table[table["profile"] == ALL_PROFILES].set_index("question")
     assert len(table) == 15
     for qid, got in out["shares"].items():

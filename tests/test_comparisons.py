@@ -12,7 +12,7 @@ from experiments.kinds.diary import comparisons, paired
 from experiments.kinds.diary.frames import SHARED
 from tests.synthetic_diary import Plant, make_tables
 
-SETTINGS = BootstrapSettings(resamples=500, seed=1)
+SETTINGS = BootstrapSettings("diarist", resamples=500, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,9 @@ def test_planted_steering_and_drift_are_covered_at_the_nominal_rate():
         covered = 0
         for i, group in table.groupby(block):
             assert len(group) == size
-            iv = comparisons.interval_columns(group, "diff", BootstrapSettings(400, seed=int(i)))
+            iv = comparisons.interval_columns(
+                group, "diff", BootstrapSettings("diarist", 400, seed=int(i))
+            )
             covered += iv["low"] <= truth <= iv["high"]
         assert 0.90 <= covered / datasets <= 0.98, (name, covered / datasets)
 

@@ -139,12 +139,13 @@ contrast = { kind = "first_entry_pattern", profile = "steered" }
 """
 
 
-def _report_verdict(tmp_path, tiny_model_folder, minimum: str) -> str:
-    run = tmp_path / (minimum.replace(" ", "").replace("=", "-") or "default")
-    run.mkdir()
+def _report_verdict(tmp_path, tiny_model_folder, minimum: str, baseline: str = "thanks") -> str:
+    run = tmp_path / (minimum.replace(" ", "").replace("=", "-") or "default") / baseline
+    run.mkdir(parents=True)
     text = design_text(tiny_model_folder, None, extra=minimum + "\n" + LONELY).replace(
         'profiles = ["unsteered"]', 'profiles = ["unsteered", "lonely"]'
     )
+    text = text.replace('baseline_chatbot = "thanks"', f'baseline_chatbot = "{baseline}"')
     (run / "design.toml").write_text(text)
     design = load_design(run / "design.toml")
     (run / "design.sha256").write_text(f"{design.sha256}  design.toml\n")
@@ -163,3 +164,23 @@ def test_the_design_minimum_of_diarists_reaches_the_report(tmp_path, tiny_model_
     its smallest two-sided p is 1/2, so the verdict is inconclusive."""
     assert _report_verdict(tmp_path, tiny_model_folder, "") == "too few diarists"
     assert _report_verdict(tmp_path, tiny_model_folder, "min_diarists = 2") == "inconclusive"
+
+
+def test_the_design_cluster_and_baseline_chatbot_reach_the_report(
+    tmp_path, tiny_model_folder, monkeypatch
+):
+    """[analysis] cluster names the unit the report resamples and baseline_chatbot the chatbot
+    drift is compared with: both arrive, as the design states them, where the report computes."""
+    from experiments.kinds.diary import report
+
+    seen = []
+    real = report.compute
+
+    def spy(tables, design, settings, baseline, **kwargs):
+        seen.append((settings.cluster, baseline))
+        return real(tables, design, settings, baseline, **kwargs)
+
+    monkeypatch.setattr(report, "compute", spy)
+    _report_verdict(tmp_path, tiny_model_folder, "")
+    _report_verdict(tmp_path, tiny_model_folder, "", baseline="tiny-chat")
+    assert seen == [("diarist", "thanks"), ("diarist", "tiny-chat")]

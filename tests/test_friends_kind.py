@@ -9,7 +9,9 @@ from experiments.runner import run_design
 from tests.friends_fixtures import friends_design
 
 
-def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, capsys):
+def test_a_reduced_friends_design_runs_and_reports(
+    tmp_path, tiny_model_folder, capsys, monkeypatch
+):
     path = friends_design(tmp_path, tiny_model_folder)
     assert main(["design", "check", str(path)]) == 0
     checked = capsys.readouterr().out
@@ -48,7 +50,19 @@ def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, 
     assert f"letters    {first.rows['letters']}" in status and "unreadable judgments 0" in status
     assert main(["export", str(out)]) == 0
     assert (out / "export" / "letters.parquet").is_file()
+    from experiments.kinds.friends import report as friends_report
+
+    clusters_resampled = []
+    compute = friends_report.compute
+
+    def spy(store, spec, settings):
+        clusters_resampled.append(settings.cluster)
+        return compute(store, spec, settings)
+
+    monkeypatch.setattr(friends_report, "compute", spy)
     assert main(["report", str(out)]) == 0
+    # [analysis] cluster = "role_card" resamples the tables' role-card column.
+    assert clusters_resampled == ["card"]
     report = out / "report"
     findings = (report / "findings.md").read_text()
     for heading in (
@@ -82,10 +96,14 @@ def test_a_reduced_friends_design_runs_and_reports(tmp_path, tiny_model_folder, 
         table = _outcome_letters(out, letters)["hypotheses"]
         used = {int(i[-1]) for ids in table["sources"] for i in ids}
         assert used == set(letters)
+    # [analysis] min_role_cards: with 2 the two cards give a verdict, not "too few".
+    table = _outcome_letters(out, [2, 3], min_role_cards=2)["hypotheses"]
+    assert "too few role cards" not in set(table["judge_verdict"])
 
 
-def _outcome_letters(folder, letters):
-    """The report's outcome table computed with [outcome].letters set to `letters`."""
+def _outcome_letters(folder, letters, min_role_cards=None):
+    """The report's tables computed with [outcome].letters set to `letters` (and, given,
+    [analysis].min_role_cards)."""
     from experiments.analysis.bootstrap import BootstrapSettings
     from experiments.engine.store import Store
     from experiments.kinds.friends.report import compute
@@ -93,9 +111,12 @@ def _outcome_letters(folder, letters):
 
     design = load_design(folder / "design.toml")
     spec = design.spec.model_copy(update={"outcome": Outcome(letters=letters)})
+    if min_role_cards is not None:
+        analysis = spec.analysis.model_copy(update={"min_role_cards": min_role_cards})
+        spec = spec.model_copy(update={"analysis": analysis})
     store = Store(folder / "store.sqlite", design.kind.row_types)
     try:
-        return compute(store, spec, BootstrapSettings(resamples=100, seed=1)).tables
+        return compute(store, spec, BootstrapSettings("card", resamples=100, seed=1)).tables
     finally:
         store.close()
 

@@ -111,7 +111,7 @@ def test_the_base_design_checks(write, capsys):
                 'model = "MODEL"\n\n[[judges]]\nid = "second"\nkind = "local"\n'
                 'model = "MODEL"\n\n[[hypotheses]]',
             ),
-            "leaves out judge 'second'",
+            "leaves out judge(s) second",
         ),
         (
             lambda t: t.replace('score = "social_isolation"', 'score = "grumpiness"'),

@@ -21,7 +21,7 @@ from foundation.datafiles import DataModel, validate
 from foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
 
-SETTINGS = BootstrapSettings(resamples=500, seed=3)
+SETTINGS = BootstrapSettings("diarist", resamples=500, seed=3)
 JUDGES = ["judge-a", "judge-b"]
 STEER = {"kind": "first_entry_pattern", "profile": "steered"}
 WARM_VS_THANKS = {"kind": "drift", "chatbot": "warm", "entry": 4, "baseline": "thanks"}

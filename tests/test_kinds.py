@@ -20,6 +20,7 @@ ECHO = """
 from dataclasses import dataclass
 from typing import ClassVar
 
+from experiments.engine.contract import TaskJudging
 from experiments.engine.design import DesignFile
 from experiments.engine.vocabulary import Task
 from rubric.prompts import JudgePrompt, TemplateRef
@@ -41,10 +42,10 @@ class Cell:
 
 
 class EchoDesign(DesignFile):
-    pass
+    writes: ClassVar[bool] = False  # it answers with chatbots, writes nothing with a diarist
 
 
-class EchoKind:
+class EchoKind(TaskJudging):
     name = "echo"
     schema = EchoDesign
     row_types = (AnswerRow,)
@@ -125,13 +126,6 @@ def test_a_new_kind_runs_on_the_engine(tmp_path, tiny_model_folder, echo_kind, c
             seed = 1
             coverage_floor = 0.0
 
-            [diarist_model]
-            model = "{tiny_model_folder}"
-
-            [[chatbots]]
-            id = "thanks"
-            kind = "fixed"
-
             [[chatbots]]
             id = "tiny"
             kind = "local"
@@ -147,20 +141,27 @@ def test_a_new_kind_runs_on_the_engine(tmp_path, tiny_model_folder, echo_kind, c
     )
     assert main(["design", "check", str(design)]) == 0
     checked = capsys.readouterr().out
-    assert "echo design 'echo-test'" in checked and "2 greetings" in checked
+    assert "echo design 'echo-test'" in checked and "1 greetings" in checked
     out = tmp_path / "run"
     first = run_design(load_design(design), out, progress=False)
-    assert first.rows == {"answers": 2, "judgments": 2} and first.calls_made == 3
+    assert first.rows == {"answers": 1, "judgments": 1} and first.calls_made == 2
     again = run_design(load_design(design), out, progress=False)
     assert again.calls_made == 0 and again.rows == first.rows
     assert main(["report", str(out)]) == 0
-    assert (out / "report" / "findings.md").read_text() == "answers 2, judgments 2"
+    assert (out / "report" / "findings.md").read_text() == "answers 1, judgments 1"
     assert main(["design", "schema", "--kind", "echo"]) == 0
     assert '"cast"' not in capsys.readouterr().out  # the echo kind has no diary tables
 
 
-def test_the_diary_files_do_not_name_other_kinds():
+def test_the_engine_and_the_shelf_do_not_name_a_kind():
     root = Path(__file__).parent.parent / "experiments"
-    engine = [root / "runner.py", root / "judging.py", root / "store.py", root / "design.py"]
-    for path in engine:
-        assert "kinds.diary" not in path.read_text(), f"{path.name} depends on the diary kind"
+    shared = [
+        root / "runner.py",
+        *(root / "engine").glob("*.py"),
+        *(root / "analysis").glob("*.py"),
+    ]
+    assert len(shared) > 10
+    for path in shared:
+        text = path.read_text()
+        for kind in ("diary", "friends", "benchmark"):
+            assert f"kinds.{kind}" not in text, f"{path.name} depends on the {kind} kind"

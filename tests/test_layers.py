@@ -157,7 +157,8 @@ def test_the_room_rule_catches_a_kind_importing_a_kind_and_the_shelf_importing_a
         "(the analysis may not import the kinds)",
         "experiments/engine/bad.py:1 imports experiments.analysis.hypotheses "
         "(the engine may not import the analysis)",
-        "experiments/engine/bad.py:2 imports experiments.runner (the engine may not import the top)",
+        "experiments/engine/bad.py:2 imports experiments.runner "
+        "(the engine may not import the top)",
         "experiments/kinds/friends/bad.py:1 imports experiments.kinds.diary.contrasts "
         "(a kind may not import another kind)",
     ]

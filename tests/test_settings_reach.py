@@ -359,8 +359,10 @@ FIELD_PROOFS = {
     "profiles.extraction.batch_size": PROFILES
     + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "analysis.resamples": "tests/test_diary_tables.py::test_report_command_writes_findings",
-    "analysis.cluster": "tests/test_comparisons.py",
-    "analysis.baseline_chatbot": "tests/test_report.py",
+    "analysis.cluster": "tests/test_diary_tables.py::"
+    "test_the_design_cluster_and_baseline_chatbot_reach_the_report",
+    "analysis.baseline_chatbot": "tests/test_diary_tables.py::"
+    "test_the_design_cluster_and_baseline_chatbot_reach_the_report",
     "analysis.min_diarists": "tests/test_diary_tables.py::"
     "test_the_design_minimum_of_diarists_reaches_the_report",
     "cast.diarists": DESIGN + "test_valid_design_checks_and_expands",
@@ -373,7 +375,10 @@ PREFIX_PROOFS = {
     "profiles.steer.": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.calibration.": PROFILES
     + "test_calibration_rule_uses_the_design_judge_and_records_its_choice",
-    "hypotheses.": HYPOTHESES,
+    # A hypothesis's head and contrast decide its verdict and what the results table says.
+    "hypotheses.contrast": HYPOTHESES + "test_verdicts_follow_the_planted_effects",
+    "hypotheses.": "tests/test_analysis_hypotheses.py::"
+    "test_diary_and_friends_give_the_same_verdicts_from_the_same_values",
     # A spec's id, kind and model pick what is built (the travel test builds every kind).
     "chatbots[local].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     "chatbots[litellm].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
@@ -426,9 +431,15 @@ def test_every_design_field_has_a_proof_that_exists():
     for path, owner, name in leaves(DiaryDesignFile):
         proof = proof_of(path, owner, name)
         assert proof is not None
-        file, _, test = proof.partition("::")
-        text = (TESTS.parent / file).read_text(encoding="utf-8")
-        assert not test or f"def {test}(" in text, f"{path}: {proof} does not exist"
+        assert_test_exists(path, proof)
+
+
+def assert_test_exists(path: str, proof: str) -> None:
+    """A proof is a test function, not a file: `tests/test_x.py::test_name`, and it exists."""
+    file, _, test = proof.partition("::")
+    assert test, f"{path}: {proof} names a file, not the test function that proves the field"
+    text = (TESTS.parent / file).read_text(encoding="utf-8")
+    assert f"def {test}(" in text, f"{path}: {proof} does not exist"
 
 
 # The friends kind's own tables, each with the test that shows it acting; the tables every
@@ -448,9 +459,15 @@ FRIENDS_PROOFS = {
     "scores.letter": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "scores.patterns": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "analysis.resamples": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
-    "analysis.cluster": FRIENDS + "schema.py::test_bad_friends_designs_are_one_clear_error",
+    "analysis.cluster": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "analysis.min_role_cards": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
 }
-FRIENDS_PREFIX_PROOFS = {"hypotheses.": FRIENDS + "verdicts.py"}
+FRIENDS_PREFIX_PROOFS = {
+    "hypotheses.contrast": FRIENDS
+    + "verdicts.py::test_holm_is_applied_across_the_hypotheses_of_each_judge",
+    "hypotheses.": "tests/test_analysis_hypotheses.py::"
+    "test_diary_and_friends_give_the_same_verdicts_from_the_same_values",
+}
 
 
 def test_every_friends_design_field_has_a_proof_that_exists():
@@ -466,9 +483,7 @@ def test_every_friends_design_field_has_a_proof_that_exists():
     missing = [path for path, owner, name in fields if not proof(path, owner, name)]
     assert missing == [], f"add these settings to a reach test: {missing}"
     for path, owner, name in fields:
-        file, _, test = str(proof(path, owner, name)).partition("::")
-        text = (TESTS.parent / file).read_text(encoding="utf-8")
-        assert not test or f"def {test}(" in text, f"{path}: {file}::{test} does not exist"
+        assert_test_exists(path, str(proof(path, owner, name)))
 
 
 # ------------------------------------------------------------------ the benchmark kind's fields
@@ -514,6 +529,4 @@ def test_every_benchmark_design_field_has_a_proof_that_exists():
     for path, owner, name in fields:
         proof = benchmark_proof(path, owner, name)
         assert proof is not None
-        file, _, test = proof.partition("::")
-        text = (TESTS.parent / file).read_text(encoding="utf-8")
-        assert not test or f"def {test}(" in text, f"{path}: {proof} does not exist"
+        assert_test_exists(path, proof)

@@ -1,3 +1,4 @@
-"""Analysis of a diary run: cluster bootstrap over diarists, the preregistered comparisons,
-hypothesis verdicts and the Markdown report. Everything here reads pandas tables in the shape
-fixed by `experiments.kinds.diary.frames`; nothing here touches the store or a model."""
+"""The shelf every experiment kind shares: the cluster bootstrap and its intervals, verdicts that
+hold their error rate at few clusters, the hypothesis head and its one evaluator, Markdown
+helpers and the judge-readings section. Nothing here knows a kind; a kind's own analysis and
+report live in its folder (experiments/kinds/<kind>/)."""

@@ -29,6 +29,10 @@ _BLOCK = 512
 
 @dataclass(frozen=True)
 class BootstrapSettings:
+    """How a kind's report bootstraps: `cluster` names the column of the unit resampled (a
+    kind maps its design's [analysis] cluster to it)."""
+
+    cluster: str
     resamples: int = 2000
     seed: int = 0
     level: float = 0.95
@@ -125,7 +129,7 @@ def cluster_bootstrap(
     table: pd.DataFrame,
     statistic: Statistic,
     *,
-    cluster: str = "diarist",
+    cluster: str,
     resamples: int = 2000,
     seed: int | np.random.Generator = 0,
     level: float = 0.95,

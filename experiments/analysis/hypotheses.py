@@ -167,7 +167,7 @@ def evaluate_family(
         key: np.asarray([v for v in cv.values if not math.isnan(v)], dtype=float)
         for key, cv in values.items()
     }
-    tests = {key: sign_flip(x, seed=seed) for key, x in clean.items()}
+    tests = {key: sign_flip(x.tolist(), seed=seed) for key, x in clean.items()}
     adjusted: dict[tuple[str, str], float] = {}
     family_size: dict[str, int] = {}
     for judge in sorted({j for h in hypotheses for j in h.judges}):

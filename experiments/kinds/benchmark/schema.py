@@ -5,11 +5,11 @@ models that place the lab's numbers on the published scale, and the grader valid
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from chatbots.specs import FixedChatbotSpec
+from chatbots.specs import ChatbotSpec, FixedChatbotSpec
 from experiments.engine.design import DesignFile
 from experiments.kinds.benchmark.data import Format
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
@@ -93,7 +93,19 @@ def _relative(value: str, design_path: Path) -> Path:
 class BenchmarkDesignFile(DesignFile):
     writes: ClassVar[bool] = False
 
+    chatbots: list[ChatbotSpec] = Field(min_length=1, description="the chatbots that answer")
     benchmark: BenchmarkTable
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_hypotheses(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("hypotheses"):
+            raise At(
+                ("hypotheses",),
+                "benchmark designs compare every pair of chatbots (Holm-corrected per judge); "
+                f"they take no hypotheses{FIX_MARK}remove [[hypotheses]]",
+            )
+        return data
 
     @model_validator(mode="after")
     def _fits_the_benchmark(self) -> BenchmarkDesignFile:
@@ -119,12 +131,6 @@ class BenchmarkDesignFile(DesignFile):
         if self.profiles:
             raise At(
                 ("profiles",), f"a benchmark design steers nothing{FIX_MARK}remove [[profiles]]"
-            )
-        if self.hypotheses:
-            raise At(
-                ("hypotheses",),
-                "benchmark designs compare every pair of chatbots (Holm-corrected per judge); "
-                f"they take no hypotheses{FIX_MARK}remove [[hypotheses]]",
             )
         cal = self.benchmark.calibration
         bots = {c.id for c in self.chatbots}

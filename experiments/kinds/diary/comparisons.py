@@ -82,7 +82,7 @@ def interval_columns(
     interval = cluster_bootstrap(
         table,
         mean_of(column) if isinstance(column, str) else column,
-        cluster="diarist",
+        cluster=settings.cluster,
         resamples=settings.resamples,
         seed=settings.seed,
         level=settings.level,
@@ -279,6 +279,7 @@ def judge_agreement(
                 seed=settings.seed,
                 level=settings.level,
                 method=settings.method,
+                cluster=settings.cluster,
             )
             rows.append(
                 {"judge_a": a, "judge_b": b, "score": score, "n": len(wide)}

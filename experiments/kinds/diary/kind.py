@@ -137,16 +137,18 @@ class DiaryKind(TaskJudging):
         from experiments.kinds.diary.report import write_report
         from experiments.kinds.diary.tables import judge_readings, load_tables
 
+        spec = _spec(design)
         return write_report(
             folder,
-            load_tables(store, _spec(design)),
+            load_tables(store, spec),
             design=design.raw,
             design_sha256=design.sha256,
             manifest=read_manifest(folder),
             resamples=resamples,
             seed=design.seed,
-            baseline_chatbot=design.baseline_chatbot,
-            min_diarists=design.min_diarists,
+            baseline_chatbot=spec.analysis.baseline_chatbot,
+            cluster=spec.analysis.cluster_column,
+            min_diarists=spec.analysis.min_diarists,
             judge_readings=judge_readings(store),
             coverage_floor=design.coverage_floor,
         )

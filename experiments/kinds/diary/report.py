@@ -98,6 +98,7 @@ def write_report(
     resamples: int,
     seed: int,
     baseline_chatbot: str,
+    cluster: str = "diarist",
     min_diarists: int = MIN_CLUSTERS,
     judge_readings: pd.DataFrame | None = None,
     coverage_floor: float | None = None,
@@ -105,7 +106,7 @@ def write_report(
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
     readings per judge × profile (readings.summarize); None leaves that section out."""
     out_dir = Path(out_dir)
-    settings = BootstrapSettings(resamples=resamples, seed=seed)
+    settings = BootstrapSettings(cluster, resamples=resamples, seed=seed)
     res = compute(tables, design, settings, baseline_chatbot, min_diarists=min_diarists)
     out_dir.mkdir(parents=True, exist_ok=True)
     with replaced_folder(out_dir / "report") as work:

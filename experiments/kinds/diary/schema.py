@@ -86,6 +86,12 @@ class DiaryAnalysis(AnalysisSettings):
     cluster: Literal["diarist"] = Field(
         "diarist", description="the unit of every interval and test: the diarist"
     )
+
+    @property
+    def cluster_column(self) -> str:
+        """The column of the entry and reply tables that holds the cluster."""
+        return {"diarist": "diarist"}[self.cluster]
+
     baseline_chatbot: Slug = Field("thanks", description="the chatbot drift is compared with")
     min_diarists: int = Field(
         MIN_CLUSTERS,

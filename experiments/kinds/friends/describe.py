@@ -16,7 +16,7 @@ from experiments.kinds.friends.contrast import FIXED, UNSTEERED, OutcomeContrast
 from experiments.kinds.friends.outcomes import pattern_scores, per_card, readable
 from experiments.kinds.friends.tasks import IDENTITY
 
-CLUSTER = "card"
+CARD = "card"  # the role-card column of the letter and outcome tables
 
 
 def interval(table: pd.DataFrame, column: str, settings: BootstrapSettings) -> dict[str, float]:
@@ -27,7 +27,7 @@ def interval(table: pd.DataFrame, column: str, settings: BootstrapSettings) -> d
     found = cluster_bootstrap(
         table,
         mean_of(column),
-        cluster=CLUSTER,
+        cluster=settings.cluster,
         resamples=settings.resamples,
         seed=settings.seed,
         level=settings.level,
@@ -63,7 +63,7 @@ def by_letter(letters: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
     ):
         out.append(
             {"judge": judge, "profile": profile, "friend_profile": friend, "score": score}
-            | {"letter": int(k), "n_letters": len(part), "n_cards": part[CLUSTER].nunique()}
+            | {"letter": int(k), "n_letters": len(part), "n_cards": part[CARD].nunique()}
             | interval(part, "value", settings)
         )
     columns = ["judge", "profile", "friend_profile", "score", "letter", "n_letters", "n_cards"]

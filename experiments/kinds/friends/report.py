@@ -205,7 +205,7 @@ def write_friends_report(
     folder: Path, store: Store, design: Design, *, manifest: Mapping[str, Any], resamples: int
 ) -> Path:
     spec: FriendsDesignFile = design.spec  # type: ignore[assignment]
-    settings = BootstrapSettings(resamples=resamples, seed=design.seed)
+    settings = BootstrapSettings(spec.analysis.cluster_column, resamples, design.seed)
     res = compute(store, spec, settings)
     # Judge readings per judge × the writer's profile (a letter's judgments under its writer's).
     groups = {

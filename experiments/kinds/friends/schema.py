@@ -153,6 +153,12 @@ class FriendsAnalysis(AnalysisSettings):
     cluster: Literal["role_card"] = Field(
         "role_card", description="the unit of every interval and test: the writer's role card"
     )
+
+    @property
+    def cluster_column(self) -> str:
+        """The column of the letter and outcome tables that holds the cluster."""
+        return {"role_card": "card"}[self.cluster]
+
     min_role_cards: int = Field(
         MIN_CLUSTERS,
         ge=2,

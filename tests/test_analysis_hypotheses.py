@@ -1,0 +1,161 @@
+"""The shared hypothesis shelf: one head (the every-judge rule), one evaluator. The diary and the
+friends kinds, fed the same per-cluster values, give the same verdicts, each with its own
+settable minimum of clusters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.analysis.hypotheses import (
+    ClusterValues,
+    HypothesisHead,
+    UnknownName,
+    evaluate_family,
+    results_table,
+)
+from experiments.analysis.verdicts import holm, sign_flip, sign_flip_interval
+from experiments.kinds.diary import hypotheses as diary
+from experiments.kinds.diary.contrasts import Hypothesis
+from experiments.kinds.friends import verdicts as friends
+from experiments.kinds.friends.contrast import FriendsHypothesis
+
+JUDGES = ("judge-a", "judge-b")
+# Per hypothesis × judge: eight clusters' contrast values.
+VALUES = {
+    ("H1", "judge-a"): (4.0, 5.0, 3.5, 6.0, 4.5, 5.5, 3.0, 4.0),
+    ("H1", "judge-b"): (2.0, 3.0, 1.5, 2.5, 3.5, 2.0, 1.0, 2.5),
+    ("H2", "judge-a"): (0.5, -1.0, 1.5, -0.5, 0.0, 1.0, -1.5, 0.5),
+    ("H2", "judge-b"): (-3.0, -2.0, -4.0, -2.5, -3.5, -1.0, -2.0, -3.0),
+}
+
+
+def _diary_hypotheses() -> list[Hypothesis]:
+    contrast = {"kind": "first_entry_pattern", "profile": "steered"}
+    return [
+        Hypothesis.model_validate(
+            {"id": hid, "says": f"{hid} holds", "direction": d, "judges": JUDGES}
+            | {"contrast": contrast}
+        )
+        for hid, d in (("H1", "greater"), ("H2", "less"))
+    ]
+
+
+def _friends_hypotheses() -> list[FriendsHypothesis]:
+    contrast = {
+        "kind": "outcome",
+        "score": "social_isolation",
+        "of": {"writer": "other", "friend": "si"},
+        "against": {"writer": "other", "friend": "fixed"},
+    }
+    return [
+        FriendsHypothesis.model_validate(
+            {"id": hid, "says": f"{hid} holds", "direction": d, "judges": JUDGES}
+            | {"contrast": contrast}
+        )
+        for hid, d in (("H1", "greater"), ("H2", "less"))
+    ]
+
+
+def _table(values, column: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {column: [f"c{i}" for i in range(len(values))], "diff": values}
+        | {"sources": [(f"{column}-{i}",) for i in range(len(values))]}
+    )
+
+
+@pytest.fixture
+def same_values(monkeypatch):
+    """Both kinds' per-cluster contrasts replaced by the same planted values, so what is
+    compared is the evaluation that follows."""
+
+    def diary_values(contrast, entries, judge):
+        return _table(VALUES[(entries.attrs["hypothesis"].pop(0), judge)], "diarist")
+
+    def friends_values(contrast, outcomes, judge):
+        return _table(VALUES[(outcomes.attrs["hypothesis"].pop(0), judge)], "card")
+
+    monkeypatch.setattr(diary, "per_diarist", diary_values)
+    monkeypatch.setattr(diary, "_check_run_names", lambda h, e: None)
+    monkeypatch.setattr(friends, "per_card", friends_values)
+
+
+def _frame(order: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame()
+    frame.attrs["hypothesis"] = order
+    return frame
+
+
+def _order(hypotheses) -> list[str]:
+    return [h.id for h in hypotheses for _ in h.judges]
+
+
+@pytest.mark.parametrize("minimum", [6, 9])
+def test_diary_and_friends_give_the_same_verdicts_from_the_same_values(same_values, minimum):
+    d_hyp, f_hyp = _diary_hypotheses(), _friends_hypotheses()
+    settings = BootstrapSettings("diarist", resamples=200, seed=1)
+    from_diary = diary.evaluate(d_hyp, _frame(_order(d_hyp)), settings, min_diarists=minimum)
+    from_friends = friends.evaluate(f_hyp, _frame(_order(f_hyp)), seed=1, min_role_cards=minimum)
+    for d, f in zip(from_diary, from_friends, strict=True):
+        assert d.overall == f.overall
+        for dv, fv in zip(d.verdicts, f.verdicts, strict=True):
+            assert (dv.judge, dv.verdict, dv.test, dv.p_holm, dv.mde, dv.sd) == (
+                fv.judge, fv.verdict, fv.test, fv.p_holm, fv.mde, fv.sd,
+            )  # fmt: skip
+    verdicts = [v.verdict for r in from_diary for v in r.verdicts]
+    if minimum == 9:  # eight clusters: no verdict from either kind
+        assert set(verdicts) == {"too few"}
+    else:  # H1 up under both judges; H2: judge-a flat, judge-b down
+        assert verdicts == ["supported", "supported", "inconclusive", "supported"]
+        assert [r.overall for r in from_diary] == ["supported", "inconclusive"]
+    words = (
+        diary.results_table(from_diary)["judge_verdict"].tolist(),
+        friends.results_table(from_friends)["judge_verdict"].tolist(),
+    )
+    if minimum == 9:
+        assert words == (["too few diarists"] * 4, ["too few role cards"] * 4)
+
+
+def test_the_evaluator_holms_per_judge_and_reads_only_the_sign_flip_test():
+    heads = [
+        HypothesisHead.model_validate(
+            {"id": hid, "says": "x", "direction": "greater", "judges": JUDGES}
+        )
+        for hid in ("H1", "H2")
+    ]
+    values = {key: ClusterValues(v, (f"{key[0]}:{key[1]}",)) for key, v in VALUES.items()}
+    seen_by_interval = []
+
+    def wide_interval(x):
+        # An interval that excludes nothing: the verdict must not change because of it.
+        from experiments.analysis.bootstrap import Interval
+
+        seen_by_interval.append(len(x))
+        return Interval(float(np.mean(x)), -1e9, 1e9, 0.95, "test", 0, len(x))
+
+    results = evaluate_family(heads, values, min_clusters=6, interval=wide_interval, seed=0)
+    for judge in JUDGES:
+        raw = [sign_flip(VALUES[(h, judge)]).p_two_sided for h in ("H1", "H2")]
+        got = [v.p_holm for r in results for v in r.verdicts if v.judge == judge]
+        assert got == pytest.approx(list(holm(raw)))
+    assert results[0].verdicts[0].verdict == "supported" and seen_by_interval == [8] * 4
+    assert results[0].verdicts[0].sources == ("H1:judge-a",)
+    table = results_table(results, clusters="diarists", cluster_word="diarists")
+    assert list(table["n_diarists"]) == [8] * 4 and list(table["says"]) == ["x"] * 4
+    # The friends interval rule is the sign-flip test inverted.
+    rule = friends.inverted_sign_flip(seed=0)
+    x = np.asarray(VALUES[("H1", "judge-a")])
+    assert (rule(x).low, rule(x).high) == sign_flip_interval(list(x), seed=0)
+
+
+def test_a_head_refuses_unknown_judges_and_a_judge_left_out():
+    head = HypothesisHead.model_validate(
+        {"id": "H1", "says": "x", "direction": "less", "judges": ["judge-a"]}
+    )
+    with pytest.raises(UnknownName, match="leaves out judge"):
+        head.check_judges(JUDGES, "hypothesis H1")
+    with pytest.raises(UnknownName, match="unknown judge 'judge-a'"):
+        head.check_judges(["judge-z"], "hypothesis H1")
+    head.check_judges(["judge-a"], "hypothesis H1")
