@@ -16,6 +16,7 @@ from diarists.cards import RoleCard
 from diarists.profiles import Profile
 from diarists.templates import EntryTemplate
 from diarists.writing import chatbot_view, entry_messages
+from experiments.engine.chatbot_turns import ask_chatbot
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
 from experiments.engine.writes import SteeredWrite, write_cached
@@ -117,21 +118,10 @@ def write_replies(
         entries, replies = history(store, cell, k, k - 1)
         by_chatbot[cell.chatbot].append((cell, chatbot_view(entries, replies)))
     for chatbot_id, items in by_chatbot.items():
-        bot = chatbots[chatbot_id]
-        if not bot.calls_model:
-            answers = bot.reply_many([v for _, v in items], [0] * len(items))
-            store.put_rows(
-                *(
-                    _reply_row(cell, k, writer, reply.text, reply.flag, None)
-                    for (cell, _), reply in zip(items, answers, strict=True)
-                )
-            )
-            tick(len(items))
-            continue
-        _model_replies(store, writer, bot, items, k, seed, tick)
+        _ask(store, writer, chatbots[chatbot_id], items, k, seed, tick)
 
 
-def _model_replies(
+def _ask(
     store: Store,
     writer: Writer,
     bot: Chatbot,
@@ -141,22 +131,13 @@ def _model_replies(
     tick: Tick,
 ) -> None:
     seeds = [derived_seed(seed, "reply", cell.twin_place("r", k)) for cell, _ in items]
-
-    def reply(indices: list[int]) -> list[dict[str, Any]]:
-        answers = bot.reply_many([items[i][1] for i in indices], [seeds[i] for i in indices])
-        return [{**a.record, "text": a.text, "flag": a.flag} for a in answers]
-
-    store.cached_calls(
-        "chatbot",
-        bot.id,
-        bot.identity(),
-        [bot.request(view, s) for (_, view), s in zip(items, seeds, strict=True)],
-        reply,
-        rows=lambda i, result, key: (
-            _reply_row(items[i][0], k, writer, result["text"], result["flag"], key),
-        ),
-        batch_size=bot.batch_size,
-        done=tick,
+    ask_chatbot(
+        store,
+        bot,
+        [view for _, view in items],
+        seeds,
+        lambda i, text, flag, key: _reply_row(items[i][0], k, writer, text, flag, key),
+        tick,
     )
 
 
