@@ -14,6 +14,7 @@ from experiments.engine.contract import TaskJudging
 from experiments.engine.design import UNSTEERED, Design
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.writes import Writer
 from experiments.kinds.friends.letters import LetterWriter, run_letters
 from experiments.kinds.friends.pairs import Pair, expand
 from experiments.kinds.friends.rows import LetterRow
@@ -60,18 +61,18 @@ class FriendsKind(TaskJudging):
 
     def _writer(self, run: RunContext) -> LetterWriter:
         spec = friends_spec(run.design)
-        return LetterWriter(
+        return Writer(
             run.writer(),
             spec.writer.generation,
             spec.writer.local,
             load_letter_template(),
-            load_fixed_letter(),
             {c.id: c for c in load_cards(spec.pairs.card_ids)},
             run.profiles,
         )
 
     def converse(self, run: RunContext) -> None:
-        run_letters(run.store, self._writer(run), run.cells, run.design.seed, run.tick)
+        writer, fixed_letter = self._writer(run), load_fixed_letter()
+        run_letters(run.store, writer, fixed_letter, run.cells, run.design.seed, run.tick)
 
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         spec = friends_spec(run.design)
@@ -100,7 +101,7 @@ class FriendsKind(TaskJudging):
         return {
             "data_files": {
                 "letter_template": writer.template.sha256,
-                "fixed_letter": writer.fixed.sha256,
+                "fixed_letter": load_fixed_letter().sha256,
                 **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
             },
         }
