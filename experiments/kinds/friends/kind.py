@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from diarists.cards import load_cards
 from diarists.letters import load_fixed_letter, load_letter_template
@@ -20,9 +20,6 @@ from experiments.kinds.friends.pairs import Pair, expand
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.tasks import letter_tasks, planned_per_judge
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def friends_spec(design: Design) -> FriendsDesignFile:
@@ -129,15 +126,6 @@ class FriendsKind(TaskJudging):
         from experiments.kinds.friends.pilot import contrast_samples
 
         return contrast_samples(store, design)
-
-    def cluster_outcomes(self, store: Store, design: Design) -> pd.DataFrame:
-        """Per judge × role card × writer group × scored pattern: the card's mean primary
-        outcome. (The pilot reads each hypothesis's per-card contrast through outcomes.per_card,
-        as the verdicts do; this is the table of group means behind those contrasts.)"""
-        from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
-
-        letters = friends_spec(design).outcome.letters
-        return card_outcomes(writer_outcomes(letter_table(store), letters))
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.engine.runfolder import read_manifest
