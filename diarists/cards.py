@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
+from foundation.datafiles import HashedDataFile, NonEmpty
 from foundation.errors import LabError
 
 CARDS_DIR = Path(__file__).parent / "cards"
@@ -26,8 +26,10 @@ CARD_FIELDS = (
 )
 
 
-class RoleCard(DataModel):
+class RoleCard(HashedDataFile):
     """One `[card]` table; `sha256` is the hash of the file it was read from."""
+
+    file_table = "card"
 
     id: str
     version: int
@@ -40,16 +42,11 @@ class RoleCard(DataModel):
     people: Annotated[tuple[NonEmpty, ...], Field(strict=False, min_length=1)]
     cares_about: str
     voice: str
-    _sha256: str = PrivateAttr(default="")
 
     @field_validator("id")
     @classmethod
     def _id_is_the_file_name(cls, value: str, info: ValidationInfo) -> str:
         return same_as_file_name("card", value, info)
-
-    @property
-    def sha256(self) -> str:
-        return self._sha256
 
     def fields(self) -> dict[str, str]:
         """Values a prompt template can name (one for each of CARD_FIELDS)."""
@@ -66,10 +63,6 @@ class RoleCard(DataModel):
         }
 
 
-class CardFile(DataModel):
-    card: RoleCard
-
-
 def same_as_file_name(kind: str, value: str, info: ValidationInfo) -> str:
     """A data file's id must be its file name (without .toml), when read from a file."""
     path = (info.context or {}).get("path")
@@ -83,9 +76,7 @@ def same_as_file_name(kind: str, value: str, info: ValidationInfo) -> str:
 
 
 def load_card(path: Path) -> RoleCard:
-    card = load_data(path, CardFile, context={"path": path})[0].card
-    card._sha256 = file_sha256(path)
-    return card
+    return RoleCard.from_file(path, context={"path": path})
 
 
 def available_cards(folder: Path = CARDS_DIR) -> list[str]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import PrivateAttr, ValidationInfo, field_validator
+from pydantic import ValidationInfo, field_validator
 
 from diarists.cards import CARD_FIELDS, RoleCard
 from diarists.templates import TEMPLATES_DIR, check_placeholders
-from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
+from foundation.datafiles import HashedDataFile, NonEmpty
 
 LETTER_FILE = TEMPLATES_DIR / "letter.toml"
 FIXED_LETTER_FILE = TEMPLATES_DIR / "fixed_letter.toml"
@@ -29,8 +29,10 @@ PLACEHOLDERS = {
 }
 
 
-class LetterTemplate(DataModel):
+class LetterTemplate(HashedDataFile):
     """The `[template]` table; `sha256` is the hash of the file it was read from."""
+
+    file_table = "template"
 
     id: str
     version: int
@@ -38,47 +40,29 @@ class LetterTemplate(DataModel):
     first_letter: str
     reply_first: str
     next_letter: str
-    _sha256: str = PrivateAttr(default="")
 
     @field_validator("system", "first_letter", "reply_first", "next_letter")
     @classmethod
     def _known_placeholders(cls, text: str, info: ValidationInfo) -> str:
         return check_placeholders(text, PLACEHOLDERS[str(info.field_name)])
 
-    @property
-    def sha256(self) -> str:
-        return self._sha256
 
+class FixedLetter(HashedDataFile):
+    """The `[letter]` table: the fixed friend's content-free letter."""
 
-class LetterTemplateFile(DataModel):
-    template: LetterTemplate
+    file_table = "letter"
 
-
-class FixedLetter(DataModel):
     id: str
     version: int
     text: NonEmpty
-    _sha256: str = PrivateAttr(default="")
-
-    @property
-    def sha256(self) -> str:
-        return self._sha256
-
-
-class FixedLetterFile(DataModel):
-    letter: FixedLetter
 
 
 def load_letter_template(path: Path = LETTER_FILE) -> LetterTemplate:
-    template = load_data(path, LetterTemplateFile)[0].template
-    template._sha256 = file_sha256(path)
-    return template
+    return LetterTemplate.from_file(path)
 
 
 def load_fixed_letter(path: Path = FIXED_LETTER_FILE) -> FixedLetter:
-    letter = load_data(path, FixedLetterFile)[0].letter
-    letter._sha256 = file_sha256(path)
-    return letter
+    return FixedLetter.from_file(path)
 
 
 def friend_fields(friend: RoleCard) -> dict[str, str]:

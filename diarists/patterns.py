@@ -9,7 +9,6 @@ from typing import Annotated
 
 from pydantic import (
     Field,
-    PrivateAttr,
     StringConstraints,
     ValidationInfo,
     field_validator,
@@ -17,7 +16,7 @@ from pydantic import (
 )
 
 from diarists.cards import same_as_file_name
-from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
+from foundation.datafiles import DataModel, HashedDataFile, NonEmpty
 from foundation.errors import LabError
 
 PATTERNS_DIR = Path(__file__).parent / "patterns"
@@ -77,7 +76,7 @@ class Heuristic(DataModel):
     markers: Annotated[tuple[Marker, ...], Field(strict=False)] = ()  # lower-cased
 
 
-class Pattern(DataModel):
+class Pattern(HashedDataFile):
     """A whole pattern file; `sha256` and `path` are those of the file it was read from."""
 
     pattern: PatternHead
@@ -85,8 +84,6 @@ class Pattern(DataModel):
     evaluation: Evaluation
     prompts: PromptSets
     heuristic: Heuristic = Heuristic()  # for the demo heuristic scorer only; not a judge
-    _sha256: str = PrivateAttr(default="")
-    _path: Path = PrivateAttr(default=Path())
 
     @property
     def id(self) -> str:
@@ -128,14 +125,6 @@ class Pattern(DataModel):
     def markers(self) -> tuple[str, ...]:
         return self.heuristic.markers
 
-    @property
-    def sha256(self) -> str:
-        return self._sha256
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
 
 def available_patterns(folder: Path = PATTERNS_DIR) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.toml"))
@@ -153,6 +142,4 @@ def load_pattern(id_or_path: str | Path, folder: Path = PATTERNS_DIR) -> Pattern
                 fix=f"choose from {', '.join(known)} or give a path to a pattern .toml file",
             )
         path = folder / f"{id_or_path}.toml"
-    pattern = load_data(path, Pattern, context={"path": path})[0]
-    pattern._sha256, pattern._path = file_sha256(path), path
-    return pattern
+    return Pattern.from_file(path, context={"path": path})

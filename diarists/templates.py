@@ -6,10 +6,10 @@ import string
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from diarists.cards import CARD_FIELDS, RoleCard
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, file_sha256, load_data
+from foundation.datafiles import FIX_MARK, HashedDataFile, NonEmpty
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 # The {placeholders} each text may use: str.format fills them when an entry is asked for, so an
@@ -43,8 +43,10 @@ def check_placeholders(text: str, allowed: frozenset[str]) -> str:
     return text
 
 
-class EntryTemplate(DataModel):
+class EntryTemplate(HashedDataFile):
     """The `[template]` table; `sha256` is the hash of the file it was read from."""
+
+    file_table = "template"
 
     id: str
     version: int
@@ -52,26 +54,15 @@ class EntryTemplate(DataModel):
     first_entry: str
     next_entry: str
     days: Annotated[tuple[NonEmpty, ...], Field(strict=False, min_length=1)]
-    _sha256: str = PrivateAttr(default="")
 
     @field_validator("system", "first_entry", "next_entry")
     @classmethod
     def _known_placeholders(cls, text: str, info: ValidationInfo) -> str:
         return check_placeholders(text, PLACEHOLDERS[str(info.field_name)])
 
-    @property
-    def sha256(self) -> str:
-        return self._sha256
-
-
-class EntryTemplateFile(DataModel):
-    template: EntryTemplate
-
 
 def load_entry_template(path: Path = TEMPLATES_DIR / "entry.toml") -> EntryTemplate:
-    template = load_data(path, EntryTemplateFile)[0].template
-    template._sha256 = file_sha256(path)
-    return template
+    return EntryTemplate.from_file(path)
 
 
 def first_entry_messages(

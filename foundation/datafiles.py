@@ -7,10 +7,18 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    StringConstraints,
+    ValidationError,
+    create_model,
+)
 
 from foundation.errors import LabError
 
@@ -37,6 +45,51 @@ class DataModel(BaseModel):
     mistake, not a default), and strict types (no "3" for 3, no true for 1)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class HashedDataFile(DataModel):
+    """A data file's schema whose instances know the sha256 and path of the file they were read
+    from (what manifests, inputs.json and cache keys record), set by `from_file` alone.
+
+    `file_table` names the one top-level table the schema is (a role card is the file's
+    `[card]`); None: the schema is the whole file."""
+
+    file_table: ClassVar[str | None] = None
+    _sha256: str = PrivateAttr(default="")
+    _path: Path = PrivateAttr(default=Path())
+
+    @property
+    def sha256(self) -> str:
+        """The hash of the file's bytes; empty for one built in code, not read from a file."""
+        return self._sha256
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @classmethod
+    def from_file(cls, path: Path, context: Mapping[str, Any] | None = None) -> Self:
+        """The file read and validated (one LabError naming the file and field otherwise), with
+        the file's sha256 and path recorded."""
+        path = Path(path)
+        raw = load_toml(path)
+        if cls.file_table is None:
+            found = validate(cls, raw, str(path), context)
+        else:
+            # Validated inside its table, so errors name the field as the file spells it
+            # ("card.age") and a missing or misspelt table is refused like any other field.
+            whole = validate(_file_of(cls, cls.file_table), raw, str(path), context)
+            found = getattr(whole, cls.file_table)
+        found._sha256 = file_sha256(path)
+        found._path = path
+        return found
+
+
+@cache
+def _file_of(schema: type[HashedDataFile], table: str) -> type[DataModel]:
+    """The schema of a file holding `schema` as its one table `[table]`."""
+    fields: dict[str, Any] = {table: (schema, ...)}
+    return create_model(f"{schema.__name__}File", __base__=DataModel, **fields)
 
 
 def file_sha256(path: Path) -> str:

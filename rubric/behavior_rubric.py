@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from foundation.datafiles import DataModel, file_sha256, load_data
+from foundation.datafiles import DataModel, HashedDataFile
 from rubric.prompts import TemplateRef
 
 RUBRIC_FILE = Path(__file__).parent / "behavior_rubric.toml"
@@ -46,14 +46,13 @@ class RubricHead(DataModel):
     version: int
 
 
-class BehaviorRubric(DataModel):
+class BehaviorRubric(HashedDataFile):
     """The whole rubric file: `[rubric]`, `[[person]]` and `[[question]]` (read as `questions`);
     `sha256` is the hash of the file it was read from."""
 
     rubric: RubricHead
     person: Annotated[tuple[PersonQuestion, ...], Field(strict=False)] = ()
     questions: Annotated[tuple[ReplyQuestion, ...], Field(strict=False, alias="question")] = ()
-    _sha256: str = PrivateAttr(default="")
 
     @field_validator("person")
     @classmethod
@@ -86,10 +85,6 @@ class BehaviorRubric(DataModel):
         return self.rubric.version
 
     @property
-    def sha256(self) -> str:
-        return self._sha256
-
-    @property
     def ref(self) -> TemplateRef:
         return TemplateRef(self.id, self.version, self.sha256)
 
@@ -104,6 +99,4 @@ def _unique(ids: list[str], taken: set[str] | frozenset[str] = frozenset()) -> N
 
 
 def load_behavior_rubric(path: Path = RUBRIC_FILE) -> BehaviorRubric:
-    rubric = load_data(path, BehaviorRubric)[0]
-    rubric._sha256 = file_sha256(path)
-    return rubric
+    return BehaviorRubric.from_file(path)

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import PrivateAttr
-
-from foundation.datafiles import DataModel, file_sha256, load_data
+from foundation.datafiles import HashedDataFile
 from foundation.errors import LabError
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -92,8 +90,10 @@ class TemplateRef:
         return TemplateRef(str(record["id"]), int(record["version"]), str(record["sha256"]))
 
 
-class Template(DataModel):
+class Template(HashedDataFile):
     """A judge template file's `[template]` table; `sha256` and `path` are those of the file."""
+
+    file_table = "template"
 
     id: str
     version: int
@@ -104,16 +104,6 @@ class Template(DataModel):
     history_intro: str | None = None
     history_entry: str | None = None
     history_reply: str | None = None
-    _sha256: str = PrivateAttr(default="")
-    _path: str = PrivateAttr(default="")
-
-    @property
-    def sha256(self) -> str:
-        return self._sha256
-
-    @property
-    def path(self) -> str:
-        return self._path
 
     @property
     def parts(self) -> dict[str, str]:
@@ -138,7 +128,7 @@ class Template(DataModel):
         except KeyError as exc:
             raise LabError(
                 f"template needs a value for {exc}",
-                where=self.path,
+                where=str(self.path),
                 fix="pass every {name} the template uses",
             ) from exc
         messages = [{"role": "system", "content": system}] if system.strip() else []
@@ -146,18 +136,12 @@ class Template(DataModel):
         return JudgePrompt.chat(messages, prefill=self.prefill)
 
 
-class TemplateFile(DataModel):
-    template: Template
-
-
 def load_template(name_or_path: str | Path) -> Template:
     """A template by name (rubric/templates/NAME.toml) or by path."""
     path = Path(name_or_path)
     if path.suffix != ".toml":
         path = TEMPLATES_DIR / f"{name_or_path}.toml"
-    template = load_data(path, TemplateFile)[0].template
-    template._sha256, template._path = file_sha256(path), str(path)
-    return template
+    return Template.from_file(path)
 
 
 def text_sha256(text: str) -> str:

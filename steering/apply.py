@@ -6,15 +6,14 @@ one for the prompt pass (batch, width, hidden), zero at pad positions and at pos
 does not cover, and one for each later decoding step (batch, 1, hidden). The decoder block's
 output gets the addition on every forward generate makes — the prompt pass and every new token.
 
-The main path runs through nnsight (the route to steering on vLLM later); a plain forward-hook
-path does the same arithmetic and is the reference the tests hold the nnsight path to."""
+Generation runs through nnsight (the route to steering on vLLM later); the tests hold it to a
+plain forward-hook reference doing the same arithmetic (tests/steering_reference.py)."""
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,7 +121,7 @@ def _to_model(model: LocalModel, t: torch.Tensor) -> torch.Tensor:
     return t.to(device=model.device, dtype=model.dtype)
 
 
-def _add(output: Any, addition: torch.Tensor) -> Any:
+def add_to_output(output: Any, addition: torch.Tensor) -> Any:
     # transformers 5 decoder blocks return the hidden states as a tensor; older ones (and some
     # remote-code models) return a tuple whose first item is the hidden states. Indexing [0] of a
     # tensor would steer batch row 0 only, so check the type.
@@ -172,36 +171,12 @@ def _nnsight_generate(
                     for _ in tracer.all():
                         adds = plan.prompt_pass if first else plan.decode_step
                         for layer, block in zip(plan.layers, blocks, strict=True):
-                            block.output = _add(block.output, adds[layer])
+                            block.output = add_to_output(block.output, adds[layer])
                         first = False
                 # Code after an open tracer.all() loop never runs: read the result here.
                 with tracer.invoke():
                     result = tracer.result.save()
     return result
-
-
-# --------------------------------------------------------------------- reference path
-@contextmanager
-def hooked(model: LocalModel, plan: SteeringPlan) -> Iterator[None]:
-    """Plain forward hooks adding the plan's vectors, removed whatever happens inside."""
-    calls = dict.fromkeys(plan.layers, 0)
-
-    def hook_for(layer: int) -> Any:
-        def hook(module: torch.nn.Module, args: Any, output: Any) -> Any:
-            adds = plan.prompt_pass if calls[layer] == 0 else plan.decode_step
-            calls[layer] += 1
-            return _add(output, adds[layer])
-
-        return hook
-
-    handles = []
-    try:
-        for layer in plan.layers:
-            handles.append(model.layers[layer].register_forward_hook(hook_for(layer)))
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()
 
 
 def write_steered(
@@ -225,20 +200,3 @@ def write_steered(
         }
         for g in gens
     ]
-
-
-def generate_steered_hooks(
-    model: LocalModel,
-    prompts: Sequence[Sequence[int]],
-    settings: GenerationSettings,
-    *,
-    seeds: Sequence[int] | None = None,
-    steers: Sequence[Steer | None],
-) -> list[Generation]:
-    """The same as generate_steered, with plain forward hooks instead of nnsight."""
-    ids, mask = model.batch_inputs(prompts)
-    plan = build_plan(model, mask, steers)
-    kwargs = model.generation_kwargs(settings, seeds, len(prompts))
-    with hooked(model, plan), torch.no_grad():
-        output = model.model.generate(input_ids=ids, attention_mask=mask, **kwargs)
-    return model.finish(prompts, output)

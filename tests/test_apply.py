@@ -8,9 +8,10 @@ from foundation.datafiles import validate
 from foundation.errors import LabError
 from model_access.local import GenerationSettings
 from steering import apply
-from steering.apply import Steer, generate_steered, generate_steered_hooks
+from steering.apply import Steer, generate_steered
 from steering.settings import SteerSettings
 from steering.vectors import random_vector
+from tests.steering_reference import generate_steered_hooks
 
 CHATS = [
     [{"role": "user", "content": "Write today's diary entry."}],

@@ -12,8 +12,9 @@ from diarists.cards import load_cards
 from diarists.profiles import UNSTEERED, Profile
 from diarists.templates import load_entry_template
 from experiments.engine.store import Store
+from experiments.engine.writes import Writer
 from experiments.kinds.diary.cells import Cell
-from experiments.kinds.diary.conversations import Writer, run_conversations
+from experiments.kinds.diary.conversations import run_conversations
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from model_access.served import ServedClient
 from model_access.settings import EndpointSettings, GenerationSettings, LocalSettings

@@ -3,13 +3,14 @@ the file, the field (with list positions), what is wrong and how to fix it."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
 from pydantic import Field, field_validator
 
-from foundation.datafiles import DataModel, load_data, validate
+from foundation.datafiles import DataModel, HashedDataFile, load_data, validate
 from foundation.errors import LabError
 
 
@@ -130,3 +131,46 @@ def test_unreadable_files_are_lab_errors(tmp_path: Path):
     broken.write_text("name = \n", encoding="utf-8")
     with pytest.raises(LabError, match="not valid TOML"):
         load_data(broken, Settings)
+
+
+class Note(HashedDataFile):
+    """A data file that is one `[note]` table."""
+
+    file_table = "note"
+
+    id: str
+    text: str
+
+
+class Whole(HashedDataFile):
+    """A data file whose schema is the whole file."""
+
+    name: str
+
+
+def test_a_hashed_file_records_the_hash_and_path_of_its_bytes(tmp_path: Path):
+    path = tmp_path / "note.toml"
+    path.write_bytes(b'[note]\nid = "n"\ntext = "hello"\n')
+    note = Note.from_file(path)
+    assert (note.id, note.text, note.path) == ("n", "hello", path)
+    assert note.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    whole = Whole.from_file(_write(tmp_path / "whole.toml", 'name = "w"\n'))
+    assert whole.name == "w" and len(whole.sha256) == 64
+    # One built in code was read from no file: no hash to record.
+    assert Note(id="x", text="y").sha256 == ""
+
+
+def test_a_hashed_table_is_named_as_the_file_spells_it(tmp_path: Path):
+    path = _write(tmp_path / "note.toml", '[note]\nid = "n"\ntext = 3\n')
+    with pytest.raises(LabError) as caught:
+        Note.from_file(path)
+    assert str(caught.value).startswith(f"{path} note.text:")
+    missing = _write(tmp_path / "empty.toml", 'id = "n"\n')
+    with pytest.raises(LabError) as caught:
+        Note.from_file(missing)
+    assert caught.value.where == f"{missing} note" and "missing" in str(caught.value)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -122,12 +122,17 @@ def _outcome_letters(folder, letters, min_role_cards=None):
 
 
 def _cluster_outcomes(folder):
+    """Per judge × card × writer group × pattern: the card's mean primary outcome over the
+    design's [outcome].letters, from the public outcome functions the report uses."""
     from experiments.engine.store import Store
+    from experiments.kinds.friends.kind import friends_spec
+    from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
 
     design = load_design(folder / "design.toml")
     store = Store(folder / "store.sqlite", design.kind.row_types)
     try:
-        return design.kind.cluster_outcomes(store, design)
+        letters = friends_spec(design).outcome.letters
+        return card_outcomes(writer_outcomes(letter_table(store), letters))
     finally:
         store.close()
 

@@ -1,15 +1,18 @@
-"""One way a kind writes steered texts (diary entries, letters, a pilot's repeats): through the
-store's cached-call door, with one cache-key shape — the messages, the full effective decoding
-settings of a local generate (model_access.decoding), the seed, the steer and the template hash."""
+"""One writer record and one way a kind writes steered texts with it (diary entries, letters, a
+pilot's repeats): through the store's cached-call door, with one cache-key shape — the messages,
+the full effective decoding settings of a local generate (model_access.decoding), the seed, the
+steer and the template hash."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import asdict, dataclass
+from typing import Any, Generic, TypeVar
 
+from diarists.cards import RoleCard
 from diarists.profiles import Profile
 from experiments.engine.store import Store
+from foundation.datafiles import HashedDataFile
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
 from steering.apply import write_steered
@@ -26,30 +29,32 @@ class SteeredWrite:
     profile: str
 
 
-class _Template(Protocol):
-    @property
-    def sha256(self) -> str: ...
+TemplateT = TypeVar("TemplateT", bound=HashedDataFile)
 
 
-class SteeredWriter(Protocol):
-    """What a kind's writer holds (diary and friends writers alike)."""
+@dataclass(frozen=True)
+class Writer(Generic[TemplateT]):
+    """The writing side of a kind (the diary's diarists, the friends' letter writers): one model
+    writing every card under every profile, with the design's own generation and local settings
+    (batch_size is read in write_cached, where batches are made) and the kind's own template
+    (an entry's or a letter's; its hash enters every write's cache key)."""
 
-    @property
-    def model(self) -> LocalModel: ...
-    @property
-    def generation(self) -> GenerationSettings: ...
-    @property
-    def local(self) -> LocalSettings: ...
-    @property
-    def profiles(self) -> Mapping[str, Profile]: ...
-    @property
-    def template(self) -> _Template: ...
-    def identity(self) -> dict[str, Any]: ...
+    model: LocalModel
+    generation: GenerationSettings
+    local: LocalSettings
+    template: TemplateT
+    cards: dict[str, RoleCard]
+    profiles: dict[str, Profile]
+
+    def identity(self) -> dict[str, Any]:
+        info = asdict(self.model.info())
+        info.pop("location", None)  # where the files sit doesn't change the text
+        return {"kind": "local", **info}
 
 
 def write_cached(
     store: Store,
-    writer: SteeredWriter,
+    writer: Writer[Any],
     writes: Sequence[SteeredWrite],
     rows: Rows,
     *,

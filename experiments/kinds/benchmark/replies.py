@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatbots.base import Chatbot
+from experiments.engine.chatbot_turns import ask_chatbot
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
 from experiments.kinds.benchmark.data import Conversation, leaks
@@ -56,43 +57,29 @@ def write_replies(
         else:
             by_bot[cell.chatbot].append(cell)
     for bot_id, todo in by_bot.items():
-        bot = chatbots[bot_id]
-        views = [conversations[c.conversation].chat() for c in todo]
-        for view in views:
-            check_no_canary(view, canaries, f"chatbot {bot_id}")
-        if not bot.calls_model:
-            answers = bot.reply_many(views, [0] * len(views))
-            store.put_rows(
-                *(
-                    _row(c, conversations, a.text, a.flag, None)
-                    for c, a in zip(todo, answers, strict=True)
-                )
-            )
-            tick(len(todo))
-            continue
-        seeds = [derived_seed(seed, "benchmark-reply", c.id) for c in todo]
+        _ask(store, chatbots[bot_id], todo, conversations, seed, canaries, tick)
 
-        def reply(
-            indices: list[int],
-            bot: Chatbot = bot,
-            views: list[Any] = views,
-            seeds: list[int] = seeds,
-        ) -> list[dict[str, Any]]:
-            answers = bot.reply_many([views[i] for i in indices], [seeds[i] for i in indices])
-            return [{**a.record, "text": a.text, "flag": a.flag} for a in answers]
 
-        store.cached_calls(
-            "chatbot",
-            bot.id,
-            bot.identity(),
-            [bot.request(v, s) for v, s in zip(views, seeds, strict=True)],
-            reply,
-            rows=lambda i, result, key, todo=todo: (  # type: ignore[misc]
-                _row(todo[i], conversations, result["text"], result["flag"], key),
-            ),
-            batch_size=bot.batch_size,
-            done=tick,
-        )
+def _ask(
+    store: Store,
+    bot: Chatbot,
+    todo: list[Cell],
+    conversations: Mapping[str, Conversation],
+    seed: int,
+    canaries: frozenset[str],
+    tick: Tick,
+) -> None:
+    views = [conversations[c.conversation].chat() for c in todo]
+    for view in views:
+        check_no_canary(view, canaries, f"chatbot {bot.id}")
+    ask_chatbot(
+        store,
+        bot,
+        views,
+        [derived_seed(seed, "benchmark-reply", c.id) for c in todo],
+        lambda i, text, flag, key: _row(todo[i], conversations, text, flag, key),
+        tick,
+    )
 
 
 def _row(

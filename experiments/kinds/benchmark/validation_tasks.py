@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Task
@@ -18,7 +18,7 @@ from experiments.kinds.benchmark.data import Conversation, Criterion
 from experiments.kinds.benchmark.grader import Grader
 from experiments.kinds.benchmark.grading import Item
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
+from foundation.datafiles import DataModel, HashedDataFile, NonEmpty
 from rubric.behavior import reply_prompts
 from rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
 from rubric.prompts import TEMPLATES_DIR, JudgePrompt, TemplateRef, load_template
@@ -50,11 +50,10 @@ class Polarity(DataModel):
     poor: list[NonEmpty]
 
 
-class PoolFile(DataModel):
+class PoolFile(HashedDataFile):
     pool: PoolHead
     criterion: list[PoolCriterion] = Field(min_length=1)
     behavior_polarity: Polarity
-    _sha256: str = PrivateAttr(default="")
 
     @model_validator(mode="after")
     def _every_question_once(self) -> PoolFile:
@@ -70,7 +69,7 @@ class PoolFile(DataModel):
 
     @property
     def ref(self) -> TemplateRef:
-        return TemplateRef(self.pool.id, self.pool.version, self._sha256)
+        return TemplateRef(self.pool.id, self.pool.version, self.sha256)
 
     def criteria(self) -> list[Criterion]:
         return [
@@ -81,9 +80,7 @@ class PoolFile(DataModel):
 
 @cache
 def load_pool(path: Path = POOL_FILE) -> PoolFile:
-    pool = load_data(path, PoolFile)[0]
-    pool._sha256 = file_sha256(path)
-    return pool
+    return PoolFile.from_file(path)
 
 
 def validation_files(spec: BenchmarkDesignFile) -> list[Path]:

@@ -8,39 +8,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from chatbots.base import Chatbot
-from diarists.cards import RoleCard
-from diarists.profiles import Profile
 from diarists.templates import EntryTemplate
 from diarists.writing import chatbot_view, entry_messages
+from experiments.engine.chatbot_turns import ask_chatbot
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
-from experiments.engine.writes import SteeredWrite, write_cached
+from experiments.engine.writes import SteeredWrite, Writer, write_cached
 from experiments.kinds.diary.cells import Cell, derived_seed
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from model_access.local import LocalModel
-from model_access.settings import GenerationSettings, LocalSettings
 
-
-@dataclass
-class Writer:
-    """The diarist side: one model writing every diarist under every profile, with the design's
-    own generation and local settings (batch_size is read here, where batches are made)."""
-
-    model: LocalModel
-    generation: GenerationSettings
-    local: LocalSettings
-    template: EntryTemplate
-    cards: dict[str, RoleCard]
-    profiles: dict[str, Profile]
-
-    def identity(self) -> dict[str, Any]:
-        info = asdict(self.model.info())
-        info.pop("location", None)  # where the files sit doesn't change the text
-        return {"kind": "local", **info}
+# The diary's writer: the diarist model with the entry template.
+DiaryWriter = Writer[EntryTemplate]
 
 
 def history(store: Store, cell: Cell, entries: int, replies: int) -> tuple[list[str], list[str]]:
@@ -58,7 +39,7 @@ def history(store: Store, cell: Cell, entries: int, replies: int) -> tuple[list[
 
 
 def write_entries(
-    store: Store, writer: Writer, cells: Sequence[Cell], k: int, seed: int, tick: Tick
+    store: Store, writer: DiaryWriter, cells: Sequence[Cell], k: int, seed: int, tick: Tick
 ) -> None:
     jobs: dict[str, tuple[Cell, list[dict[str, str]], int]] = {}
     for cell in cells:
@@ -78,7 +59,9 @@ def write_entries(
     )
 
 
-def entry_row(cell: Cell, k: int, writer: Writer, result: Mapping[str, Any], key: str) -> EntryRow:
+def entry_row(
+    cell: Cell, k: int, writer: DiaryWriter, result: Mapping[str, Any], key: str
+) -> EntryRow:
     text = str(result["text"]).strip()
     return EntryRow(
         entry_id=cell.entry_id(k),
@@ -103,7 +86,7 @@ def _entry_flag(text: str, result: Mapping[str, Any]) -> str | None:
 
 def write_replies(
     store: Store,
-    writer: Writer,
+    writer: DiaryWriter,
     chatbots: Mapping[str, Chatbot],
     cells: Sequence[Cell],
     k: int,
@@ -117,23 +100,12 @@ def write_replies(
         entries, replies = history(store, cell, k, k - 1)
         by_chatbot[cell.chatbot].append((cell, chatbot_view(entries, replies)))
     for chatbot_id, items in by_chatbot.items():
-        bot = chatbots[chatbot_id]
-        if not bot.calls_model:
-            answers = bot.reply_many([v for _, v in items], [0] * len(items))
-            store.put_rows(
-                *(
-                    _reply_row(cell, k, writer, reply.text, reply.flag, None)
-                    for (cell, _), reply in zip(items, answers, strict=True)
-                )
-            )
-            tick(len(items))
-            continue
-        _model_replies(store, writer, bot, items, k, seed, tick)
+        _ask(store, writer, chatbots[chatbot_id], items, k, seed, tick)
 
 
-def _model_replies(
+def _ask(
     store: Store,
-    writer: Writer,
+    writer: DiaryWriter,
     bot: Chatbot,
     items: list[tuple[Cell, list[dict[str, str]]]],
     k: int,
@@ -141,27 +113,18 @@ def _model_replies(
     tick: Tick,
 ) -> None:
     seeds = [derived_seed(seed, "reply", cell.twin_place("r", k)) for cell, _ in items]
-
-    def reply(indices: list[int]) -> list[dict[str, Any]]:
-        answers = bot.reply_many([items[i][1] for i in indices], [seeds[i] for i in indices])
-        return [{**a.record, "text": a.text, "flag": a.flag} for a in answers]
-
-    store.cached_calls(
-        "chatbot",
-        bot.id,
-        bot.identity(),
-        [bot.request(view, s) for (_, view), s in zip(items, seeds, strict=True)],
-        reply,
-        rows=lambda i, result, key: (
-            _reply_row(items[i][0], k, writer, result["text"], result["flag"], key),
-        ),
-        batch_size=bot.batch_size,
-        done=tick,
+    ask_chatbot(
+        store,
+        bot,
+        [view for _, view in items],
+        seeds,
+        lambda i, text, flag, key: _reply_row(items[i][0], k, writer, text, flag, key),
+        tick,
     )
 
 
 def _reply_row(
-    cell: Cell, k: int, writer: Writer, text: str, flag: str | None, key: str | None
+    cell: Cell, k: int, writer: DiaryWriter, text: str, flag: str | None, key: str | None
 ) -> ReplyRow:
     return ReplyRow(
         reply_id=cell.reply_id(k),
@@ -180,7 +143,7 @@ def _reply_row(
 
 def run_conversations(
     store: Store,
-    writer: Writer,
+    writer: DiaryWriter,
     chatbots: Mapping[str, Chatbot],
     cells: Sequence[Cell],
     entries: int,

@@ -13,8 +13,9 @@ from experiments.engine.contract import TaskJudging
 from experiments.engine.design import Design
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.writes import Writer
 from experiments.kinds.diary.cells import Cell, expand
-from experiments.kinds.diary.conversations import Writer, run_conversations
+from experiments.kinds.diary.conversations import DiaryWriter, run_conversations
 from experiments.kinds.diary.projection import project_entries
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.schema import DiaryDesignFile
@@ -50,7 +51,7 @@ class DiaryKind(TaskJudging):
         conversation = len(firsts) + len(cells) * (entries - 1) + len(cells) * entries
         return conversation + len(design.spec.judges) * planned_per_judge(_spec(design), cells)
 
-    def _writer(self, run: RunContext) -> Writer:
+    def _writer(self, run: RunContext) -> DiaryWriter:
         spec = _spec(run.design)
         return Writer(
             run.writer(),

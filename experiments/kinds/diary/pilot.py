@@ -17,7 +17,7 @@ from experiments.engine.store import Store
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
 from experiments.engine.writes import SteeredWrite, write_cached
 from experiments.kinds.diary.cells import Cell, derived_seed
-from experiments.kinds.diary.conversations import Writer, entry_row
+from experiments.kinds.diary.conversations import DiaryWriter, entry_row
 from experiments.kinds.diary.hypotheses import per_diarist
 from experiments.kinds.diary.rows import EntryRow
 from experiments.kinds.diary.schema import DiaryDesignFile
@@ -44,7 +44,7 @@ def pilot_design(design: Design, diarists: int) -> dict[str, Any]:
 
 def resample(
     run: RunContext,
-    writer: Writer,
+    writer: DiaryWriter,
     judge_for: Callable[[str], Any],
     repeats: int,
     store: Store,

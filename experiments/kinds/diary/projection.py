@@ -23,7 +23,7 @@ from diarists.writing import entry_messages
 from experiments.analysis import markdown as md
 from experiments.engine.store import JudgmentRow, Store
 from experiments.engine.vocabulary import Tick
-from experiments.kinds.diary.conversations import Writer
+from experiments.kinds.diary.conversations import DiaryWriter
 from experiments.kinds.diary.rows import EntryRow
 from experiments.kinds.diary.schema import PROJECTION
 from steering.apply import Steer
@@ -43,7 +43,7 @@ def pattern_steers(profiles: Mapping[str, Profile], patterns: list[str]) -> dict
     return out
 
 
-def project_entries(store: Store, writer: Writer, patterns: list[str], tick: Tick) -> None:
+def project_entries(store: Store, writer: DiaryWriter, patterns: list[str], tick: Tick) -> None:
     steers = pattern_steers(writer.profiles, patterns)
     if not steers:
         return
@@ -58,7 +58,7 @@ def project_entries(store: Store, writer: Writer, patterns: list[str], tick: Tic
 
 
 def _project(
-    store: Store, writer: Writer, item: str, steer: Steer, todo: list[EntryRow], tick: Tick
+    store: Store, writer: DiaryWriter, item: str, steer: Steer, todo: list[EntryRow], tick: Tick
 ) -> None:
     model = writer.model
     contexts = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from diarists.cards import load_cards
 from diarists.letters import load_fixed_letter, load_letter_template
@@ -14,14 +14,12 @@ from experiments.engine.contract import TaskJudging
 from experiments.engine.design import UNSTEERED, Design
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.writes import Writer
 from experiments.kinds.friends.letters import LetterWriter, run_letters
 from experiments.kinds.friends.pairs import Pair, expand
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
 from experiments.kinds.friends.tasks import letter_tasks, planned_per_judge
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def friends_spec(design: Design) -> FriendsDesignFile:
@@ -60,18 +58,18 @@ class FriendsKind(TaskJudging):
 
     def _writer(self, run: RunContext) -> LetterWriter:
         spec = friends_spec(run.design)
-        return LetterWriter(
+        return Writer(
             run.writer(),
             spec.writer.generation,
             spec.writer.local,
             load_letter_template(),
-            load_fixed_letter(),
             {c.id: c for c in load_cards(spec.pairs.card_ids)},
             run.profiles,
         )
 
     def converse(self, run: RunContext) -> None:
-        run_letters(run.store, self._writer(run), run.cells, run.design.seed, run.tick)
+        writer, fixed_letter = self._writer(run), load_fixed_letter()
+        run_letters(run.store, writer, fixed_letter, run.cells, run.design.seed, run.tick)
 
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         spec = friends_spec(run.design)
@@ -100,7 +98,7 @@ class FriendsKind(TaskJudging):
         return {
             "data_files": {
                 "letter_template": writer.template.sha256,
-                "fixed_letter": writer.fixed.sha256,
+                "fixed_letter": load_fixed_letter().sha256,
                 **{f"card:{c.id}": c.sha256 for c in writer.cards.values()},
             },
         }
@@ -128,15 +126,6 @@ class FriendsKind(TaskJudging):
         from experiments.kinds.friends.pilot import contrast_samples
 
         return contrast_samples(store, design)
-
-    def cluster_outcomes(self, store: Store, design: Design) -> pd.DataFrame:
-        """Per judge × role card × writer group × scored pattern: the card's mean primary
-        outcome. (The pilot reads each hypothesis's per-card contrast through outcomes.per_card,
-        as the verdicts do; this is the table of group means behind those contrasts.)"""
-        from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
-
-        letters = friends_spec(design).outcome.letters
-        return card_outcomes(writer_outcomes(letter_table(store), letters))
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.engine.runfolder import read_manifest

@@ -7,39 +7,19 @@ resumes where it stopped: letters already stored are read, not written again."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
-from diarists.cards import RoleCard
 from diarists.letters import FixedLetter, LetterTemplate, letter_messages
-from diarists.profiles import Profile
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
-from experiments.engine.writes import SteeredWrite, write_cached
+from experiments.engine.writes import SteeredWrite, Writer, write_cached
 from experiments.kinds.friends.contrast import FIXED
 from experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other
 from experiments.kinds.friends.rows import LetterRow
-from model_access.local import LocalModel
-from model_access.settings import GenerationSettings, LocalSettings
 
-
-@dataclass
-class LetterWriter:
-    """One model writing every card's letters under every profile, with the design's own
-    generation and local settings (batch_size is read here, where batches are made)."""
-
-    model: LocalModel
-    generation: GenerationSettings
-    local: LocalSettings
-    template: LetterTemplate
-    fixed: FixedLetter
-    cards: dict[str, RoleCard]
-    profiles: dict[str, Profile]
-
-    def identity(self) -> dict[str, Any]:
-        info = asdict(self.model.info())
-        info.pop("location", None)  # where the files sit doesn't change the text
-        return {"kind": "local", **info}
+# The friends' writer: the diarist model with the letter template. The fixed friend's letter
+# is not the writer's: it is data that calls no model, passed beside the writer.
+LetterWriter = Writer[LetterTemplate]
 
 
 def exchange_so_far(store: Store, pair: Pair, upto: int) -> list[LetterRow]:
@@ -69,7 +49,13 @@ def messages_for(
 
 
 def write_position(
-    store: Store, writer: LetterWriter, pairs: Sequence[Pair], position: int, seed: int, tick: Tick
+    store: Store,
+    writer: LetterWriter,
+    fixed_letter: FixedLetter,
+    pairs: Sequence[Pair],
+    position: int,
+    seed: int,
+    tick: Tick,
 ) -> None:
     fixed: list[LetterRow] = []
     jobs: list[tuple[Pair, Seat, int, list[dict[str, str]], int]] = []
@@ -80,7 +66,7 @@ def write_position(
             tick(1)
             continue
         if pair.profile(seat) == FIXED:
-            fixed.append(row_for(pair, seat, k, position, writer, writer.fixed.text, {}, None))
+            fixed.append(row_for(pair, seat, k, position, writer, fixed_letter.text, {}, None))
             continue
         earlier = exchange_so_far(store, pair, position - 1)
         messages = messages_for(writer, pair, seat, earlier)
@@ -138,8 +124,13 @@ def row_for(
 
 
 def run_letters(
-    store: Store, writer: LetterWriter, pairs: Sequence[Pair], seed: int, tick: Tick
+    store: Store,
+    writer: LetterWriter,
+    fixed_letter: FixedLetter,
+    pairs: Sequence[Pair],
+    seed: int,
+    tick: Tick,
 ) -> None:
     positions = max((2 * p.letters for p in pairs), default=0)
     for position in range(1, positions + 1):
-        write_position(store, writer, pairs, position, seed, tick)
+        write_position(store, writer, fixed_letter, pairs, position, seed, tick)
