@@ -173,6 +173,13 @@ def judge_spec(
     """The spec for a judge named on the command line: a local model, or litellm:MODEL with
     `served` holding ServedJudgeSpec's reading fields that were given (tokenizer, mode, ...)."""
     served = {k: v for k, v in (served or {}).items() if v is not None}
+    max_error = served.pop("max_error", None)  # both kinds take it
+    if max_error is not None and not name.startswith(SERVED_PREFIX):
+        local_fields = {"max_error": max_error}
+    else:
+        local_fields = {}
+        if max_error is not None:
+            served["max_error"] = max_error
     if not name or not name.strip():
         raise LabError("empty judge name", where="--judge", fix="name a model or litellm:MODEL")
     if name.startswith(SERVED_PREFIX):
@@ -207,7 +214,8 @@ def judge_spec(
             where="--judge",
             fix=f"write the judge as litellm:MODEL, or drop those options for {name!r}",
         )
-    return LocalJudgeSpec(id="judge", kind="local", model=name, local=local or LocalSettings())
+    fields = {"id": "judge", "kind": "local", "model": name, "local": local or LocalSettings()}
+    return validate(LocalJudgeSpec, {**fields, **local_fields}, "--judge")
 
 
 def probe_verdict(spec: ServedJudgeSpec, mode: str, coverage: float) -> str:
