@@ -28,6 +28,8 @@ from model_access.completions import (
     TokenLogprob,
     parse_response,
 )
+from model_access.prompt_batches import PromptBatch, answer_all, batches, parse_choices
+from model_access.replicas import Replicas
 from model_access.retry_after import retry_after_s
 from model_access.settings import EndpointSettings
 from model_access.token_prompts import TokenCompletion, TokenPromptRequest, parse_text_response
@@ -91,19 +93,43 @@ class ServedClient:
         self.settings = settings or EndpointSettings()
         self._slots = threading.BoundedSemaphore(self.settings.concurrency)
         self._sleep = sleep
+        self.replicas = Replicas(self.settings.urls)
 
     def complete(self, request: CompletionRequest) -> Completion:
-        return self._with_retries(lambda timeout: self._call(request, timeout=timeout))
+        return self._with_retries(lambda timeout, url: self._call(request, timeout, url))
 
     def complete_prompt(self, request: TokenPromptRequest) -> TokenCompletion:
         """One `/v1/completions` call with the prompt as token ids (see token_prompts)."""
-        return self._with_retries(lambda timeout: self._call_prompt(request, timeout=timeout))
+        batch = PromptBatch((0,), (request,))
+        return self._with_retries(lambda timeout, url: self._call_prompt(batch, timeout, url))
 
     def complete_many(self, requests: Sequence[CompletionRequest]) -> list[Completion]:
         return self._map(self.complete, requests)
 
     def complete_prompts(self, requests: Sequence[TokenPromptRequest]) -> list[TokenCompletion]:
-        return self._map(self.complete_prompt, requests)
+        return self.complete_prompts_counted(requests)[0]
+
+    def complete_prompts_counted(
+        self, requests: Sequence[TokenPromptRequest]
+    ) -> tuple[list[TokenCompletion], int]:
+        """Every prompt's answer, sent as lists of up to prompts_per_request equal requests
+        (model_access/prompt_batches.py), and how many HTTP requests that took."""
+        if not requests:
+            return [], 0
+        groups = batches(requests, self.settings.prompts_per_request)
+        answers, again = answer_all(
+            requests,
+            self.settings.prompts_per_request,
+            self._send_batch,
+            self.complete_prompt,
+            self._map,
+        )
+        return answers, len(groups) + again
+
+    def _send_batch(self, batch: PromptBatch) -> list[TokenCompletion | EmptyResponse]:
+        if len(batch.requests) == 1:
+            return [self.complete_prompt(batch.requests[0])]
+        return self._with_retries(lambda timeout, url: self._call_batch(batch, timeout, url))
 
     def _map(self, call: Callable[[R], T], requests: Sequence[R]) -> list[T]:
         if not requests:
@@ -111,7 +137,7 @@ class ServedClient:
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             return list(pool.map(call, requests))
 
-    def _with_retries(self, attempt_once: Callable[[float], T]) -> T:
+    def _with_retries(self, attempt_once: Callable[[float, str | None], T]) -> T:
         """Runs one call (given its timeout) with this client's slots, retries, backoff and retry
         budget, and classifies what fails: the same for chat and token-prompt calls."""
         settings = self.settings
@@ -120,16 +146,21 @@ class ServedClient:
         # Seconds this call has used of its retry budget: each try as measured (from when it has
         # a slot), each wait between tries as asked of `sleep` (so an injected sleep counts too).
         spent = 0.0
+        start = self.replicas.start()
         for attempt in range(attempts):
+            url = self.replicas.url(start, attempt)  # a retry goes to the next replica
+            if attempt:
+                self.replicas.retried(url)
             try:
                 with self._slots:
                     began = time.monotonic()
                     try:
                         # No try may run past the budget either.
-                        return attempt_once(min(settings.timeout_s, budget - spent))
+                        return attempt_once(min(settings.timeout_s, budget - spent), url)
                     finally:
                         spent += time.monotonic() - began
             except EmptyResponse as exc:
+                self.replicas.failed(url)
                 problem: Exception = exc
             except Exception as exc:
                 name = type(exc).__name__
@@ -142,6 +173,7 @@ class ServedClient:
                     ) from exc
                 if name not in TRANSIENT:
                     raise
+                self.replicas.failed(url)
                 problem = exc
             if attempt + 1 == attempts:
                 break
@@ -163,7 +195,7 @@ class ServedClient:
                     f"gave up on {self.model} after {attempt + 1} of {attempts} attempts: "
                     f"retry budget of {budget:g} s (retry_budget_s) — {why}; last error: "
                     f"{type(problem).__name__}: {_short(problem)}",
-                    where=f"model {self.model} at {settings.base_url or 'provider default'}",
+                    where=f"model {self.model} at {settings.where}",
                     fix=f"raise retry_budget_s (now {budget:g} s) in the endpoint settings, or "
                     "check that the server is up and within its rate limits; re-running resumes "
                     "where the run stopped",
@@ -172,11 +204,11 @@ class ServedClient:
             spent += wait
         raise TransportFailure(
             f"no answer after {attempts} attempts ({type(problem).__name__}: {_short(problem)})",
-            where=f"model {self.model} at {settings.base_url or 'provider default'}",
+            where=f"model {self.model} at {settings.where}",
             fix="check that the server is up; re-running resumes where the run stopped",
         )
 
-    def _call(self, request: CompletionRequest, *, timeout: float) -> Completion:
+    def _call(self, request: CompletionRequest, timeout: float, url: str | None) -> Completion:
         import litellm
 
         kwargs = self._transport(timeout)
@@ -186,8 +218,8 @@ class ServedClient:
             max_tokens=request.generation.max_new_tokens,
             temperature=request.generation.temperature,
         )
-        if self.settings.base_url:
-            kwargs["api_base"] = self.settings.base_url
+        if url:
+            kwargs["api_base"] = url
         if request.generation.top_p < 1.0:
             # Sent only when it restricts anything: some providers refuse temperature and top_p
             # together, and top_p = 1 is every provider's default.
@@ -203,18 +235,29 @@ class ServedClient:
         response = litellm.completion(**kwargs)
         return parse_response(response)
 
-    def _call_prompt(self, request: TokenPromptRequest, *, timeout: float) -> TokenCompletion:
+    def _call_prompt(self, batch: PromptBatch, timeout: float, url: str | None) -> TokenCompletion:
+        return parse_text_response(self._post_prompts(batch, timeout, url))
+
+    def _call_batch(
+        self, batch: PromptBatch, timeout: float, url: str | None
+    ) -> list[TokenCompletion | EmptyResponse]:
+        response = self._post_prompts(batch, timeout, url)
+        answers = parse_choices(response, len(batch.requests))
+        if all(isinstance(a, EmptyResponse) for a in answers):
+            raise EmptyResponse(f"no readable choice in an answer to {len(answers)} prompts")
+        return answers
+
+    def _post_prompts(self, batch: PromptBatch, timeout: float, url: str | None) -> Any:
         import litellm
 
-        model, api_base, api_key = self._text_model()
+        model, api_base, api_key = self._text_model(url)
         kwargs = self._transport(timeout)
-        kwargs.update(model=model, api_base=api_base, **request.wire_fields())
+        kwargs.update(model=model, api_base=api_base, **batch.wire_fields())
         if api_key and "api_key" not in kwargs:
             kwargs["api_key"] = api_key
-        response = litellm.text_completion(**kwargs)
-        return parse_text_response(response)
+        return litellm.text_completion(**kwargs)
 
-    def _text_model(self) -> tuple[str, str | None, str | None]:
+    def _text_model(self, url: str | None) -> tuple[str, str | None, str | None]:
         """litellm's model string, base URL and key for `/v1/completions` with token ids.
 
         litellm 1.110.2's text_completion() (main.py) takes a token-id prompt only for the
@@ -235,7 +278,7 @@ class ServedClient:
                 fix="serve the model with vLLM or llama.cpp and name it hosted_vllm/<name> "
                 "(or openai/<name>) with its base_url",
             )
-        api_base, api_key = self.settings.base_url, None
+        api_base, api_key = url, None
         if provider == "hosted_vllm":
             # Where, and with what key, litellm itself would send a hosted_vllm/ model
             # (HOSTED_VLLM_API_BASE, HOSTED_VLLM_API_KEY); a self-hosted server usually takes
@@ -275,7 +318,7 @@ class ServedClient:
         }
         if key := self._key():
             kwargs["api_key"] = key
-        elif self.settings.base_url:
+        elif self.settings.urls:
             # Self-hosted servers (vLLM) usually take no key, but the OpenAI client insists on one.
             kwargs["api_key"] = "EMPTY"
         return kwargs

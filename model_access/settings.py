@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from foundation.datafiles import DataModel
 
@@ -35,8 +35,11 @@ class LocalSettings(DataModel):
 
 
 class EndpointSettings(DataModel):
-    base_url: str | None = Field(
-        None, description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"
+    base_url: str | list[str] | None = Field(
+        None,
+        description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1, or a list of "
+        "replicas serving the same model: requests are spread over them, and a failed try is "
+        "made again on the next one",
     )
     api_key_env: str | None = Field(
         None, description="the NAME of the environment variable holding the key, never the key"
@@ -52,3 +55,28 @@ class EndpointSettings(DataModel):
         description="seconds one call may spend across all its tries and waits between them; "
         "a retry whose wait (backoff or the server's Retry-After) would pass it is not made",
     )
+    prompts_per_request: int = Field(
+        16,
+        ge=1,
+        le=4096,
+        description="token prompts sent in one /v1/completions request (a list, answered one "
+        "choice per prompt); 1 for a server that takes one prompt at a time (llama.cpp)",
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _urls_given(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list) and (not value or not all(u.strip() for u in value)):
+            raise ValueError("a list of base URLs needs at least one, none empty")
+        return value
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """The replicas' base URLs ((), the provider's default)."""
+        if self.base_url is None:
+            return ()
+        return (self.base_url,) if isinstance(self.base_url, str) else tuple(self.base_url)
+
+    @property
+    def where(self) -> str:
+        return ", ".join(self.urls) or "provider default"

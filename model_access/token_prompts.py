@@ -139,9 +139,11 @@ class TokenCompletion:
     prompt_token_ids: tuple[int, ...] | None  # what the server says it read; None if not echoed
     served_model: str | None = None
     raw_usage: dict[str, Any] = field(default_factory=dict)
+    system_fingerprint: str | None = None  # what the server says it is (vLLM: version + config)
 
     def to_record(self) -> dict[str, Any]:
         return {
+            "system_fingerprint": self.system_fingerprint,
             "text": self.text,
             "finish_reason": self.finish_reason,
             "positions": [p.to_record() for p in self.positions],
@@ -162,6 +164,7 @@ class TokenCompletion:
             prompt_token_ids=None if prompt_ids is None else tuple(prompt_ids),
             served_model=record.get("served_model"),
             raw_usage=dict(record.get("usage") or {}),
+            system_fingerprint=record.get("system_fingerprint"),
         )
 
 
@@ -169,7 +172,18 @@ def parse_text_response(response: Any) -> TokenCompletion:
     choices = field_of(response, "choices") or []
     if not choices:
         raise EmptyResponse("response has no choices")
-    choice = choices[0]
+    return parse_choice(
+        choices[0],
+        field_of(response, "model"),
+        usage_of(field_of(response, "usage")),
+        field_of(response, "system_fingerprint"),
+    )
+
+
+def parse_choice(
+    choice: Any, model: Any, usage: dict[str, Any], fingerprint: Any = None
+) -> TokenCompletion:
+    """One choice of a completions answer (a one-prompt request's first, or any of a list's)."""
     text = field_of(choice, "text")
     finish = field_of(choice, "finish_reason")
     if text is None:
@@ -180,8 +194,9 @@ def parse_text_response(response: Any) -> TokenCompletion:
         finish_reason=finish,
         positions=_positions(field_of(choice, "logprobs"), _echoed(field_of(choice, "token_ids"))),
         prompt_token_ids=prompt_ids,
-        served_model=field_of(response, "model"),
-        raw_usage=usage_of(field_of(response, "usage")),
+        served_model=model,
+        raw_usage=usage,
+        system_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
     )
 
 

@@ -29,6 +29,13 @@ Definitions (the same for every backend):
   root then has a space child (" ") and space-led pieces (" 8"); the number is the digits after
   the space (node " 85" is 85). Backends that read after the space never produce those nodes.
 
+- trie-v3: a reading may stop before every node is read (a judge's `max_error`, rubric/bound.py):
+  what it did not learn — a node never read, the unseen tail of a node read by its top-k, a
+  likely mark not followed — counts as uncovered in the distribution (so P(n) is never
+  overstated), and is kept in the records, so that a certified interval for E[n] and for the
+  coverage (`bound`) follows from the records alone. A reading that reads everything is the
+  trie-v2 reading, unchanged.
+
 A backend records one NodeReading per node it queried; the distribution is recomputed from those
 records alone, so a stored judgment can be re-scored without the model."""
 
@@ -37,12 +44,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foundation.errors import LabError
 from rubric.prompts import TemplateRef
 
-ALGORITHM = "trie-v2"  # bump when the definitions above change: part of every judge's identity
+if TYPE_CHECKING:
+    from rubric.bound import Bound
+
+ALGORITHM = "trie-v3"  # bump when the definitions above change: part of every judge's identity
 NUMBERS = tuple(range(101))
 NUMBER_TEXTS = {str(n): n for n in NUMBERS}
 # Every non-empty prefix of a valid number's text (all of them are numbers themselves).
@@ -116,13 +126,20 @@ class NodeReading:
     ends here) (None at the root, or where the node was never queried). end_exact is False where
     the query saw only some tokens (a server's top-k): P(end) is then a lower bound from the
     visible tokens and children may be missing. decimal_logprob is log P(the number turns into
-    a decimal here), the mass trie-v2 leaves uncovered (None where not computed)."""
+    a decimal here), the mass trie-v2 leaves uncovered (None where not computed).
+
+    trie-v3 (rubric/bound.py): unseen_logprob is log of the probability the query did not show
+    at all (1 − Σ P(every token it saw); only where it saw too little to be complete), and
+    open_point_logprob log P(a likely bare mark here that was not followed): mass whose number
+    the reading did not learn. None where there is none."""
 
     prefix: str
     children: Mapping[str, float] = field(default_factory=dict)
     end_logprob: float | None = None
     end_exact: bool = True
     decimal_logprob: float | None = None
+    unseen_logprob: float | None = None
+    open_point_logprob: float | None = None
 
     def to_record(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -131,8 +148,9 @@ class NodeReading:
             "end_logprob": self.end_logprob,
             "end_exact": self.end_exact,
         }
-        if self.decimal_logprob is not None:
-            out["decimal_logprob"] = self.decimal_logprob
+        for name in ("decimal_logprob", "unseen_logprob", "open_point_logprob"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
         return out
 
     @staticmethod
@@ -143,10 +161,15 @@ class NodeReading:
             children={str(k): float(v) for k, v in dict(record.get("children") or {}).items()},
             end_logprob=None if end is None else float(end),
             end_exact=bool(record.get("end_exact", True)),
-            decimal_logprob=None
-            if record.get("decimal_logprob") is None
-            else float(record["decimal_logprob"]),
+            decimal_logprob=_optional(record, "decimal_logprob"),
+            unseen_logprob=_optional(record, "unseen_logprob"),
+            open_point_logprob=_optional(record, "open_point_logprob"),
         )
+
+
+def _optional(record: Mapping[str, Any], name: str) -> float | None:
+    value = record.get(name)
+    return None if value is None else float(value)
 
 
 def path_masses(nodes: Mapping[str, NodeReading]) -> dict[str, float]:
@@ -187,6 +210,14 @@ class NumberReading:
     @property
     def exact(self) -> bool:
         return bool(self.record.get("exact", True))
+
+    @property
+    def bound(self) -> Bound | None:
+        """The certified interval for E[n] and the coverage (trie-v3; None for older records
+        that cannot give one)."""
+        from rubric.bound import Bound
+
+        return Bound.from_record(self.record.get("bound"))
 
     def to_record(self) -> dict[str, Any]:
         """The raw call record plus the template it came from: enough to recompute the reading."""
@@ -231,6 +262,11 @@ def number_reading(
     base.setdefault("algorithm", ALGORITHM)
     base["nodes"] = [by_prefix[p].to_record() for p in sorted(by_prefix, key=lambda s: (len(s), s))]
     base.setdefault("exact", all(n.end_exact for n in by_prefix.values()))
+    if base["algorithm"] == ALGORITHM:
+        from rubric.bound import reading_bound
+
+        bound = reading_bound(by_prefix)
+        base["bound"] = None if bound is None else bound.to_record()
     return NumberReading(
         distribution=tuple(dist),
         coverage=coverage,
@@ -246,3 +282,16 @@ def check_floor(floor: float) -> float:
     if not 0 <= floor <= 1:
         raise LabError(f"coverage floor {floor} is not in [0, 1]", where="coverage floor")
     return floor
+
+
+DEFAULT_MAX_ERROR = 0.05  # points: a design judge's default (0 = read every node, trie-v2's way)
+
+
+def check_max_error(max_error: float) -> float:
+    if not 0 <= max_error <= 100:
+        raise LabError(
+            f"max_error {max_error} is not in [0, 100] points",
+            where="judge max_error",
+            fix="give how far a 0–100 reading may be from the exact one, e.g. 0.05; 0 = exact",
+        )
+    return float(max_error)

@@ -17,6 +17,7 @@ from foundation.errors import LabError
 from model_access.loading import load_tokenizer
 from model_access.local import LocalModel
 from model_access.settings import EndpointSettings, LocalSettings
+from rubric.expected import DEFAULT_MAX_ERROR
 from rubric.judge_base import Judge
 from rubric.local_judge import LocalJudge
 from rubric.served_chat import ChatSettings
@@ -38,10 +39,20 @@ __all__ = [
 ]
 
 
+MAX_ERROR_FIELD = Field(
+    DEFAULT_MAX_ERROR,
+    ge=0,
+    le=100,
+    description="points: a 0–100 reading stops reading nodes once what is left could move E[n] "
+    "by less (a certified bound is stored with it); 0 = read every node (exact)",
+)
+
+
 class LocalJudgeSpec(DataModel):
     id: Slug
     kind: Literal["local"]
     model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
+    max_error: float = MAX_ERROR_FIELD
     local: LocalSettings = LocalSettings()
 
 
@@ -76,6 +87,14 @@ class ServedJudgeSpec(DataModel):
     )
     node_cutoff: float = Field(
         0.0, ge=0, lt=1, description="exact mode: trie nodes below this probability are not read"
+    )
+    max_error: float = MAX_ERROR_FIELD
+    scout_logprobs: int = Field(
+        20,
+        ge=0,
+        le=1_000_000,
+        description="exact mode, max_error > 0: a node needing more ids than one request holds is "
+        "first read by its top-k of this many (vLLM's --max-logprobs caps it; 0 = never)",
     )
     prefill: bool = Field(True, description="top-k mode: the server continues an assistant prefill")
     expand_floor: float = Field(
@@ -122,7 +141,7 @@ def default_load_local(spec: str, settings: LocalSettings) -> LocalModel:
 
 def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -> Judge:
     if isinstance(spec, LocalJudgeSpec):
-        return LocalJudge(load_local(spec.model, spec.local))
+        return LocalJudge(load_local(spec.model, spec.local), max_error=spec.max_error)
     from model_access.served import ServedClient
 
     mode = spec.reading_mode
@@ -137,6 +156,8 @@ def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -
             top_logprobs=top,
             node_cutoff=spec.node_cutoff,
             reasoning_effort=spec.reasoning_effort,
+            max_error=spec.max_error,
+            scout_logprobs=spec.scout_logprobs,
         ),
         chat=ChatSettings(top_logprobs=top, prefill=spec.prefill, expand_floor=spec.expand_floor),
     )
@@ -152,6 +173,13 @@ def judge_spec(
     """The spec for a judge named on the command line: a local model, or litellm:MODEL with
     `served` holding ServedJudgeSpec's reading fields that were given (tokenizer, mode, ...)."""
     served = {k: v for k, v in (served or {}).items() if v is not None}
+    max_error = served.pop("max_error", None)  # both kinds take it
+    if max_error is not None and not name.startswith(SERVED_PREFIX):
+        local_fields = {"max_error": max_error}
+    else:
+        local_fields = {}
+        if max_error is not None:
+            served["max_error"] = max_error
     if not name or not name.strip():
         raise LabError("empty judge name", where="--judge", fix="name a model or litellm:MODEL")
     if name.startswith(SERVED_PREFIX):
@@ -186,7 +214,8 @@ def judge_spec(
             where="--judge",
             fix=f"write the judge as litellm:MODEL, or drop those options for {name!r}",
         )
-    return LocalJudgeSpec(id="judge", kind="local", model=name, local=local or LocalSettings())
+    fields = {"id": "judge", "kind": "local", "model": name, "local": local or LocalSettings()}
+    return validate(LocalJudgeSpec, {**fields, **local_fields}, "--judge")
 
 
 def probe_verdict(spec: ServedJudgeSpec, mode: str, coverage: float) -> str:

@@ -15,10 +15,17 @@ import torch
 
 from foundation.errors import LabError
 from model_access.local import LocalModel
-from rubric.expected import ALGORITHM, LOG_ZERO, number_reading
+from rubric.bounded_walk import Walk
+from rubric.expected import ALGORITHM, LOG_ZERO, check_max_error, number_reading
 from rubric.judge_base import Judge
 from rubric.judge_render import HARMONY_REASONING_EFFORT, is_harmony, render_judge_prompt
-from rubric.number_trie import digits_after, number_trie, points_to_follow, read_node
+from rubric.number_trie import (
+    NumberTrie,
+    digits_after,
+    number_trie,
+    points_to_follow,
+    read_node,
+)
 from rubric.prompts import JudgePrompt
 from rubric.vocab import VocabFacts, answer_ids, vocab_facts
 from rubric.yes_no import yes_no_reading
@@ -27,8 +34,11 @@ from rubric.yes_no import yes_no_reading
 class LocalJudge(Judge):
     reasoning_effort: str = HARMONY_REASONING_EFFORT  # used by harmony (gpt-oss) judges only
 
-    def __init__(self, model: LocalModel, *, chunk: int = 64, block: int = 64) -> None:
+    def __init__(
+        self, model: LocalModel, *, chunk: int = 64, block: int = 64, max_error: float = 0.0
+    ) -> None:
         self.model = model
+        self.max_error = check_max_error(max_error)
         self.chunk = chunk
         self.block = block
         self._facts: VocabFacts | None = None
@@ -49,6 +59,8 @@ class LocalJudge(Judge):
             "tokenizer_sha256": info.tokenizer_sha256,
             "chat_template_sha256": info.chat_template_sha256,
             "algorithm": ALGORITHM,
+            # a bounded reading stops where the rest could move E[n] by less (rubric/bound.py)
+            "max_error": self.max_error,
             # yes/no prompts are read in blocks of this many tokens (model_access/next_token.py)
             "prompt_block": self.block,
             # a harmony judge's answers depend on the reasoning effort its prompt states
@@ -67,8 +79,10 @@ class LocalJudge(Judge):
         return rendered.text
 
     def number_record(self, prompt: JudgePrompt) -> dict[str, Any]:
-        facts = self.facts
         trie = number_trie(self.model.tokenizer, self.prompt_text(prompt))
+        if self.max_error > 0:
+            return self._bounded_record(trie)
+        facts = self.facts
         prefixes = [node.ids for node in trie.nodes]
         rows = self.model.next_token_logprobs(trie.prompt_ids, prefixes, chunk=self.chunk)
         lookups = [
@@ -103,6 +117,40 @@ class LocalJudge(Judge):
             "exact": True,
         }
         return dict(number_reading(nodes, record=record).record)
+
+    def _bounded_record(self, trie: NumberTrie) -> dict[str, Any]:
+        """Round by round (rubric/bounded_walk.py), each round's nodes in one cached pass."""
+        facts = self.facts
+        walk = Walk(trie, facts, self.max_error)
+        queried = 0
+        while queries := walk.next_queries():
+            prefixes = [
+                trie.nodes[q.index].ids if q.mark is None else (*trie.nodes[q.index].ids, q.mark)
+                for q in queries
+            ]
+            rows = self.model.next_token_logprobs(trie.prompt_ids, prefixes, chunk=self.chunk)
+            for query, row in zip(queries, rows, strict=True):
+                if query.mark is None:
+                    node = trie.nodes[query.index]
+                    walk.answer_node(query.index, self._lookup(row, trie.needed_ids(node, facts)))
+                else:
+                    digits = self._lookup(row, facts.continuation_ids)
+                    walk.answer_point(query.index, query.mark, digits)
+            queried += len(prefixes)
+        nodes = walk.nodes()
+        record = {
+            "backend": "local",
+            "mode": "local",
+            "prompt_tokens": len(trie.prompt_ids),
+            "queried_nodes": queried,
+            "rounds": walk.rounds,
+            "max_error": self.max_error,
+        }
+        reading = number_reading(nodes.values(), record=record)
+        bound = reading.bound
+        record_out = dict(reading.record)
+        record_out["exact"] = bound is not None and bound.open_mass == 0
+        return record_out
 
     @staticmethod
     def _lookup(row: torch.Tensor, ids: tuple[int, ...]) -> dict[int, float]:

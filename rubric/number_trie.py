@@ -97,29 +97,46 @@ def read_node(
     after_point: Mapping[int, float] | None = None,
 ) -> NodeReading:
     """A node's reading from the log-probabilities of its needed ids. `after_point` maps a
-    followed-up mark to P(digit | node + mark); a mark not in it counts as wholly decimal.
+    followed-up mark to P(digit | node + mark); a likely mark not in it (POINT_FLOOR) counts as
+    uncovered and is kept as open (trie-v3), an unlikely one is uncovered by definition.
     end_exact is True only when every needed id is in `lookup` (what came back, not what was
-    asked); otherwise P(end) is the lower bound the visible ending tokens give."""
+    asked); otherwise P(end) is the lower bound the visible ending tokens and followed marks
+    give, and the mass the lookup did not show at all is kept as unseen."""
     kids = {}
     for piece, token in node.children:
         if token in lookup:
             kids[piece] = max(lookup[token], LOG_ZERO)  # no -inf in JSON
+    seen = min(1.0, sum(prob(lp) for lp in lookup.values()))
     if not node.is_number:
-        return NodeReading(prefix=node.text, children=kids, end_logprob=None)
+        complete = all(token in lookup for _, token in node.children)
+        unseen = None if complete else safe_log(max(0.0, 1.0 - seen))
+        return NodeReading(prefix=node.text, children=kids, end_logprob=None, unseen_logprob=unseen)
     complete = all(i in lookup for i in facts.leaving_ids)
     followed = after_point or {}
     cont = sum(prob(lookup.get(i)) for i in facts.continuation_ids)
     decimal = sum(prob(lookup.get(i)) for i in facts.decimal_ids)
     decimal += sum(prob(lookup.get(i)) * followed.get(i, 1.0) for i in facts.point_ids)
+    marks_end = sum(
+        prob(lookup.get(i)) * (1.0 - followed[i]) for i in facts.point_ids if i in followed
+    )
+    open_marks = sum(
+        prob(lookup.get(i))
+        for i in facts.point_ids
+        if i not in followed and prob(lookup.get(i)) >= POINT_FLOOR
+    )
     if complete:
         end = max(0.0, 1.0 - cont - decimal)
+        unseen = None
     else:
         leaving = set(facts.leaving_ids)
-        end = min(1.0, sum(prob(lp) for i, lp in lookup.items() if i not in leaving))
+        end = min(1.0, sum(prob(lp) for i, lp in lookup.items() if i not in leaving) + marks_end)
+        unseen = safe_log(max(0.0, 1.0 - seen))
     return NodeReading(
         prefix=node.text,
         children=kids,
         end_logprob=safe_log(end),
         end_exact=complete,
         decimal_logprob=safe_log(decimal),
+        unseen_logprob=unseen,
+        open_point_logprob=safe_log(open_marks) if open_marks > 0 else None,
     )

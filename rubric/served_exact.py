@@ -23,6 +23,7 @@ from typing import Any
 from foundation.errors import LabError
 from model_access.served import ServedClient
 from model_access.token_prompts import TokenCompletion, TokenPromptRequest
+from rubric.bounded_walk import Walk
 from rubric.expected import LOG_ZERO, number_reading, path_masses, prob
 from rubric.judge_render import RenderedPrompt, render_judge_prompt
 from rubric.number_trie import (
@@ -46,6 +47,10 @@ class ExactSettings:
     top_logprobs: int = 0  # a server that ignores ids answers its top-k instead (llama.cpp)
     node_cutoff: float = 0.0  # nodes reached with less probability are not read
     reasoning_effort: str = "low"  # harmony judges (gpt-oss) only
+    max_error: float = 0.0  # points; > 0: a bounded reading (rubric/bounded_walk.py)
+    scout_logprobs: int = (
+        20  # bounded: a node needing more ids than one request is read top-k first
+    )
 
 
 @dataclass
@@ -54,6 +59,7 @@ class Asked:
 
     seq: tuple[int, ...]
     needed: tuple[int, ...]
+    scout: int = 0  # > 0: one top-k request of this many instead of ids (a bounded reading)
     lookup: dict[int, float] = field(default_factory=dict)
     asked: set[int] = field(default_factory=set)
 
@@ -72,24 +78,28 @@ class ExactReader:
         self.tokenizer = tokenizer
         self.facts = facts
         self.settings = settings
-        self.requests = 0
+        self.requests = 0  # prompts read (one completion each)
+        self.http_requests = 0  # requests sent (a list of prompts is one)
+        self.fingerprints: set[str] = set()
 
     # ------------------------------------------------------------------ transport
-    def _request(self, seq: Sequence[int], ids: Sequence[int]) -> TokenPromptRequest:
+    def _request(self, seq: Sequence[int], ids: Sequence[int], top: int = 0) -> TokenPromptRequest:
         # Token ids back ("token_id:N") so two tokens that print alike stay apart, and the
         # prompt's ids back so what the server read can be checked.
         extra = {"return_token_ids": True, "return_tokens_as_token_ids": True}
         return TokenPromptRequest(
             prompt_ids=tuple(seq),
             max_tokens=1,
-            top_logprobs=self.settings.top_logprobs,
+            top_logprobs=max(top, self.settings.top_logprobs),
             logprob_token_ids=tuple(ids),
             extra_body=json.dumps(extra, sort_keys=True),
         )
 
     def _send(self, requests: list[TokenPromptRequest]) -> list[TokenCompletion]:
         self.requests += len(requests)
-        answers = self.client.complete_prompts(requests)
+        answers, calls = self.client.complete_prompts_counted(requests)
+        self.http_requests += calls
+        self.fingerprints.update(a.system_fingerprint for a in answers if a.system_fingerprint)
         for request, answer in zip(requests, answers, strict=True):
             seen = answer.prompt_token_ids
             if seen is not None and tuple(seen) != request.prompt_ids:
@@ -109,6 +119,8 @@ class ExactReader:
         self._round(first)
         rest = []
         for item in items:
+            if item.scout:
+                continue
             todo = [i for i in item.needed if i not in item.lookup and i not in item.asked]
             rest += [(item, tuple(todo[k : k + size])) for k in range(0, len(todo), size)]
         self._round(rest)
@@ -116,7 +128,7 @@ class ExactReader:
     def _round(self, blocks: list[tuple[Asked, tuple[int, ...]]]) -> None:
         if not blocks:
             return
-        answers = self._send([self._request(item.seq, ids) for item, ids in blocks])
+        answers = self._send([self._request(item.seq, ids, item.scout) for item, ids in blocks])
         for (item, ids), answer in zip(blocks, answers, strict=True):
             item.asked.update(ids)
             if not answer.positions:
@@ -140,7 +152,9 @@ class ExactReader:
             self.tokenizer, prompt, reasoning_effort=self.settings.reasoning_effort
         )
         trie = number_trie(self.tokenizer, rendered.text)
-        self.requests = 0
+        self.requests = self.http_requests = 0
+        if self.settings.max_error > 0:
+            return self._bounded_record(rendered, trie)
         items, skipped = self._read_nodes(trie)
         after: dict[int, dict[int, float]] = {}
         marks = [
@@ -175,6 +189,50 @@ class ExactReader:
         }
         return dict(number_reading(nodes, record=record).record)
 
+    def _bounded_record(self, rendered: RenderedPrompt, trie: NumberTrie) -> dict[str, Any]:
+        """Round by round (rubric/bounded_walk.py): each round's prompts sent together."""
+        facts, settings = self.facts, self.settings
+        walk = Walk(trie, facts, settings.max_error, node_cutoff=settings.node_cutoff)
+        asked = scouted = 0
+        while queries := walk.next_queries():
+            items = []
+            for query in queries:
+                node = trie.nodes[query.index]
+                seq = (*trie.prompt_ids, *node.ids)
+                needed = trie.needed_ids(node, facts)
+                if query.mark is not None:
+                    items.append(Asked((*seq, query.mark), facts.continuation_ids))
+                elif query.kind == "tail":
+                    known = walk.lookups[query.index]
+                    items.append(Asked(seq, tuple(i for i in needed if i not in known)))
+                elif len(needed) > settings.ids_per_request and settings.scout_logprobs > 0:
+                    items.append(Asked(seq, (), scout=settings.scout_logprobs))
+                    scouted += 1
+                else:
+                    items.append(Asked(seq, needed))
+            self.ask(items)
+            for query, item in zip(queries, items, strict=True):
+                asked += len(item.asked)
+                if query.mark is None:
+                    walk.answer_node(query.index, item.lookup)
+                else:
+                    walk.answer_point(query.index, query.mark, item.lookup)
+        nodes = walk.nodes()
+        record = {
+            **self._about(rendered, len(trie.prompt_ids)),
+            "asked_ids": asked,
+            "scouted_nodes": scouted,
+            "rounds": walk.rounds,
+            "max_error": settings.max_error,
+        }
+        reading = number_reading(nodes.values(), record=record)
+        bound = reading.bound
+        out = dict(reading.record)
+        out["exact"] = (
+            bound is not None and bound.open_mass == 0 and all(n.end_exact for n in nodes.values())
+        )
+        return out
+
     def _about(self, rendered: RenderedPrompt, prompt_tokens: int) -> dict[str, Any]:
         """What every exact record says of how it was read."""
         return {
@@ -186,6 +244,10 @@ class ExactReader:
             "prompt_tokens": prompt_tokens,
             "prompt_tail": rendered.text[-TAIL_CHARS:],
             "requests": self.requests,
+            "http_requests": self.http_requests,
+            # what the server says it is (vLLM: version and a hash of its whole configuration,
+            # dtype included); None where it says nothing
+            "system_fingerprint": ",".join(sorted(self.fingerprints)) or None,
         }
 
     def _read_nodes(self, trie: NumberTrie) -> tuple[dict[int, Asked], float]:

@@ -110,6 +110,9 @@ class ServedJudge(Judge):
                 chat_template_sha256=template_sha,
                 node_cutoff=e.node_cutoff,
                 reasoning_effort=e.reasoning_effort,
+                # a bounded reading's values depend on where it stops and how it reads a node
+                max_error=e.max_error,
+                **({"scout_logprobs": e.scout_logprobs} if e.max_error > 0 else {}),
             )
         else:
             c = self.chat_settings

@@ -134,7 +134,7 @@ def answer_chat(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str, Any])
         "model": opts.served_model,
         "choices": [choice],
         "service_tier": None,
-        "system_fingerprint": None,
+        "system_fingerprint": opts.fingerprint,
         "usage": usage(prompt, steps),
         "prompt_logprobs": None,
         "prompt_token_ids": prompt if ask_ids else None,  # chat: top level, not in the choice
@@ -146,7 +146,10 @@ def answer_chat(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str, Any])
 
 
 def completion_prompts(engine: JudgeEngine, body: Mapping[str, Any]) -> list[list[int]]:
-    """CompletionRequest.prompt: a string, a list of token ids, or a batch of either."""
+    """CompletionRequest.prompt: a string, a list of token ids, or a batch of either. A batch
+    is answered as vLLM 0.32/0.33 does (completion/serving.py, create_completion and
+    request_output_to_completion_response): every prompt with the request's one set of sampling
+    parameters, one choice per prompt in prompt order with index = its position, usage summed."""
     prompt = body["prompt"]
     add = bool(body.get("add_special_tokens", True))
 
@@ -213,7 +216,7 @@ def answer_completions(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str
         "model": opts.served_model,
         "choices": choices,
         "service_tier": None,
-        "system_fingerprint": None,
+        "system_fingerprint": opts.fingerprint,
         "usage": total,
         "kv_transfer_params": None,
         "ec_transfer_params": None,

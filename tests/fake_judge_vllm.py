@@ -29,6 +29,9 @@ class VllmOptions:
     logprobs: bool = True  # False: a server that never returns log-probabilities
     start_date: str | None = None  # harmony's "Current date" (VLLM_SYSTEM_START_DATE)
     served_model: str = "fake-judge"
+    # vllm/entrypoints/serve/utils/fingerprint.py (default --fingerprint-mode full):
+    # "vllm-<version>-<first 8 of vllm_config.compute_hash()>", on every non-streamed answer
+    fingerprint: str | None = "vllm-0.33.0-5f1a2b3c"
 
 
 class Refused(Exception):

@@ -281,10 +281,12 @@ def test_served_exact_reading_through_the_cli_equals_the_local_one(
             server.base_url,
             "--tokenizer",
             str(tiny_model_folder),  # a folder the tokenizer is read from
+            "--max-error",
+            "0",  # every node read: equal to the local exact reading
             *args,
         )
     assert out["exact"] is True and out["read"]["mode"] == "exact"
-    assert out["read"]["requests"] == len(server.requests) and out["read"]["skipped_mass"] == 0
+    assert out["read"]["http_requests"] == len(server.requests) and out["read"]["skipped_mass"] == 0
     assert out["read"]["prompt_tail"].endswith("Score: ")
     assert out["coverage"] == pytest.approx(local["coverage"], abs=1e-5)
 

@@ -63,7 +63,10 @@ def test_exact_reading_by_prompt_tokens_equals_the_local_reading(judge_model, lo
     assert_same(reading, local_reading)
     record = reading.record
     assert reading.exact and record["mode"] == "exact" and record["skipped_mass"] == 0
-    assert record["requests"] == len(server.requests) and not record["missing_ids"]
+    assert record["http_requests"] == len(server.requests) and not record["missing_ids"]
+    assert record["requests"] == sum(
+        len(b["prompt"]) if isinstance(b["prompt"][0], list) else 1 for b in server.requests
+    )
     assert record["prompt_tail"].endswith("assistant\nScore: ")
     # Every request is a /v1/completions call by token ids, one token, at most 128 ids.
     assert set(server.paths) == {"/v1/completions"}
@@ -71,7 +74,12 @@ def test_exact_reading_by_prompt_tokens_equals_the_local_reading(judge_model, lo
         assert isinstance(body["prompt"], list) and body["max_tokens"] == 1
         assert 0 < len(body["logprob_token_ids"]) <= 128
         assert body["return_token_ids"] is True and body["return_tokens_as_token_ids"] is True
-    prompts = {tuple(b["prompt"]) for b in server.requests}
+    # a list of prompts (prompts_per_request) or one
+    prompts = {
+        tuple(p)
+        for b in server.requests
+        for p in (b["prompt"] if isinstance(b["prompt"][0], list) else [b["prompt"]])
+    }
     assert len(prompts) >= 102  # every trie node, each its own prompt on the shared prefix
 
 

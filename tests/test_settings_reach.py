@@ -317,6 +317,8 @@ SETTINGS_PROOFS: dict[type, dict[str, str]] = {
         "backoff_s": HERE + "test_max_retries_and_backoff_are_obeyed",
         "retry_budget_s": "tests/test_served.py::"
         "test_the_retry_budget_stops_a_call_whose_waits_would_pass_it",
+        "prompts_per_request": HERE
+        + "test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity",
     },
 }
 # The fields that are not inside a settings object, each with the test that shows it acting.
@@ -350,6 +352,14 @@ FIELD_PROOFS = {
         f"judges[litellm|openai-compatible].{name}": HERE
         + "test_served_judge_options_reach_the_judge"
         for name in ("mode", "reasoning_effort", "top_logprobs", "ids_per_request", "node_cutoff")
+    },
+    **{
+        name: HERE + "test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity"
+        for name in (
+            "judges[litellm|openai-compatible].max_error",
+            "judges[litellm|openai-compatible].scout_logprobs",
+            "judges[local].max_error",
+        )
     },
     "judges[litellm|openai-compatible].probe_floor": "tests/test_preflight.py::"
     "test_a_judge_that_rarely_starts_a_number_on_the_probe_is_refused",
@@ -530,3 +540,55 @@ def test_every_benchmark_design_field_has_a_proof_that_exists():
         proof = benchmark_proof(path, owner, name)
         assert proof is not None
         assert_test_exists(path, proof)
+
+
+def test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity(monkeypatch):
+    """A judge's max_error (both kinds) and scout_logprobs reach the reader that uses them and
+    the judge's identity (they change results); prompts_per_request and a list of base URLs
+    reach the client and never the identity (transport)."""
+    from rubric.judges import LocalJudgeSpec, build_judge
+
+    served = validate(
+        ServedJudgeSpec,
+        {
+            "id": "j",
+            "kind": "litellm",
+            "model": "openai/j",
+            "tokenizer": "smollm2",
+            "max_error": 0.2,
+            "scout_logprobs": 9,
+            "endpoint": {"base_url": ["http://a/v1", "http://b/v1"], "prompts_per_request": 7},
+        },
+        "t",
+    )
+    judge = build_judge(served, ModelCache().get)
+    assert (judge.exact_settings.max_error, judge.exact_settings.scout_logprobs) == (0.2, 9)
+    assert judge.identity()["max_error"] == 0.2 and judge.identity()["scout_logprobs"] == 9
+    assert judge.client.settings.prompts_per_request == 7
+    assert judge.client.replicas.urls == ("http://a/v1", "http://b/v1")
+    other = validate(
+        ServedJudgeSpec,
+        {
+            "id": "j",
+            "kind": "litellm",
+            "model": "openai/j",
+            "tokenizer": "smollm2",
+            "max_error": 0.2,
+            "scout_logprobs": 9,
+            "endpoint": {"base_url": "http://c/v1", "prompts_per_request": 1},
+        },
+        "t",
+    )
+    assert build_judge(other, ModelCache().get).identity() == judge.identity()
+    assert ServedJudgeSpec.model_fields["max_error"].default == 0.05
+    local = validate(
+        LocalJudgeSpec, {"id": "l", "kind": "local", "model": "m", "max_error": 0.3}, "t"
+    )
+    seen = {}
+
+    class Model:
+        def info(self):
+            raise AssertionError("not needed")
+
+    built = build_judge(local, lambda spec, settings: seen.setdefault("m", Model()))
+    assert built.max_error == 0.3

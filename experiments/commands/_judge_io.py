@@ -40,7 +40,18 @@ def read_text(path: Path, what: str) -> str:
 
 
 # What a reading's record says about how it was read, for diagnosing a wrong one.
-HOW_READ = ("mode", "requests", "skipped_mass", "missing_ids", "prompt_tail", "first_tokens")
+HOW_READ = (
+    "mode",
+    "requests",
+    "http_requests",
+    "bound",
+    "max_error",
+    "system_fingerprint",
+    "skipped_mass",
+    "missing_ids",
+    "prompt_tail",
+    "first_tokens",
+)
 
 
 def how_read(reading: Any) -> dict[str, Any]:
@@ -55,6 +66,7 @@ def number_payload(reading: Any) -> dict[str, Any]:
         "coverage": reading.coverage,
         "readable": reading.readable,
         "exact": reading.exact,
+        "bound": reading.record.get("bound"),  # certified [lo, hi] for the mean and coverage
         "read": how_read(reading),
         "template": reading.template.to_record() if reading.template else None,
     }

@@ -130,13 +130,26 @@ def add_judge_args(p: argparse.ArgumentParser, *, prefix: str = "", required: bo
         help="served exact judges: trie nodes below this probability are not read (default 0)",
     )
     p.add_argument(
+        f"--{prefix}max-error",
+        type=float,
+        help="0–100 readings stop where what is left could move E[n] by less (points; "
+        "default 0.05; 0 = read every node)",
+    )
+    p.add_argument(
         f"--{prefix}no-prefill",
         action="store_true",
         help="served top-k judges: the server cannot continue an assistant prefill",
     )
 
 
-SERVED_READING_OPTIONS = ("tokenizer", "mode", "top_logprobs", "reasoning_effort", "node_cutoff")
+SERVED_READING_OPTIONS = (
+    "tokenizer",
+    "mode",
+    "top_logprobs",
+    "reasoning_effort",
+    "node_cutoff",
+    "max_error",
+)
 
 
 def judge_spec_of(args: argparse.Namespace, *, prefix: str = "") -> Any:

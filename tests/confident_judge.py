@@ -1,0 +1,70 @@
+"""A confident test judge: a tiny random Llama over one of tests/judge_tokenizers.py's tokenizers
+whose next token is pushed by the token before it (a bigram bias on the output), so that, like a
+real judge after "Score: ", it writes one number with most of its mass — 72, then 62 — and then
+ends it (a newline or the end of the turn). tiny_judge's position-free bias cannot do that: it
+keeps wanting more digits after a number, so its readings spread over all 101 numbers. The
+random model underneath still moves every probability a little, and every token keeps some
+mass, so nothing is read from a shortcut."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from model_access.local import LocalModel
+from tests.conftest import build_tiny_llama
+
+# The share of the next-token mass each context gives its favoured tokens.
+START = {"72": 0.93, "62": 0.065}  # after anything but a number piece
+AFTER_FIRST = 0.995  # after a first digit, the second one (digit tokenizers)
+AFTER_NUMBER = 0.995  # after a whole number, the enders
+LOGIT_SCALE = 0.4
+
+
+def confident_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
+    vocab = tokenizer.get_vocab()
+    model = LocalModel(
+        build_tiny_llama(tokenizer, seed=seed), tokenizer, spec=f"confident-{len(tokenizer)}"
+    )
+    with torch.no_grad():
+        model.model.lm_head.weight.mul_(LOGIT_SCALE)
+    size = int(model.model.config.vocab_size)
+    enders = [vocab[p] for p in ("Ċ", "<0x0A>") if p in vocab]
+    enders += [i for i in {tokenizer.eos_token_id, vocab.get("<|end|>")} if i is not None]
+
+    def shares(group: dict[int, float]) -> torch.Tensor:
+        """A bias row giving each id about its share, the random logits taken as alike."""
+        row = torch.zeros(size)
+        rest = 1.0 - sum(group.values())
+        for i, share in group.items():
+            row[i] = math.log(share / rest * (size - len(group)))
+        return row
+
+    def ids(text: str) -> list[int]:
+        return [vocab[text]] if text in vocab else [vocab[c] for c in text]
+
+    table = torch.stack([shares({ids(t)[0]: s for t, s in START.items()})] * size)
+    end_row = shares({i: AFTER_NUMBER / len(enders) for i in enders})
+    whole = {t for t in START if t in vocab}
+    for text in START:
+        pieces = ids(text)
+        if text in whole:
+            table[pieces[0]] = end_row
+        else:  # digit by digit: after the first digit its second, after that the enders
+            table[pieces[0]] = shares({pieces[1]: AFTER_FIRST})
+            table[pieces[1]] = end_row
+    seen: dict[str, torch.Tensor] = {}
+
+    def remember(module: Any, args: Any, kwargs: Any) -> None:
+        given = kwargs.get("input_ids", args[0] if args else None)
+        seen["ids"] = given
+
+    def push(module: Any, inputs: Any, output: torch.Tensor) -> torch.Tensor:
+        last = seen["ids"][:, -output.shape[1] :]
+        return output + table.to(output.device)[last].to(output.dtype)
+
+    model.model.register_forward_pre_hook(remember, with_kwargs=True)
+    model.model.lm_head.register_forward_hook(push)
+    return model
