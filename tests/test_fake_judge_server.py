@@ -136,6 +136,25 @@ def test_what_vllm_accepts_beside_its_400s(vllm, tiny_model, prefill_ids):
     assert loose.answer(CHAT_PATH, CHAT | {"top_logprobs": 25})[0] == 200
 
 
+def test_prompts_longer_than_the_context_and_the_0_32_answer(tiny_model, prefill_ids):
+    # Held to a real 0.32.0 server by tests/test_vllm_standin.py (the `vllm` tier).
+    short = judge_handler(tiny_model, max_model_len=len(prefill_ids) + 2)
+    body = {"prompt": [*prefill_ids, 5, 5, 5], "max_tokens": 1}
+    error = refused(short, CMPL_PATH, body)
+    assert (
+        error["param"] == "input_tokens"
+        and f"contains {len(prefill_ids) + 3} " in (error["message"])
+    )
+    error = refused(short, CMPL_PATH, body | {"prompt": [*prefill_ids, 5, 5]})
+    assert error["param"] == "max_tokens" and "at least 1, got 0" in error["message"]
+    status, answer = short.answer(CMPL_PATH, body | {"prompt": prefill_ids, "max_tokens": 9})
+    assert status == 200 and answer["usage"]["completion_tokens"] == 2  # cut to what is left
+    assert answer["system_fingerprint"].startswith("vllm-0.32.0-")
+    assert "weight_versions" not in answer["choices"][0]
+    newer = judge_handler(tiny_model, version="0.33.0").answer(CMPL_PATH, body | {"max_tokens": 1})
+    assert "weight_versions" in newer[1]["choices"][0]
+
+
 def test_token_id_strings_follow_the_request_then_the_server_default(tiny_model, row):
     sampled = int(row.argmax())
     decoded = tiny_model.tokenizer.decode([sampled])

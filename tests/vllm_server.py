@@ -1,0 +1,146 @@
+"""A real vLLM server for the `vllm` test tier: the CPU build in the lab's vLLM venv
+(scripts/setup-vllm.sh), serving the converted embedded default (SmolLM2-135M-Instruct) in
+float32 on loopback. One server per test session (tests/conftest.py `vllm_server`); it is
+stopped by its own process group's id (the api server and the engine and worker processes it
+spawns), never by name.
+
+The flags are the ones measured on 2 CPU cores (issue 25): float32 so an exact reading equals
+the local one; --block-size 32 because on CPU the default block is 128 and only full blocks are
+prefix-cached, so short judge prompts would never hit the cache; --max-logprobs 20 as vLLM's
+default; VLLM_CPU_KVCACHE_SPACE=2 (GiB) instead of a share of the machine's memory."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+SETUP = ROOT / "scripts" / "setup-vllm.sh"
+SERVED_NAME = "smollm2"
+MAX_MODEL_LEN = 2048
+START_TIMEOUT_S = float(os.environ.get("DIARYLAB_VLLM_START_TIMEOUT_S", "600"))
+STARTED: list[VllmServer] = []  # for the session's summary line (tests/conftest.py)
+
+
+@dataclass(frozen=True)
+class VllmServer:
+    base_url: str  # http://127.0.0.1:PORT/v1
+    model_folder: Path  # what it serves (tokenizer files included)
+    served_name: str
+    pid: int
+    log: Path
+    start_s: float  # seconds from launch to a healthy /health
+
+    @property
+    def litellm_model(self) -> str:
+        return f"hosted_vllm/{self.served_name}"
+
+
+def vllm_python() -> Path:
+    """The vLLM venv's python, installing it first if its stamp is missing or stale (instant
+    when installed: `make test` has already run the script)."""
+    done = subprocess.run([str(SETUP)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"scripts/setup-vllm.sh failed:\n{done.stderr[-4000:]}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+def start(model_folder: Path, log: Path) -> VllmServer:
+    python = vllm_python()
+    port = free_port()
+    command = [
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",  # `vllm serve` fails: the dist is named vllm-cpu
+        "--model",
+        str(model_folder),
+        "--served-model-name",
+        SERVED_NAME,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        "float32",
+        "--max-model-len",
+        str(MAX_MODEL_LEN),
+        "--max-num-seqs",
+        "8",
+        "--max-logprobs",
+        "20",
+        "--enable-prefix-caching",
+        "--block-size",
+        "32",
+    ]
+    env = {
+        **os.environ,
+        "VLLM_CPU_KVCACHE_SPACE": "2",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "HF_HUB_OFFLINE": "1",
+    }
+    env.pop("PYTHONPATH", None)  # the lab's packages stay out of vLLM's environment
+    began = time.monotonic()
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+    server = VllmServer(
+        f"http://127.0.0.1:{port}/v1", model_folder, SERVED_NAME, proc.pid, log, 0.0
+    )
+    health = f"http://127.0.0.1:{port}/health"
+    try:
+        while not healthy(health):
+            if proc.poll() is not None or time.monotonic() - began > START_TIMEOUT_S:
+                tail = log.read_text(errors="replace")[-4000:]
+                raise RuntimeError(f"the vLLM server did not come up (log {log}):\n{tail}")
+            time.sleep(1.0)
+    except BaseException:  # a failed start, or Ctrl-C while waiting: leave nothing running
+        stop(server)
+        raise
+    seconds = round(time.monotonic() - began, 1)
+    up = VllmServer(server.base_url, model_folder, SERVED_NAME, proc.pid, log, seconds)
+    STARTED.append(up)
+    return up
+
+
+def stop(server: VllmServer, grace_s: float = 10.0) -> None:
+    """SIGTERM to the server's own process group (it was started in a new session, so the group
+    id is its pid), SIGKILL to whatever is left after `grace_s`."""
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(server.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(server.pid, 0)
