@@ -53,6 +53,8 @@ def test_read_prompt_file_is_exactly_what_the_model_sees(
         str(f),
         "--floor",
         "0",
+        "--max-error",
+        "0",  # every node read, as folder_judge reads
         "--json",
     )
     assert len(out["distribution"]) == 101

@@ -38,8 +38,13 @@ CASES = {
 }
 
 
-def client(url: str, concurrency: int = 8) -> ServedClient:
-    settings = EndpointSettings(base_url=url, max_retries=0, concurrency=concurrency)
+def client(url: str, concurrency: int = 8, prompts_per_request: int = 16) -> ServedClient:
+    settings = EndpointSettings(
+        base_url=url,
+        max_retries=0,
+        concurrency=concurrency,
+        prompts_per_request=prompts_per_request,
+    )
     return ServedClient("hosted_vllm/fake-judge", settings, sleep=lambda s: None)
 
 
@@ -96,8 +101,10 @@ def test_no_request_asks_for_more_than_128_ids(case):
         # 0..999 as single tokens: a number node needs about a thousand ids, in blocks.
         per_prompt: dict[tuple[int, ...], int] = {}
         for body in case["bodies"]:
-            key = tuple(body["prompt"])
-            per_prompt[key] = per_prompt.get(key, 0) + len(body["logprob_token_ids"])
+            listed = body["prompt"] if isinstance(body["prompt"][0], list) else [body["prompt"]]
+            for prompt in listed:  # a list of prompts shares its ids
+                key = tuple(prompt)
+                per_prompt[key] = per_prompt.get(key, 0) + len(body["logprob_token_ids"])
         assert max(per_prompt.values()) > 1000
 
 
@@ -138,10 +145,12 @@ def test_llamacpp_ignored_ids_are_not_exact_and_a_whole_vocabulary_top_k_is():
     local = LocalJudge(model).read_number(NUMBER, floor=0.0)
     with serve(judge_handler(model, server="llamacpp")) as server:
         ignored = ServedJudge(
-            client(server.base_url), tokenizer=tokenizer, exact=ExactSettings(top_logprobs=5)
+            client(server.base_url, prompts_per_request=1),
+            tokenizer=tokenizer,
+            exact=ExactSettings(top_logprobs=5),
         ).read_number(NUMBER, floor=0.0)
         whole = ServedJudge(
-            client(server.base_url),
+            client(server.base_url, prompts_per_request=1),
             tokenizer=tokenizer,
             exact=ExactSettings(top_logprobs=len(tokenizer)),
         )
@@ -164,6 +173,6 @@ def test_llamacpp_without_top_logprobs_names_the_fix():
     tokenizer = mistral_style_tokenizer()
     model = tiny_judge(tokenizer)
     with serve(judge_handler(model, server="llamacpp")) as server:
-        judge = ServedJudge(client(server.base_url), tokenizer=tokenizer)
+        judge = ServedJudge(client(server.base_url, prompts_per_request=1), tokenizer=tokenizer)
         with pytest.raises(LabError, match="top_logprobs to the vocabulary size"):
             judge.read_number(NUMBER)
