@@ -38,7 +38,9 @@ def test_both_judges_agreeing_support_it():
     (result,) = evaluate([hypothesis("H1")], outcomes({"a": 8.0, "b": 6.0}))
     assert [j.verdict for j in result.verdicts] == ["supported", "supported"]
     assert result.overall == "supported"
-    assert all(j.test.n == 8 and j.test.p_two_sided == pytest.approx(2 / 256) for j in result.verdicts)
+    assert all(
+        j.test.n == 8 and j.test.p_two_sided == pytest.approx(2 / 256) for j in result.verdicts
+    )
     assert all(j.interval.low > 0 for j in result.verdicts)
 
 
