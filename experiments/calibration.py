@@ -1,17 +1,30 @@
-"""Extraction and calibration wired to the lab's pattern files and judges: the functions both
-`diarylab steer` and a run's inline profile rules use. steering/ knows neither patterns nor
-judges; this is where they meet."""
+"""Extraction and calibration wired to the lab's pattern files, judges and store: the functions
+both `diarylab steer` and a run's inline profile rules use. steering/ knows neither patterns,
+judges nor the store (it does the vector maths and the sweep's choice); this is where they meet.
+Every text is written through the store's cached-call door (experiments/engine/writes.py
+`StoreWrites`) and every judge reading goes through the shared judging phase (`judge_tasks`), so
+a killed extraction or calibration resumes with the calls it made, and calibration's samples
+reach the judge in batches like any other judging phase's."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from diarists.patterns import Pattern
+from experiments.engine.judging import judge_tasks, judgment_id
+from experiments.engine.store import JudgmentRow, Store
+from experiments.engine.vocabulary import Task
+from experiments.engine.writes import StoreWrites
 from foundation.errors import LabError
 from model_access.local import LocalModel
+from rubric.entry_scores import EntryTemplates, entry_prompts
 from rubric.expected import DEFAULT_FLOOR
 from rubric.judge_base import Judge
+from rubric.prompts import text_sha256
 from steering.calibrate import Calibration, heuristic_scorer, sweep
 from steering.extract import Extraction, Scorer, TextScore, extract_vector
 from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
@@ -21,41 +34,85 @@ FAKE_JUDGE = "fake"
 
 
 # ----------------------------------------------------------------------------- scoring
-def judge_scorer(judge: Judge, pattern: Pattern, *, floor: float | None = None) -> Scorer:
-    """A scorer reading a judge's pattern and coherence scores for one entry at a time;
-    readings under the coverage `floor` (default: the judges' default) are unreadable."""
-    from rubric.entry_scores import score_entry
-
+def judge_scorer(
+    store: Store,
+    judge_id: str,
+    get_judge: Callable[[], Judge],
+    pattern: Pattern,
+    *,
+    floor: float | None = None,
+    progress: bool = False,
+) -> Scorer:
+    """A scorer reading a judge's pattern and coherence scores for a batch of texts through the
+    store's judging phase: each reading is stored (as a judgment row of target kind "sample",
+    keyed by the text's sha256) before it is used, and read back on resume; the judge is built
+    only when a reading is missing. Readings under the coverage `floor` (default: the judges'
+    default) are unreadable (NaN), never replaced. `judge_id` must name one judge identity in
+    this store (a design's judge id; the command line derives one from the judge's identity)."""
+    templates = EntryTemplates.load()
+    # A sample is read for the pattern and coherence only: those are what the choice uses.
     spec_of_pattern = [(pattern.id, pattern.name, pattern.definition)]
+    items = (f"pattern:{pattern.id}", "coherence")
+    refs = {items[0]: templates.pattern.ref, "coherence": templates.coherence.ref}
+    reading_floor = DEFAULT_FLOOR if floor is None else floor
 
     def score(texts: Sequence[str]) -> list[TextScore]:
+        tasks: dict[str, tuple[Task, Task]] = {}  # each distinct non-empty text once
+        for text in texts:
+            if text.strip() and text not in tasks:
+                prompts = entry_prompts(text, spec_of_pattern, templates)
+                target = text_sha256(text)
+                pattern_task, coherence_task = (
+                    Task("sample", target, i, "number", prompts[i], refs[i]) for i in items
+                )
+                tasks[text] = (pattern_task, coherence_task)
+        total = 2 * len(tasks)
+        bar = tqdm(total=total, desc="judging samples", unit="call", disable=not progress)
+        try:
+            flat = [t for pair in tasks.values() for t in pair]
+            judge_tasks(store, judge_id, get_judge, flat, reading_floor, bar.update)
+        finally:
+            bar.close()
         out = []
         for text in texts:
-            if not text.strip():  # the judge refuses empty entries; they carry no pattern
+            if text not in tasks:  # the judge refuses empty entries; they carry no pattern
                 out.append(TextScore(pattern=0.0, coherence=0.0))
                 continue
-            scores = score_entry(
-                judge,
-                text,
-                patterns=spec_of_pattern,
-                floor=DEFAULT_FLOOR if floor is None else floor,
+            pattern_task, coherence_task = tasks[text]
+            out.append(
+                TextScore(
+                    _value(store, judge_id, pattern_task), _value(store, judge_id, coherence_task)
+                )
             )
-            out.append(TextScore(_mean(scores.pattern[pattern.id]), _mean(scores.coherence)))
         return out
 
     return score
 
 
+def _value(store: Store, judge_id: str, task: Task) -> float:
+    """A stored reading's expected number; NaN when unreadable (below the coverage floor),
+    which calibration leaves out of its means rather than replacing."""
+    row = store.get(JudgmentRow, judgment_id(judge_id, task))
+    if row is None:
+        raise RuntimeError(f"no stored judgment {judgment_id(judge_id, task)}")
+    return float("nan") if row.value is None else float(row.value)
+
+
 def fake_scorer(pattern: Pattern) -> Scorer:
-    """The word-counting heuristic: NOT a judge; for demos only."""
+    """The word-counting heuristic: NOT a judge; for demos only (it calls no model)."""
     return heuristic_scorer(pattern.markers)
 
 
-def _mean(reading: object) -> float:
-    """A reading's expected number; NaN when unreadable (below the coverage floor), which
-    calibration leaves out of its means rather than replacing."""
-    value = getattr(reading, "mean", None)
-    return float("nan") if value is None else float(value)
+@contextmanager
+def _writes(
+    store: Store, model: LocalModel, batch_size: int, what: str, progress: bool
+) -> Iterator[StoreWrites]:
+    """The store's write door with a progress bar of its own."""
+    bar = tqdm(desc=what, unit="entry", disable=not progress)
+    try:
+        yield StoreWrites(store, model, batch_size=batch_size, done=bar.update)
+    finally:
+        bar.close()
 
 
 # ----------------------------------------------------------------------------- extraction
@@ -65,24 +122,28 @@ def extract_pattern(
     settings: ExtractionSettings,
     *,
     seed: int,
+    store: Store,
     scorer: Scorer | None = None,
     progress: bool = True,
 ) -> Extraction:
-    """A pattern's vector on a model, from the pattern file's contrast set."""
-    return extract_vector(
-        model,
-        pattern_id=pattern.id,
-        pattern_sha256=pattern.sha256,
-        positive_system=pattern.positive_system,
-        negative_system=pattern.negative_system,
-        prompts=pattern.extraction_prompts,
-        settings=settings.generation,
-        seed=seed,
-        pairs=settings.pairs,
-        batch_size=settings.batch_size,
-        scorer=scorer,
-        progress=progress,
-    )
+    """A pattern's vector on a model, from the pattern file's contrast set; the pairs are
+    written through `store`."""
+    with _writes(store, model, settings.batch_size, "writing contrast pairs", progress) as writes:
+        return extract_vector(
+            model,
+            pattern_id=pattern.id,
+            pattern_sha256=pattern.sha256,
+            positive_system=pattern.positive_system,
+            negative_system=pattern.negative_system,
+            prompts=pattern.extraction_prompts,
+            settings=settings.generation,
+            seed=seed,
+            writes=writes,
+            pairs=settings.pairs,
+            batch_size=settings.batch_size,
+            scorer=scorer,
+            progress=progress,
+        )
 
 
 def calibrate_pattern(
@@ -93,9 +154,11 @@ def calibrate_pattern(
     scorer: Scorer,
     *,
     seed: int,
+    store: Store,
     progress: bool = True,
 ) -> Calibration:
-    """The rule's sweep on the pattern's held-out prompts."""
+    """The rule's sweep on the pattern's held-out prompts, its samples written through `store`
+    (`scorer` is judge_scorer on the same store, or the fake heuristic)."""
     count = len(pattern.heldout_prompts) if rule.prompts is None else rule.prompts
     if count > len(pattern.heldout_prompts):
         raise LabError(
@@ -106,26 +169,24 @@ def calibrate_pattern(
     for layer in rule.layers:
         vector.check_layer(layer, where="calibration.layers")
     prompts = [
-        model.chat_ids(
-            [{"role": "system", "content": pattern.eval_system}, {"role": "user", "content": p}]
-        )
+        [{"role": "system", "content": pattern.eval_system}, {"role": "user", "content": p}]
         for p in pattern.heldout_prompts[:count]
     ]
-    return sweep(
-        model,
-        vector,
-        prompts,
-        layers=rule.layers,
-        strengths=rule.strengths,
-        scorer=scorer,
-        settings=rule.generation,
-        seed=seed,
-        floor=rule.floor,
-        scale=rule.scale,
-        positions=rule.positions,
-        batch_size=rule.batch_size,
-        progress=progress,
-    )
+    with _writes(store, model, rule.batch_size, "calibration samples", progress) as writes:
+        return sweep(
+            model,
+            vector,
+            prompts,
+            layers=rule.layers,
+            strengths=rule.strengths,
+            scorer=scorer,
+            writes=writes,
+            settings=rule.generation,
+            seed=seed,
+            floor=rule.floor,
+            scale=rule.scale,
+            positions=rule.positions,
+        )
 
 
 def chosen_setting(result: Calibration, rule: CalibrationRule, out: Path) -> SteerSettings:

@@ -4,9 +4,12 @@ A design names its profiles as "unsteered", a profile file, or the id of an inli
 rule (a pattern plus a fixed steer setting or a calibration rule). Files are loaded and checked
 once here; inline rules are made once per run folder — the vector extracted on the diarist
 model, then calibrated with one of the design's judges (or steered at the fixed setting) — and
-kept in the run folder as a vector and a profile file, whose choice the manifest records. The
-`diarylab steer` commands use the same extraction, calibration and scoring functions
-(experiments/calibration.py)."""
+kept in the run folder as a vector and a profile file, whose choice the manifest records. Every
+model call made on the way (contrast pairs, calibration samples, judge readings) goes through
+the cached-call door of the profile maker's own store, profiles/store.sqlite in the run folder,
+so a run killed while making a profile resumes with the calls it made; it is a store of its
+own so the experiment's store holds only the experiment's rows. The `diarylab steer` commands
+use the same extraction, calibration and scoring functions (experiments/calibration.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from diarists.patterns import Pattern, load_pattern
 from diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
 from experiments.calibration import calibrate_pattern, chosen_setting, extract_pattern, judge_scorer
 from experiments.engine.design import Design, ProfileRule
+from experiments.engine.store import Store
 from foundation.datafiles import file_sha256
 from foundation.errors import LabError
 from model_access.local import LocalModel
@@ -126,9 +130,13 @@ def profile_ids(design: Design) -> list[str]:
     return ids
 
 
+PROFILE_STORE = "store.sqlite"  # under the run folder's profiles/
+
+
 class InlineProfiles:
     """Makes a design's inline profiles inside a run folder, once: a finished profile file is
-    loaded as it is, so a resumed run steers with exactly what the first run chose."""
+    loaded as it is, so a resumed run steers with exactly what the first run chose; an
+    unfinished one is made again from the calls its store kept."""
 
     def __init__(
         self,
@@ -156,9 +164,17 @@ class InlineProfiles:
         profile_file = self.folder / f"{rule.id}.toml"
         if profile_file.is_file():
             return load_profile(profile_file)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        store = Store(self.folder / PROFILE_STORE)
+        try:
+            return self._make(rule, profile_file, store)
+        finally:
+            store.close()
+
+    def _make(self, rule: ProfileRule, profile_file: Path, store: Store) -> Profile:
         pattern = load_pattern(rule.pattern)
         vector_file = self.folder / f"{rule.id}.safetensors"
-        vector = self._vector(rule, pattern, vector_file)
+        vector = self._vector(rule, pattern, vector_file, store)
         record: dict[str, str | int | float | bool] = {
             "made_by": "diarylab run (inline profile rule)",
             "rule": json.dumps(rule.model_dump(mode="json"), sort_keys=True),
@@ -168,8 +184,15 @@ class InlineProfiles:
         }
         if rule.calibration is not None:
             c = rule.calibration
-            judge = self.judge_for(c.judge)
-            scorer = judge_scorer(judge, pattern, floor=self.design.coverage_floor)
+            judge_for, judge_id = self.judge_for, c.judge
+            scorer = judge_scorer(
+                store,
+                judge_id,
+                lambda: judge_for(judge_id),  # built only when a reading is not stored
+                pattern,
+                floor=self.design.coverage_floor,
+                progress=self.progress,
+            )
             out = self.folder / f"{rule.id}.calibration"
             print(f"calibrating profile {rule.id} ...", flush=True)
             result = calibrate_pattern(
@@ -179,6 +202,7 @@ class InlineProfiles:
                 c,
                 scorer,
                 seed=self.design.seed,
+                store=store,
                 progress=self.progress,
             )
             write_outputs(result, out, title=f"{pattern.name} on {record['model']} ({c.judge})")
@@ -205,13 +229,20 @@ class InlineProfiles:
         )
         return load_profile(profile_file)
 
-    def _vector(self, rule: ProfileRule, pattern: Pattern, path: Path) -> PatternVector:
+    def _vector(
+        self, rule: ProfileRule, pattern: Pattern, path: Path, store: Store
+    ) -> PatternVector:
         tensors, meta = vector_paths(path)
         if tensors.is_file() and meta.is_file():
             return PatternVector.load(path)
         print(f"extracting a {pattern.id} vector for profile {rule.id} ...", flush=True)
         result = extract_pattern(
-            self.model, pattern, rule.extraction, seed=self.design.seed, progress=self.progress
+            self.model,
+            pattern,
+            rule.extraction,
+            seed=self.design.seed,
+            store=store,
+            progress=self.progress,
         )
         result.vector.save(path)  # tensors then sidecar, each written whole
         return result.vector

@@ -4,7 +4,10 @@ at or above a floor. Writes the sweep table (CSV + Parquet), every sample, and a
 caller turns the chosen setting into a profile file (steering/ does not know about profiles).
 
 Every setting writes for the same prompts with the same seeds, so settings differ only in the
-steering; strength 0 is the unsteered baseline, generated once and shared by every layer."""
+steering; strength 0 is the unsteered baseline, generated once and shared by every layer. Every
+sample is written through the caller's `Writes` door (the store's, so a killed calibration reads
+its texts back), then all of them go to the scorer in one call, which batches them through the
+judge like any other judging phase."""
 
 from __future__ import annotations
 
@@ -15,13 +18,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from foundation.errors import LabError
 from model_access.local import GenerationSettings, LocalModel
-from steering.apply import Positions, Scale, Steer, generate_steered
+from steering.apply import Positions, Scale, Steer
 from steering.extract import Scorer, TextScore
 from steering.vectors import PatternVector
+from steering.writing import WriteRequest, Writes
 
 
 @dataclass(frozen=True)
@@ -60,19 +62,19 @@ class Calibration:
 def sweep(
     model: LocalModel,
     vector: PatternVector,
-    prompts: Sequence[Sequence[int]],
+    prompts: Sequence[list[dict[str, str]]],
     *,
     layers: Sequence[int],
     strengths: Sequence[float],
     scorer: Scorer,
+    writes: Writes,
     settings: GenerationSettings,
     seed: int,
     floor: float,
     scale: Scale = "relative",
     positions: Positions = "response",
-    batch_size: int = 8,
-    progress: bool = True,
 ) -> Calibration:
+    """`prompts` are chats (system + user messages); `writes` writes them, batched as it likes."""
     if not prompts:
         raise LabError("no held-out prompts", where="calibration")
     if not layers or not strengths:
@@ -88,32 +90,22 @@ def sweep(
         if s != 0
     ]
     jobs = [(steer, i) for steer in settings_grid for i in range(len(prompts))]
-    samples: list[Sample] = []
-    bar = tqdm(total=len(jobs), desc="calibration samples", unit="entry", disable=not progress)
-    for start in range(0, len(jobs), batch_size):
-        batch = jobs[start : start + batch_size]
-        gens = generate_steered(
-            model,
-            [prompts[i] for _, i in batch],
-            settings,
-            seeds=[seed + i for _, i in batch],
-            steers=[steer for steer, _ in batch],
+    gens = writes([WriteRequest(prompts[i], seed + i, steer) for steer, i in jobs], settings)
+    if len(gens) != len(jobs):
+        raise ValueError(f"{len(gens)} texts written for {len(jobs)} requests")
+    scores = _score(scorer, [g.text for g in gens])
+    samples = [
+        Sample(
+            layer=steer.layers[0] if steer else None,
+            strength=steer.strength if steer else 0.0,
+            prompt_index=i,
+            seed=seed + i,
+            text=gen.text,
+            pattern=float(score.pattern),
+            coherence=float(score.coherence),
         )
-        scores = _score(scorer, [g.text for g in gens])
-        for (steer, i), gen, score in zip(batch, gens, scores, strict=True):
-            samples.append(
-                Sample(
-                    layer=steer.layers[0] if steer else None,
-                    strength=steer.strength if steer else 0.0,
-                    prompt_index=i,
-                    seed=seed + i,
-                    text=gen.text,
-                    pattern=float(score.pattern),
-                    coherence=float(score.coherence),
-                )
-            )
-        bar.update(len(batch))
-    bar.close()
+        for (steer, i), gen, score in zip(jobs, gens, scores, strict=True)
+    ]
     rows = summarise(samples, layers, floor)
     return Calibration(tuple(rows), tuple(samples), floor, scale, positions, choose(rows))
 

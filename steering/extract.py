@@ -6,8 +6,11 @@ prompt + response reads every decoder block's output; each response's hidden sta
 over its RESPONSE tokens only (the prompts differ by design, so their tokens would mostly encode
 the instructions). The vector at each layer is mean(positive) − mean(negative).
 
-This module takes plain strings and an optional scorer callable: it knows nothing about pattern
-files or judges (steering/ sits below diarists/ and rubric/)."""
+This module takes plain strings, a `Writes` door and an optional scorer callable: it knows nothing
+about pattern files, judges or the store (steering/ sits below diarists/, rubric/ and
+experiments/). The texts are written through `writes` (the caller's cached-call door, so a
+killed run reads them back); only the activation reads below run on the model directly, since
+they keep nothing but the vector, which is saved whole."""
 
 from __future__ import annotations
 
@@ -20,8 +23,9 @@ import torch
 from tqdm.auto import tqdm
 
 from foundation.errors import LabError
-from model_access.local import Generation, GenerationSettings, LocalModel
+from model_access.local import GenerationSettings, LocalModel
 from steering.vectors import PatternVector
+from steering.writing import WriteRequest, Writes, Written
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ def extract_vector(
     prompts: Sequence[str],
     settings: GenerationSettings,
     seed: int,
+    writes: Writes,
     pairs: int | None = None,
     batch_size: int = 8,
     scorer: Scorer | None = None,
@@ -89,7 +94,7 @@ def extract_vector(
 ) -> Extraction:
     """Generate contrast pairs, optionally filter them with `scorer`, and average response-token
     hidden states into a PatternVector. With `pairs` larger than len(prompts), prompts repeat
-    with new seeds."""
+    with new seeds. `batch_size` is the activation reads'; `writes` batches the texts."""
     if not prompts:
         raise LabError("no extraction prompts", where="extraction", fix="give at least one")
     count = len(prompts) if pairs is None else pairs
@@ -98,13 +103,16 @@ def extract_vector(
     if batch_size < 1:
         raise LabError(f"batch size must be ≥ 1, got {batch_size}", where="extraction")
     jobs = [(prompts[i % len(prompts)], seed + i) for i in range(count)]
-    chats = [
-        model.chat_ids([{"role": "system", "content": system}, {"role": "user", "content": p}])
-        for p, _ in jobs
+    # Both sides of a pair share a seed, so they differ only in the system prompt.
+    requests = [
+        WriteRequest([{"role": "system", "content": system}, {"role": "user", "content": p}], s)
+        for p, s in jobs
         for system in (positive_system, negative_system)
     ]
-    seeds = [s for _, s in jobs for _ in range(2)]  # both sides of a pair share a seed
-    gens = _generate(model, chats, settings, seeds, batch_size, progress)
+    gens = writes(requests, settings)
+    if len(gens) != len(requests):
+        raise ValueError(f"{len(gens)} texts written for {len(requests)} requests")
+    chats = [model.chat_ids(r.messages) for r in requests]
     found = _judge_pairs(jobs, gens, scorer, pair_filter)
     kept = [i for i, pair in enumerate(found) if pair.kept]
     if not kept:
@@ -147,27 +155,9 @@ def extract_vector(
     return Extraction(vector=vector, pairs=tuple(found))
 
 
-def _generate(
-    model: LocalModel,
-    chats: list[list[int]],
-    settings: GenerationSettings,
-    seeds: list[int],
-    batch_size: int,
-    progress: bool,
-) -> list[Generation]:
-    out: list[Generation] = []
-    bar = tqdm(total=len(chats), desc="writing contrast pairs", unit="entry", disable=not progress)
-    for start in range(0, len(chats), batch_size):
-        stop = start + batch_size
-        out += model.generate(chats[start:stop], settings, seeds=seeds[start:stop])
-        bar.update(len(chats[start:stop]))
-    bar.close()
-    return out
-
-
 def _judge_pairs(
     jobs: list[tuple[str, int]],
-    gens: list[Generation],
+    gens: list[Written],
     scorer: Scorer | None,
     pair_filter: PairFilter,
 ) -> list[ContrastPair]:
@@ -199,7 +189,7 @@ class _ResponseStats:
 
 def _response_means(
     model: LocalModel,
-    rows: list[tuple[list[int], Generation]],
+    rows: list[tuple[list[int], Written]],
     batch_size: int,
     progress: bool,
 ) -> _ResponseStats:

@@ -35,9 +35,10 @@ def run_cli(design: Path, out: Path) -> subprocess.Popen:
     )
 
 
-def progress(folder: Path) -> int:
-    """Model calls stored so far in the run folder's store (0 before it exists)."""
-    path = folder / "store.sqlite"
+def progress(folder: Path, store: str = "store.sqlite") -> int:
+    """Model calls stored so far in a store of the run folder (by default the run's; 0 before it
+    exists)."""
+    path = folder / store
     if not path.exists():
         return 0
     db = sqlite3.connect(path)
@@ -50,20 +51,27 @@ def progress(folder: Path) -> int:
 
 
 def kill_partway(
-    design: Path, out: Path, total: int, fractions: Sequence[float], *, poll_s: float = 0.02
+    design: Path,
+    out: Path,
+    total: int,
+    fractions: Sequence[float],
+    *,
+    poll_s: float = 0.02,
+    store: str = "store.sqlite",
 ) -> list[int]:
-    """Start a run into `out` once per fraction and SIGKILL it when the store holds that
-    fraction of `total` calls, whatever the machine's speed; returns the calls stored at each
-    kill. Each run must still be going when killed (else the test could not fail)."""
+    """Start a run into `out` once per fraction and SIGKILL it when `store` (the run's, or
+    another under the run folder) holds that fraction of `total` calls, whatever the machine's
+    speed; returns the calls stored at each kill. Each run must still be going when killed
+    (else the test could not fail)."""
     seen = []
     for fraction in fractions:
         proc = run_cli(design, out)
-        while proc.poll() is None and progress(out) < fraction * total:
+        while proc.poll() is None and progress(out, store) < fraction * total:
             time.sleep(poll_s)
         assert proc.poll() is None, "the run finished before it could be killed"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        seen.append(progress(out))
+        seen.append(progress(out, store))
     return seen
 
 

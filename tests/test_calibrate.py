@@ -5,6 +5,8 @@ import pytest
 
 from diarists.profiles import load_profile
 from experiments.cli import main
+from experiments.engine.store import Store
+from experiments.engine.writes import StoreWrites
 from foundation.errors import LabError
 from model_access.local import GenerationSettings
 from steering.calibrate import Sample, choose, heuristic_scorer, summarise, sweep, write_outputs
@@ -57,21 +59,30 @@ def test_heuristic_scorer_is_a_simple_word_count():
 
 def test_sweep_writes_table_samples_and_plot(tmp_path, tiny_model):
     vector = random_vector(tiny_model.info(), seed=9)
-    prompts = [tiny_model.chat_ids([{"role": "user", "content": t}]) for t in ("Hi", "Write.")]
+    prompts = [[{"role": "user", "content": t}] for t in ("Hi", "Write.")]
+    store = Store(tmp_path / "store.sqlite")
+    scored: list[int] = []
+    heuristic = heuristic_scorer(["the"])
+
+    def scorer(texts):
+        scored.append(len(texts))
+        return heuristic(texts)
+
     result = sweep(
         tiny_model,
         vector,
         prompts,
         layers=[0, 1],
         strengths=[0.5, 1.0],
-        scorer=heuristic_scorer(["the"]),
+        scorer=scorer,
+        writes=StoreWrites(store, tiny_model, batch_size=4),
         settings=GenerationSettings(max_new_tokens=6, temperature=1.0),
         seed=3,
         floor=0.0,
-        batch_size=4,
-        progress=False,
     )
     assert len(result.samples) == 2 * (1 + 4)  # baseline once + 2 layers × 2 strengths
+    assert scored == [10]  # every sample to the scorer in one batch
+    assert store.count("calls") == 10  # every sample written through the store
     assert len(result.rows) == 2 * 3 and result.chosen is not None
     paths = write_outputs(result, tmp_path / "cal", title="test")
     table = pd.read_parquet(paths["table_parquet"])
@@ -107,6 +118,7 @@ def test_cli_extract_show_calibrate_try(tmp_path, tiny_model_folder, capsys):
         == 0
     )
     assert (tmp_path / "si.safetensors").is_file() and (tmp_path / "si.pairs.jsonl").is_file()
+    assert (tmp_path / "si.store.sqlite").is_file()  # the pairs it wrote, kept for a rerun
     assert main(["steer", "show", str(vector)]) == 0
     assert "2 layers × 64" in capsys.readouterr().out
     out = tmp_path / "cal"
@@ -137,7 +149,15 @@ def test_cli_extract_show_calibrate_try(tmp_path, tiny_model_folder, capsys):
         ]
     )
     assert code == 0
-    for name in ("sweep.csv", "sweep.parquet", "samples.csv", "sweep.png", "profile.toml"):
+    names = (
+        "sweep.csv",
+        "sweep.parquet",
+        "samples.csv",
+        "sweep.png",
+        "profile.toml",
+        "store.sqlite",
+    )
+    for name in names:
         assert (out / name).is_file(), name
     profile = load_profile(out / "profile.toml")
     assert profile.pattern == "social_isolation" and profile.steer is not None
@@ -223,15 +243,16 @@ def test_cli_user_mistakes_exit_2(tmp_path, tiny_model, capsys):
     )
 
 
-def test_floor_out_of_range(tiny_model):
+def test_floor_out_of_range(tiny_model, tmp_path):
     with pytest.raises(LabError, match="outside 0..100"):
         sweep(
             tiny_model,
             random_vector(tiny_model.info()),
-            [[1, 2]],
+            [[{"role": "user", "content": "Hi"}]],
             layers=[0],
             strengths=[1.0],
             scorer=heuristic_scorer(["x"]),
+            writes=StoreWrites(Store(tmp_path / "s.sqlite"), tiny_model, batch_size=1),
             settings=GenerationSettings(max_new_tokens=2),
             seed=0,
             floor=120,

@@ -3,17 +3,18 @@ calibration with one of the design's judges), once; and the judge scorer calibra
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from diarists.patterns import load_pattern
 from experiments.calibration import judge_scorer
+from experiments.engine.store import Store
 from experiments.loading import load_design
 from experiments.profile_making import InlineProfiles, resolve_profiles
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
+from rubric.judge_base import Judge
 from rubric.judges import build_judge
+from rubric.local_judge import LocalJudge
 from tests.lab_fixtures import design_text
 
 RULE = """
@@ -72,29 +73,70 @@ def test_calibration_rule_uses_the_design_judge_and_records_its_choice(tmp_path,
     assert asked == ["tiny-judge"]
     assert lonely.steer.layers[0] in (0, 1) and lonely.steer.strength in (0.5, 1.0)
     assert lonely.calibration["judge"] == "tiny-judge" and "rule" in lonely.calibration
-    assert (tmp_path / "run" / "profiles" / "lonely.calibration" / "sweep.csv").is_file()
+    folder = tmp_path / "run" / "profiles"
+    assert (folder / "lonely.calibration" / "sweep.csv").is_file()
+    # Every call made on the way is in the profile maker's store: 2 pairs, 2 prompts × (the
+    # baseline + 4 settings) samples, and their judge readings.
+    store = Store(folder / "store.sqlite")
+    kinds = dict(store.db.execute("SELECT kind, COUNT(*) FROM calls GROUP BY kind").fetchall())
+    assert kinds["diarist"] == 2 * 2 + 2 * 5 and kinds["judge"] > 0
+    calls = store.count("calls")
+    store.close()
+    # Made again from the store (as after a kill during calibration, before the profile file
+    # was written): no call is made, the judge is not even built, and the choice is the same.
+    (folder / "lonely.toml").unlink()
+    again = make(design, tmp_path / "run", tiny_model_folder, asked)["lonely"]
+    assert asked == ["tiny-judge"]
+    assert again.spec() == lonely.spec() and again.calibration == lonely.calibration
+    store = Store(folder / "store.sqlite")
+    assert store.count("calls") == calls
 
 
-def test_judge_scores_are_read_from_the_rubric(monkeypatch):
-    import rubric.entry_scores
+class Batched(Judge):
+    """A judge that reads four prompts per call and records each call's batch."""
 
-    seen = []
+    def __init__(self, inner: Judge) -> None:
+        self.inner, self.batches = inner, []
 
-    def fake_score_entry(judge, text, *, patterns, floor):
-        assert floor == 0.5  # the judges' default floor when none is given
-        seen.append((judge, text, patterns[0][0]))
-        pattern = SimpleNamespace(mean=None if "?" in text else 70.0)
-        return SimpleNamespace(
-            pattern={"entitlement": pattern}, coherence=SimpleNamespace(mean=80.0)
-        )
+    def identity(self):
+        return self.inner.identity()
 
-    monkeypatch.setattr(rubric.entry_scores, "score_entry", fake_score_entry)
-    scorer = judge_scorer("the-judge", load_pattern("entitlement"))  # type: ignore[arg-type]
-    good, unreadable, empty = scorer(["A day.", "Why?", "  "])
-    assert (good.pattern, good.coherence) == (70.0, 80.0)
-    assert unreadable.pattern != unreadable.pattern  # NaN: unreadable is kept as unreadable
-    assert (empty.pattern, empty.coherence) == (0.0, 0.0)
-    assert seen == [("the-judge", "A day.", "entitlement"), ("the-judge", "Why?", "entitlement")]
+    @property
+    def batch_size(self) -> int:
+        return 4
+
+    def records(self, question, prompts):
+        self.batches.append(len(prompts))
+        return self.inner.records(question, prompts)
+
+
+def test_judge_scorer_batches_through_the_store_and_reads_back(tmp_path, tiny_model):
+    judge = Batched(LocalJudge(tiny_model))
+    built = []
+
+    def get_judge():
+        built.append(1)
+        return judge
+
+    store = Store(tmp_path / "store.sqlite")
+    pattern = load_pattern("entitlement")
+    scorer = judge_scorer(store, "the-judge", get_judge, pattern, floor=0.0)
+    texts = ["A day of work.", "  ", "A day of work.", "Lunch."]
+    first = scorer(texts)
+    # 2 distinct texts × (pattern, coherence) in one call; the empty text asks nothing.
+    assert judge.batches == [4] and built == [1]
+    assert (first[1].pattern, first[1].coherence) == (0.0, 0.0)
+    assert first[0] == first[2] and all(0 <= s.pattern <= 100 for s in first)
+    items = {i for (i,) in store.db.execute("SELECT item FROM judgments")}
+    assert items == {"pattern:entitlement", "coherence"}  # realism is not asked
+    assert store.count_where("judgments", "target_kind='sample'") == 4
+    # Read back: no judge built, no call made, the same scores.
+    again = judge_scorer(store, "the-judge", get_judge, pattern, floor=0.0)(texts)
+    assert again == first and built == [1] and judge.batches == [4]
+    # Under the coverage floor a reading is unreadable: NaN, never a number.
+    strict = Store(tmp_path / "strict.sqlite")
+    [unreadable] = judge_scorer(strict, "the-judge", get_judge, pattern, floor=1.0)(["Lunch."])
+    assert unreadable.pattern != unreadable.pattern
 
 
 def test_an_inline_profile_is_not_made_without_a_run(tmp_path, tiny_model_folder):

@@ -5,8 +5,11 @@ side-by-side view of `steer try`."""
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +24,8 @@ from foundation.errors import LabError
 
 if TYPE_CHECKING:
     from diarists.patterns import Pattern
+    from experiments.engine.store import Store
+    from rubric.judge_base import Judge
     from steering.extract import Scorer
 
 
@@ -108,15 +113,47 @@ def generation(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def scorer(args: argparse.Namespace, pattern: Pattern) -> Scorer:
-    from experiments.calibration import FAKE_JUDGE, fake_scorer, judge_scorer
+@dataclass(frozen=True)
+class CliJudge:
+    """The --judge, built before the diarist model loads (a bad judge fails first); None for
+    the fake heuristic, which calls no model."""
+
+    judge_id: str
+    judge: Judge | None
+
+
+def judge_of(args: argparse.Namespace) -> CliJudge:
+    from experiments.calibration import FAKE_JUDGE
     from rubric.judges import build_judge, default_load_local
 
     spec = judge_spec_of(args, prefix="judge-")  # checks the judge options, even for 'fake'
     if args.judge == FAKE_JUDGE:
+        return CliJudge(FAKE_JUDGE, None)
+    judge = build_judge(spec, default_load_local)
+    # One store may see several --judge values over reruns: each judge identity reads its own
+    # judgments (a design's judge ids are fixed by its locked file; here the identity is).
+    identity = json.dumps(judge.identity(), sort_keys=True, default=str)
+    return CliJudge(f"cli-{hashlib.sha256(identity.encode()).hexdigest()[:16]}", judge)
+
+
+def scorer(cli: CliJudge, pattern: Pattern, store: Store) -> Scorer:
+    """The --judge's scorer, its readings kept in `store`."""
+    from experiments.calibration import fake_scorer, judge_scorer
+
+    judge = cli.judge
+    if judge is None:
         print("judge 'fake': a word-counting heuristic, NOT a judge; numbers are not findings")
         return fake_scorer(pattern)
-    return judge_scorer(build_judge(spec, default_load_local), pattern)
+    return judge_scorer(store, cli.judge_id, lambda: judge, pattern, progress=True)
+
+
+def store_for(path: Path) -> Store:
+    """The store a `steer` step keeps its model calls in (beside its outputs), so a rerun into
+    the same output reads back every call it already made."""
+    from experiments.engine.store import Store
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Store(path)
 
 
 # ------------------------------------------------------------------------- extract

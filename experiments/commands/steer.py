@@ -7,7 +7,6 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from diarists.patterns import available_patterns, load_pattern
 from experiments.commands import _steer_options as so
@@ -17,9 +16,6 @@ from experiments.commands._options import (
     validated,
 )
 from foundation.errors import LabError
-
-if TYPE_CHECKING:
-    pass
 
 DEFAULT_SEED = 20261130
 
@@ -88,7 +84,7 @@ def run_extract(args: argparse.Namespace) -> int:
         ExtractionSettings,
         {"pairs": args.pairs, "generation": so.generation(args), "batch_size": args.batch_size},
     )
-    scorer = so.scorer(args, pattern) if args.judge else None
+    judge = so.judge_of(args) if args.judge else None
     model = so.load_model(args)
     for layer in so.flat(args.layers):
         if not 0 <= layer < model.num_layers:
@@ -96,10 +92,19 @@ def run_extract(args: argparse.Namespace) -> int:
                 f"layer {layer} does not exist (model has 0..{model.num_layers - 1})",
                 where="--layers",
             )
-    result = extract_pattern(model, pattern, settings, seed=args.seed, scorer=scorer)
-    sha = result.vector.save(args.out)
     tensors, meta = vector_paths(args.out)
-    pairs_file = tensors.with_name(tensors.name.removesuffix(".safetensors") + ".pairs.jsonl")
+    stem = tensors.name.removesuffix(".safetensors")
+    # NAME.store.sqlite beside the vector: every pair written and every reading, kept.
+    store = so.store_for(tensors.with_name(stem + ".store.sqlite"))
+    try:
+        scorer = so.scorer(judge, pattern, store) if judge else None
+        result = extract_pattern(
+            model, pattern, settings, seed=args.seed, store=store, scorer=scorer
+        )
+    finally:
+        store.close()
+    sha = result.vector.save(args.out)
+    pairs_file = tensors.with_name(stem + ".pairs.jsonl")
     with pairs_file.open("w", encoding="utf-8") as f:
         for pair in result.pairs:
             f.write(json.dumps(asdict(pair), ensure_ascii=False) + "\n")
@@ -148,9 +153,16 @@ def run_calibrate(args: argparse.Namespace) -> int:
     )
     for layer in rule.layers:
         vector.check_layer(layer, where="--layers")
-    scorer = so.scorer(args, pattern)
+    judge = so.judge_of(args)
     model = so.load_model(args)
-    result = calibrate_pattern(model, vector, pattern, rule, scorer, seed=args.seed)
+    store = so.store_for(args.out / "store.sqlite")  # every sample and reading, kept
+    try:
+        scorer = so.scorer(judge, pattern, store)
+        result = calibrate_pattern(
+            model, vector, pattern, rule, scorer, seed=args.seed, store=store
+        )
+    finally:
+        store.close()
     paths = write_outputs(result, args.out, title=f"{pattern.name} on {args.model} ({args.judge})")
     print(f"\n{'layer':>5} {'strength':>8} {'pattern':>8} {'coherence':>9}")
     for row in result.rows:

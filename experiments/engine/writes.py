@@ -1,7 +1,10 @@
-"""One writer record and one way a kind writes steered texts with it (diary entries, letters, a
-pilot's repeats): through the store's cached-call door, with one cache-key shape — the messages,
-the full effective decoding settings of a local generate (model_access.decoding), the seed, the
-steer and the template hash."""
+"""One writer record, and one way the lab writes steered texts (diary entries, letters, a
+pilot's repeats, and the contrast pairs and calibration samples of vector extraction): through the store's cached-call
+door, with one cache-key shape — the messages, the full effective decoding settings of a local
+generate (model_access.decoding), the seed, the steer, and the kind's template hash where the
+messages were made from one. `write_cached` is a kind's door (its rows stored with each call);
+`StoreWrites` is the same door as steering's `Writes` callable (steering/ cannot import the
+store, so extraction and calibration are handed this)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ from experiments.engine.store import Store
 from foundation.datafiles import HashedDataFile
 from model_access.local import LocalModel
 from model_access.settings import GenerationSettings, LocalSettings
-from steering.apply import write_steered
+from steering.apply import Steer, write_steered
+from steering.writing import WriteRequest, Written
 
 Rows = Callable[[int, Mapping[str, Any], str], Sequence[Any]]
 
@@ -47,9 +51,14 @@ class Writer(Generic[TemplateT]):
     profiles: dict[str, Profile]
 
     def identity(self) -> dict[str, Any]:
-        info = asdict(self.model.info())
-        info.pop("location", None)  # where the files sit doesn't change the text
-        return {"kind": "local", **info}
+        return local_identity(self.model)
+
+
+def local_identity(model: LocalModel) -> dict[str, Any]:
+    """A local model's part of a call key: what determines its texts, not where its files are."""
+    info = asdict(model.info())
+    info.pop("location", None)
+    return {"kind": "local", **info}
 
 
 def write_cached(
@@ -61,33 +70,92 @@ def write_cached(
     done: Callable[[int], None] | None = None,
 ) -> None:
     """Each write's result is stored (with its rows) before it is used; stored ones are read."""
+    profiles = [writer.profiles[w.profile] for w in writes]
+    _write(
+        store,
+        writer.model,
+        writer.identity(),
+        writer.generation,
+        [w.messages for w in writes],
+        [w.seed for w in writes],
+        [(p.steer, p.spec()) for p in profiles],
+        {"template_sha256": writer.template.sha256},
+        rows=rows,
+        batch_size=writer.local.batch_size,
+        done=done,
+    )
+
+
+class StoreWrites:
+    """steering's `Writes` door on a store: extraction's contrast pairs and calibration's samples
+    are written by the local model, stored before use, and read back on resume."""
+
+    def __init__(
+        self,
+        store: Store,
+        model: LocalModel,
+        *,
+        batch_size: int,
+        done: Callable[[int], None] | None = None,
+    ) -> None:
+        self.store, self.model, self.batch_size, self.done = store, model, batch_size, done
+
+    def __call__(
+        self, requests: Sequence[WriteRequest], settings: GenerationSettings
+    ) -> list[Written]:
+        results = _write(
+            self.store,
+            self.model,
+            local_identity(self.model),
+            settings,
+            [r.messages for r in requests],
+            [r.seed for r in requests],
+            [(r.steer, r.steer.spec() if r.steer else None) for r in requests],
+            {},
+            batch_size=self.batch_size,
+            done=self.done,
+        )
+        return [Written.from_record(r) for r in results]
+
+
+def _write(
+    store: Store,
+    model: LocalModel,
+    identity: Mapping[str, Any],
+    settings: GenerationSettings,
+    messages: Sequence[list[dict[str, str]]],
+    seeds: Sequence[int],
+    steers: Sequence[tuple[Steer | None, dict[str, Any] | None]],
+    extra: Mapping[str, Any],
+    *,
+    batch_size: int,
+    rows: Rows | None = None,
+    done: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """The one cached write: each request keyed by its messages, the effective decoding settings,
+    its seed, its steer's spec and `extra` (what else the messages were made from)."""
+    generation = model.generation_key(settings)
     requests = [
-        {
-            "messages": w.messages,
-            "generation": writer.model.generation_key(writer.generation),
-            "seed": w.seed,
-            "steer": writer.profiles[w.profile].spec(),
-            "template_sha256": writer.template.sha256,
-        }
-        for w in writes
+        {"messages": m, "generation": generation, "seed": seed, "steer": spec, **extra}
+        for m, seed, (_, spec) in zip(messages, seeds, steers, strict=True)
     ]
 
     def generate(indices: list[int]) -> list[dict[str, Any]]:
         return write_steered(
-            writer.model,
-            [writes[i].messages for i in indices],
-            writer.generation,
-            seeds=[writes[i].seed for i in indices],
-            steers=[writer.profiles[writes[i].profile].steer for i in indices],
+            model,
+            [messages[i] for i in indices],
+            settings,
+            seeds=[seeds[i] for i in indices],
+            steers=[steers[i][0] for i in indices],
         )
 
-    store.cached_calls(
+    return store.cached_calls(
         "diarist",
-        writer.model.spec,
-        writer.identity(),
+        model.spec,
+        identity,
         requests,
         generate,
         rows=rows,
-        batch_size=writer.local.batch_size,
+        batch_size=batch_size,
         done=done,
     )
