@@ -1,10 +1,10 @@
 """One writer record, and one way the lab writes steered texts (diary entries, letters, a
-pilot's repeats, and the contrast pairs and calibration samples of vector extraction): through the store's cached-call
-door, with one cache-key shape — the messages, the full effective decoding settings of a local
-generate (model_access.decoding), the seed, the steer, and the kind's template hash where the
-messages were made from one. `write_cached` is a kind's door (its rows stored with each call);
-`StoreWrites` is the same door as steering's `Writes` callable (steering/ cannot import the
-store, so extraction and calibration are handed this)."""
+pilot's repeats, and the contrast pairs and calibration samples of vector extraction): through
+the store's cached-call door, with one cache-key shape — the messages, the full effective
+decoding settings of a local generate (model_access.decoding), the seed, the steer, and the
+kind's template hash where the messages were made from one. `write_cached` is a kind's door
+(its rows stored with each call); `StoreWrites` is the same door as steering's `Writes`
+callable (steering/ cannot import the store, so extraction and calibration are handed this)."""
 
 from __future__ import annotations
 
