@@ -22,7 +22,7 @@ from experiments.analysis.verdicts import MIN_CLUSTERS
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug, file_sha256, load_toml
 from foundation.datafiles import validate as validate_data
 from foundation.errors import LabError
-from model_access.settings import GenerationSettings, LocalSettings
+from model_access.settings import GenerationSettings, LocalSettings, VllmSettings
 from rubric.judges import JudgeSpec
 from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
@@ -51,6 +51,12 @@ class DiaristModel(DataModel):
     model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
     generation: GenerationSettings = GenerationSettings(max_new_tokens=300, temperature=0.9)
     local: LocalSettings = LocalSettings()
+    engine: Literal["transformers", "vllm"] = Field(
+        "transformers",
+        description='what generates: transformers + nnsight here, or "vllm" (a worker in the vLLM '
+        "venv of scripts/setup-vllm.sh; the same steering, seeds per row)",
+    )
+    vllm: VllmSettings = VllmSettings()
 
 
 class AnalysisSettings(DataModel):
