@@ -30,6 +30,7 @@ from experiments.preflight import preflight
 from experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
 from model_access.local import LocalModel
 from model_access.settings import LocalSettings
+from model_access.vllm_engine import attach_vllm
 from rubric.judge_base import Judge
 from rubric.judges import build_judge
 from steering.vectors import vector_paths
@@ -100,6 +101,8 @@ def run_design(
     refs = kind.profile_refs(design)
     # A kind that writes nothing (benchmark) has no diarist model and never loads one.
     writer_model = models.get(spec.writer.model, spec.writer.local) if spec.writes else None
+    if writer_model is not None and spec.writer.engine == "vllm":
+        writer_model = attach_vllm(writer_model, spec.writer.vllm)
     chatbots = {c.id: build_chatbot(c, models.get) for c in spec.chatbots}
     files = resolve_profiles(design, [r for r in refs if spec.profile_rule(r) is None])
     _check_profiles(files.values(), writer_model)

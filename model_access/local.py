@@ -19,6 +19,7 @@ from model_access.loading import ModelSource, load_pretrained, pick_device, pick
 from model_access.next_token import NextTokenReader
 from model_access.sampling import RowSeededSampler
 from model_access.settings import GenerationSettings, LocalSettings
+from model_access.vllm_engine import RowSteer, VllmEngine
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ class LocalModel(ChatTokens, NextTokenReader):
         self._neutralise_generation_config()
         self._info: ModelInfo | None = None
         self._nnsight: Any = None
+        # Set on a diarist whose design asks for engine = "vllm" (model_access.vllm_engine):
+        # generation then runs there; everything else (templates, info, extraction) stays here.
+        self.engine: VllmEngine | None = None
 
     @classmethod
     def load(cls, spec: str, settings: LocalSettings | None = None) -> LocalModel:
@@ -213,33 +217,50 @@ class LocalModel(ChatTokens, NextTokenReader):
             processors.append(RowSeededSampler(row_seeds, settings.temperature, settings.top_p))
         return {"generation_config": config, "logits_processor": processors}
 
-    @staticmethod
-    def generation_key(settings: GenerationSettings) -> dict[str, Any]:
-        """The full effective decoding settings of a local generate, for cache keys."""
-        return local_generation_key(settings)
+    def generation_key(self, settings: GenerationSettings) -> dict[str, Any]:
+        """The full effective decoding settings of a local generate, for cache keys; another
+        engine than transformers is named in it (its sampler draws other numbers)."""
+        key = local_generation_key(settings)
+        return key if self.engine is None else {**key, "engine": self.engine.key()}
 
     def finish(self, prompts: Sequence[Sequence[int]], output: torch.Tensor) -> list[Generation]:
         """Turn generate()'s output rows (prompt width + new tokens) into Generation records."""
         width = max(len(p) for p in prompts)
+        return [self._generation(p, output[row, width:].tolist()) for row, p in enumerate(prompts)]
+
+    def _generation(self, prompt: Sequence[int], new: list[int]) -> Generation:
+        """A row's new tokens, cut before the first end-of-sequence token."""
         eos = set(self.eos_token_ids)
-        results = []
-        for row, prompt in enumerate(prompts):
-            new = output[row, width:].tolist()
-            stopped = False
-            for i, token in enumerate(new):
-                if token in eos:
-                    new, stopped = new[:i], True
-                    break
-            results.append(
-                Generation(
-                    text=self.decode(new),
-                    token_ids=tuple(new),
-                    prompt_tokens=len(prompt),
-                    new_tokens=len(new),
-                    stopped_at_eos=stopped,
-                )
-            )
-        return results
+        stopped = False
+        for i, token in enumerate(new):
+            if token in eos:
+                new, stopped = new[:i], True
+                break
+        return Generation(
+            text=self.decode(new),
+            token_ids=tuple(new),
+            prompt_tokens=len(prompt),
+            new_tokens=len(new),
+            stopped_at_eos=stopped,
+        )
+
+    def generate_on_engine(
+        self,
+        prompts: Sequence[Sequence[int]],
+        settings: GenerationSettings,
+        *,
+        seeds: Sequence[int] | None,
+        steers: Sequence[RowSteer | None],
+    ) -> list[Generation]:
+        """Generate on the attached engine (a row's steer, or None, per prompt)."""
+        if self.engine is None:
+            raise LabError(f"model {self.spec!r} has no generation engine attached", where="model")
+        if not prompts or any(len(p) == 0 for p in prompts):
+            raise ValueError("every prompt needs at least one token")
+        outputs = self.engine.generate(prompts, settings, seeds, steers)
+        return [
+            self._generation(p, list(o.token_ids)) for p, o in zip(prompts, outputs, strict=True)
+        ]
 
     def generate(
         self,
@@ -250,6 +271,10 @@ class LocalModel(ChatTokens, NextTokenReader):
     ) -> list[Generation]:
         """Generate for a batch of token-id prompts at once (left padding). With temperature > 0
         each row samples from its own seed, so its text does not depend on its batch."""
+        if self.engine is not None:
+            return self.generate_on_engine(
+                prompts, settings, seeds=seeds, steers=[None] * len(prompts)
+            )
         ids, mask = self.batch_inputs(prompts)
         kwargs = self.generation_kwargs(settings, seeds, len(prompts))
         with torch.no_grad():

@@ -80,3 +80,19 @@ class EndpointSettings(DataModel):
     @property
     def where(self) -> str:
         return ", ".join(self.urls) or "provider default"
+
+
+class VllmSettings(DataModel):
+    """The vLLM diarist engine's settings ([diarist_model].vllm): how the worker is sized. None
+    of them changes the numbers, so none enters a cache key (the dtype does, from `local`)."""
+
+    max_model_len: int = Field(
+        4096, ge=64, le=1_048_576, description="prompt + generated tokens per row at most"
+    )
+    max_num_seqs: int = Field(8, ge=1, le=4096, description="rows vLLM runs at once")
+    gpu_memory_utilization: float = Field(
+        0.5, gt=0, le=1, description="GPU: share of the GPU's memory vLLM may take"
+    )
+    block_size: int | None = Field(
+        None, ge=1, le=1024, description="KV-cache block size (default: vLLM's; CPU: 32 is good)"
+    )

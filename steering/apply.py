@@ -21,6 +21,7 @@ import torch
 
 from foundation.errors import LabError
 from model_access.local import Generation, GenerationSettings, LocalModel
+from model_access.vllm_engine import RowSteer, steer_key
 from steering.settings import Positions, Scale, SteerSettings
 from steering.vectors import PatternVector
 
@@ -142,6 +143,9 @@ def generate_steered(
     Sampling keeps the runtime's per-row seeds, so a row's text does not depend on its batch."""
     if len(steers) != len(prompts):
         raise LabError(f"{len(steers)} steers for {len(prompts)} prompts", where="generate_steered")
+    if model.engine is not None:  # [diarist_model].engine = "vllm": the same additions, there
+        rows = [_row_steer(model, s) for s in steers]
+        return model.generate_on_engine(prompts, settings, seeds=seeds, steers=rows)
     if all(s is None for s in steers):
         return model.generate(prompts, settings, seeds=seeds)
     ids, mask = model.batch_inputs(prompts)
@@ -149,6 +153,15 @@ def generate_steered(
     kwargs = model.generation_kwargs(settings, seeds, len(prompts))
     output = _nnsight_generate(model, ids, mask, kwargs, plan)
     return model.finish(prompts, output)
+
+
+def _row_steer(model: LocalModel, steer: Steer | None) -> RowSteer | None:
+    """A row's steering as an engine applies it: build_plan's vectors, per layer, in float32."""
+    if steer is None:
+        return None
+    steer.vector.check_model(model.info())
+    additions = {layer: steer.addition(layer).to(torch.float32) for layer in steer.layers}
+    return RowSteer(steer_key(steer.spec()), steer.positions, additions)
 
 
 def _nnsight_generate(

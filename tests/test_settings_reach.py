@@ -336,6 +336,8 @@ FIELD_PROOFS = {
     "design.coverage_floor": PROFILES
     + "test_calibration_rule_uses_the_design_judge_and_records_its_choice",
     "diarist_model.model": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
+    "diarist_model.engine": "tests/test_vllm_engine_reach.py::"
+    "test_the_vllm_engine_and_its_settings_reach_the_worker",
     "chatbots[fixed].id": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
     "chatbots[fixed].kind": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
     "chatbots[fixed].text": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
@@ -382,6 +384,10 @@ FIELD_PROOFS = {
 }
 # Prefixes whose fields are all proved by one test.
 PREFIX_PROOFS = {
+    # On the worker's command line here; vLLM runs with them: tests/test_vllm_engine.py
+    # test_the_worker_runs_with_the_settings_it_was_given.
+    "diarist_model.vllm.": "tests/test_vllm_engine_reach.py::"
+    "test_the_vllm_engine_and_its_settings_reach_the_worker",
     "profiles.steer.": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.calibration.": PROFILES
     + "test_calibration_rule_uses_the_design_judge_and_records_its_choice",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, model_validator
 
@@ -19,7 +19,7 @@ from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from foundation.errors import LabError
-from model_access.settings import GenerationSettings, LocalSettings
+from model_access.settings import GenerationSettings, LocalSettings, VllmSettings
 from rubric.judges import JudgeSpec
 from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
@@ -56,6 +56,12 @@ class DiaristModel(DataModel):
     model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
     generation: GenerationSettings = GenerationSettings(max_new_tokens=300, temperature=0.9)
     local: LocalSettings = LocalSettings()
+    engine: Literal["transformers", "vllm"] = Field(
+        "transformers",
+        description='what generates: transformers + nnsight here, or "vllm" (a worker in the vLLM '
+        "venv of scripts/setup-vllm.sh; the same steering, seeds per row)",
+    )
+    vllm: VllmSettings = VllmSettings()
 
 
 class AnalysisSettings(DataModel):

@@ -1,0 +1,158 @@
+"""A tiny diary run whose chatbot and judge are a real vLLM server (the `vllm` tier): it runs
+through the command line, is killed with SIGKILL partway and resumed, and ends with the store of
+an unbroken run. The diarist is the tiny random Llama (local, fast); the chatbot and the judge
+are SmolLM2 on vLLM. Kept small on purpose: one diarist, two entries, coherence only, and the
+judge's trie cut at node_cutoff (each exact 0–100 reading is otherwise ~300 requests)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kill_resume import finish, kill_partway
+from tests.lab_fixtures import design_text, make_profile
+
+pytestmark = pytest.mark.vllm
+
+CHATBOT = """
+[[chatbots]]
+id = "vllm-chat"
+kind = "litellm"
+model = "{model}"
+generation = {{ max_new_tokens = 12, temperature = 0.7 }}
+endpoint = {{ base_url = "{url}", concurrency = 4, max_retries = 2 }}
+"""
+JUDGE = """
+[[judges]]
+id = "vllm-judge"
+kind = "openai-compatible"
+model = "{model}"
+tokenizer = "{tokenizer}"
+node_cutoff = 0.001
+endpoint = {{ base_url = "{url}", concurrency = 8, max_retries = 2 }}
+"""
+# Served log-probabilities are the server's arithmetic: a request re-sent after a kill may be
+# batched with others or read from the prefix cache, which moves float32 results in the last
+# digits (measured: one stored log-probability 1.4e-5 apart, CPU build, 2026-12-01). Texts, keys
+# and requests must be identical; numbers equal to the tier's tolerance.
+NUMBERS_TOLERANCE = 1e-4
+
+
+def design(folder: Path, tiny_model_folder: Path, server) -> Path:
+    text = design_text(
+        tiny_model_folder,
+        None,
+        entries=2,
+        diarists='["amara"]',
+        chatbots=CHATBOT.format(model=server.litellm_model, url=server.base_url),
+        judges=JUDGE.format(
+            model=server.litellm_model, tokenizer=server.model_folder, url=server.base_url
+        ),
+    )
+    text = text.replace('baseline_chatbot = "thanks"', 'baseline_chatbot = "vllm-chat"')
+    text = text.replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    path = folder / "design.toml"
+    path.write_text(text)
+    return path
+
+
+def tables(folder: Path) -> dict[str, list[tuple]]:
+    db = sqlite3.connect(folder / "store.sqlite")
+    out = {
+        t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+        for t in ("entries", "replies", "judgments")
+    }
+    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
+    db.close()
+    return out
+
+
+def close(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two stored values differ: JSON texts are compared parsed, floats to the tolerance,
+    everything else exactly."""
+    if isinstance(a, str) and isinstance(b, str) and a[:1] in "[{" and b[:1] in "[{":
+        with contextlib.suppress(ValueError):
+            a, b = json.loads(a), json.loads(b)
+    if isinstance(a, float) and isinstance(b, float | int):
+        same = math.isclose(a, b, rel_tol=0, abs_tol=NUMBERS_TOLERANCE) or a == b
+        return [] if same else [f"{path}: {a} != {b}"]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return [f"{path}: keys {sorted(a)} != {sorted(b)}"]
+        return [d for k in a for d in close(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        if len(a) != len(b):
+            return [f"{path}: {len(a)} items != {len(b)}"]
+        pairs = enumerate(zip(a, b, strict=True))
+        return [d for i, (x, y) in pairs for d in close(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def test_a_vllm_run_killed_partway_resumes_to_the_same_store(
+    vllm_server, tiny_model_folder, tmp_path
+):
+    path = design(tmp_path, tiny_model_folder, vllm_server)
+    reference = tmp_path / "reference"
+    finish(path, reference, timeout_s=600)
+    expected = tables(reference)
+    assert expected["entries"] and expected["replies"] and expected["judgments"]
+    served = {c[2] for c in expected["calls"]}  # the model column holds the caller's id
+    assert {"vllm-chat", "vllm-judge"} <= served, served
+
+    broken = tmp_path / "broken"
+    total = len(expected["calls"])
+    seen = kill_partway(path, broken, total, (0.3, 0.6), poll_s=0.05)
+    assert all(0 < n < total for n in seen) and seen == sorted(seen), seen
+    finish(path, broken, timeout_s=600)
+    got = tables(broken)
+    assert [c[:4] for c in got["calls"]] == [c[:4] for c in expected["calls"]]  # keys, requests
+    for name in ("entries", "replies"):
+        assert got[name] == expected[name]  # texts: exactly
+    assert close(got["judgments"], expected["judgments"], "judgments") == []
+    assert close([c[4] for c in got["calls"]], [c[4] for c in expected["calls"]], "calls") == []
+    assert "model calls made 0" in finish(path, broken, timeout_s=300)
+
+
+def test_a_run_with_the_vllm_diarist_engine_resumes_to_the_same_store(
+    smollm2_folder, tiny_model_folder, tmp_path
+):
+    """engine = "vllm": SmolLM2 writes on a vLLM worker, steered and unsteered rows in one
+    batch, sampled with per-row seeds; the judge is the tiny local model, the chatbot the
+    fixed reply, so every number is the lab's own and the store must be identical."""
+    profile = make_profile(tmp_path, smollm2_folder)
+    text = design_text(
+        smollm2_folder,
+        profile,
+        entries=2,
+        diarists='["amara"]',
+        chatbots='[[chatbots]]\nid = "thanks"\nkind = "fixed"\n',
+        judges=f'[[judges]]\nid = "tiny-judge"\nkind = "local"\nmodel = "{tiny_model_folder}"\n',
+    )
+    text = text.replace(
+        "local = { batch_size = 3 }",
+        'local = { batch_size = 3 }\nengine = "vllm"\n'
+        "vllm = { max_model_len = 2048, block_size = 32 }",
+    )
+    text = text.replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    path = tmp_path / "design.toml"
+    path.write_text(text)
+    reference = tmp_path / "reference"
+    finish(path, reference, timeout_s=600)
+    expected = tables(reference)
+    entries = expected["entries"]
+    assert len(entries) == 4 and all(e for e in entries)
+    keys = [json.loads(c[3]) for c in expected["calls"] if c[1] == "diarist"]
+    assert all(k["generation"]["engine"]["name"] == "vllm" for k in keys)
+    assert {k["steer"] is None for k in keys} == {True, False}  # steered and unsteered rows
+
+    broken = tmp_path / "broken"
+    seen = kill_partway(path, broken, len(expected["calls"]), (0.4,), poll_s=0.05)
+    assert 0 < seen[0] < len(expected["calls"]), seen
+    finish(path, broken, timeout_s=600)
+    assert tables(broken) == expected
