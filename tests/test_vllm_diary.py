@@ -107,8 +107,8 @@ def test_a_vllm_run_killed_partway_resumes_to_the_same_store(
 
     broken = tmp_path / "broken"
     total = len(expected["calls"])
-    seen = kill_partway(path, broken, total, (0.3, 0.6), poll_s=0.05)
-    assert all(0 < n < total for n in seen) and seen == sorted(seen), seen
+    seen = kill_partway(path, broken, total, (0.5,), poll_s=0.05)
+    assert 0 < seen[0] < total, seen
     finish(path, broken, timeout_s=600)
     got = tables(broken)
     assert [c[:4] for c in got["calls"]] == [c[:4] for c in expected["calls"]]  # keys, requests

@@ -53,15 +53,15 @@ def rows(vector) -> list[Steer | None]:
 
 def test_greedy_steered_text_is_token_identical_to_transformers(smollm2, on_vllm, vector):
     steers = rows(vector)
-    for chat in CHATS:
-        prompts = [smollm2.chat_ids(chat)] * len(steers)
-        want = generate_steered(smollm2, prompts, GREEDY, steers=steers)
-        got = generate_steered(on_vllm, prompts, GREEDY, steers=steers)
-        for steer, a, b in zip(steers, want, got, strict=True):
-            where = "unsteered" if steer is None else steer.spec()
-            assert b.token_ids == a.token_ids, (where, a.text, b.text)
-        # The steering did act (else the comparison could not fail).
-        assert len({g.token_ids for g in want}) >= len(steers) - 2
+    # One prompt keeps the tier inside its CI budget (the rows are what varies).
+    prompts = [smollm2.chat_ids(CHATS[0])] * len(steers)
+    want = generate_steered(smollm2, prompts, GREEDY, steers=steers)
+    got = generate_steered(on_vllm, prompts, GREEDY, steers=steers)
+    for steer, a, b in zip(steers, want, got, strict=True):
+        where = "unsteered" if steer is None else steer.spec()
+        assert b.token_ids == a.token_ids, (where, a.text, b.text)
+    # The steering did act (else the comparison could not fail).
+    assert len({g.token_ids for g in want}) >= len(steers) - 2
 
 
 def test_sampled_text_depends_on_the_seed_only(smollm2, on_vllm, vector):
