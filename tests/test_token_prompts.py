@@ -320,8 +320,11 @@ def test_hosted_vllm_without_base_url_goes_where_litellm_would_send_it(monkeypat
 
 def test_complete_prompts_keeps_order():
     def echo_first(body):
+        # Each choice answers its own prompt (a list of prompts is answered by choice index).
         status, payload = vllm_completions(body)
-        payload["choices"][0]["text"] = str(body["prompt"][0])
+        prompts = body["prompt"] if isinstance(body["prompt"][0], list) else [body["prompt"]]
+        for choice in payload["choices"]:
+            choice["text"] = str(prompts[choice["index"]][0])
         return status, payload
 
     with serve(echo_first) as server:

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from experiments.design import load_design
 
 import model_access.vllm_engine as vllm_engine
+from experiments.loading import load_design
 from experiments.runner import run_design
 from model_access.vllm_engine import EngineOutput, VllmEngine
 from tests.kill_resume import ROOT
