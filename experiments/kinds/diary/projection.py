@@ -95,7 +95,7 @@ def _project(
         ],
         compute,
         rows=lambda i, result, key: (_row(todo[i], item, result, key, steer),),
-        batch_size=8,
+        batch_size=writer.local.batch_size,  # the design's [diarist_model] local settings
         done=tick,
     )
 
