@@ -81,6 +81,7 @@ letters = {outcome}
 id = "tiny-judge"
 kind = "local"
 model = "{model_folder}"
+max_error = 0  # every letter read exactly (the report's Judge readings say so)
 
 [analysis]
 resamples = 200

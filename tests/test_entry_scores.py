@@ -107,7 +107,7 @@ def test_a_template_without_system_or_parts(tmp_path):
     path = tmp_path / "t.toml"
     path.write_text('[template]\nid = "t"\nversion = 1\nuser = "{entry}"\nprefill = "A:"\n')
     template = load_template(path)
-    assert template.system == "" and template.path == str(path) and len(template.sha256) == 64
+    assert template.system == "" and str(template.path) == str(path) and len(template.sha256) == 64
     assert template.prompt(entry="x").messages == (("user", "x"),)
     with pytest.raises(LabError, match=r"t\.toml template\.history_entry: missing"):
         template.part("history_entry")
