@@ -27,7 +27,9 @@ LAYER = {
 SIDEWAYS = {("diarists", "steering")}  # the only import allowed inside one layer
 
 
-def lab_imports(path: Path) -> list[tuple[int, str]]:
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted module) of every absolute import in a file, inside functions too; a
+    `from PACKAGE import name` of a lab package names the submodule it may be."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = []
     for node in ast.walk(tree):
@@ -35,13 +37,20 @@ def lab_imports(path: Path) -> list[tuple[int, str]]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
+            if node.module in ("experiments", "experiments.kinds", "experiments.analysis"):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
         else:
             continue
-        for name in names:
-            top = name.split(".")[0]
-            if top in LAYER:
-                found.append((node.lineno, top))
+        found += [(node.lineno, name) for name in names]
     return found
+
+
+def lab_imports(path: Path) -> list[tuple[int, str]]:
+    return [
+        (line, name.split(".")[0])
+        for line, name in imported_modules(path)
+        if name.split(".")[0] in LAYER
+    ]
 
 
 def violations(package: str, root: Path = ROOT) -> list[str]:
@@ -104,19 +113,7 @@ def module_of(path: Path, root: Path) -> str:
 
 
 def experiment_imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-            if node.module in ("experiments", "experiments.kinds", "experiments.analysis"):
-                names = [f"{node.module}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        found += [(node.lineno, n) for n in names if n.split(".")[0] == "experiments"]
-    return found
+    return [(line, n) for line, n in imported_modules(path) if n.split(".")[0] == "experiments"]
 
 
 def room_violations(root: Path = ROOT) -> list[str]:
