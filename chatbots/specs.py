@@ -16,7 +16,13 @@ from chatbots.served import ServedChatbot
 from foundation.datafiles import DataModel, NonEmpty, Slug
 from model_access.local import LocalModel
 from model_access.served import ServedClient
-from model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
+from model_access.settings import (
+    EndpointSettings,
+    GenerationSettings,
+    LocalSettings,
+    VllmSettings,
+)
+from model_access.vllm_engine import attach_vllm
 
 CHATBOT_GENERATION = GenerationSettings(max_new_tokens=300, temperature=0.7)
 
@@ -38,6 +44,12 @@ class LocalChatbotSpec(DataModel):
     system: str | None = Field(None, description="a system message; none unless given")
     generation: GenerationSettings = CHATBOT_GENERATION
     local: LocalSettings = LocalSettings()
+    engine: Literal["transformers", "vllm"] = Field(
+        "transformers",
+        description='what generates the replies: transformers here, or "vllm" (a worker in the '
+        "vLLM venv of scripts/setup-vllm.sh, shared with a vLLM diarist of the same model)",
+    )
+    vllm: VllmSettings = VllmSettings()
 
 
 class ServedChatbotSpec(DataModel):
@@ -55,13 +67,24 @@ ChatbotSpec = Annotated[
     FixedChatbotSpec | LocalChatbotSpec | ServedChatbotSpec, Field(discriminator="kind")
 ]
 LoadLocal = Callable[[str, LocalSettings], LocalModel]
+# A loaded model with a vLLM engine attached; the runner's cache hands the same one to the
+# diarist and to a chatbot of the same model and settings, so they share one worker.
+LoadOnVllm = Callable[[str, LocalSettings, VllmSettings, str], LocalModel]
 
 
-def build_chatbot(spec: ChatbotSpec, load_local: LoadLocal) -> Chatbot:
+def build_chatbot(
+    spec: ChatbotSpec, load_local: LoadLocal, load_on_vllm: LoadOnVllm | None = None
+) -> Chatbot:
     if isinstance(spec, FixedChatbotSpec):
         return FixedReply(spec.id, spec.text)
     if isinstance(spec, LocalChatbotSpec):
-        model = load_local(spec.model, spec.local)
+        where = f"[[chatbots]] {spec.id}: engine"
+        if spec.engine == "vllm" and load_on_vllm is not None:
+            model = load_on_vllm(spec.model, spec.local, spec.vllm, where)
+        elif spec.engine == "vllm":
+            model = attach_vllm(load_local(spec.model, spec.local), spec.vllm, where=where)
+        else:
+            model = load_local(spec.model, spec.local)
         return LocalChatbot(spec.id, model, spec.generation, spec.local, system=spec.system)
     client = ServedClient(spec.model, spec.endpoint)
     return ServedChatbot(spec.id, client, spec.generation, system=spec.system)

@@ -29,7 +29,7 @@ from experiments.engine.vocabulary import RunContext
 from experiments.preflight import preflight
 from experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
 from model_access.local import LocalModel
-from model_access.settings import LocalSettings
+from model_access.settings import LocalSettings, VllmSettings
 from model_access.vllm_engine import attach_vllm
 from rubric.judge_base import Judge
 from rubric.judges import build_judge
@@ -58,6 +58,7 @@ class ModelCache:
 
     def __init__(self) -> None:
         self._models: dict[tuple[str, str], LocalModel] = {}
+        self._engines: dict[tuple[str, str], LocalModel] = {}
 
     def get(self, spec: str, settings: LocalSettings) -> LocalModel:
         how = settings.model_dump(exclude={"batch_size"})
@@ -65,6 +66,23 @@ class ModelCache:
         if key not in self._models:
             self._models[key] = LocalModel.load(spec, settings)
         return self._models[key]
+
+    def on_vllm(
+        self, spec: str, settings: LocalSettings, vllm: VllmSettings, where: str
+    ) -> LocalModel:
+        """The loaded model with a vLLM engine attached, one per model, load settings and
+        engine settings: a diarist and a chatbot of the same model share the worker."""
+        how = settings.model_dump(exclude={"batch_size"})
+        key = (spec, repr(sorted(how.items())) + vllm.model_dump_json())
+        if key not in self._engines:
+            self._engines[key] = attach_vllm(self.get(spec, settings), vllm, where=where)
+        return self._engines[key]
+
+    def close(self) -> None:
+        """Stop the vLLM workers this run started (their GPU memory is not the next run's)."""
+        for model in self._engines.values():
+            if model.engine is not None:
+                model.engine.close()
 
 
 class JudgeSet:
@@ -100,10 +118,13 @@ def run_design(
     judges = JudgeSet(design, models)
     refs = kind.profile_refs(design)
     # A kind that writes nothing (benchmark) has no diarist model and never loads one.
-    writer_model = models.get(spec.writer.model, spec.writer.local) if spec.writes else None
-    if writer_model is not None and spec.writer.engine == "vllm":
-        writer_model = attach_vllm(writer_model, spec.writer.vllm)
-    chatbots = {c.id: build_chatbot(c, models.get) for c in spec.chatbots}
+    writer_model = None
+    if spec.writes and spec.writer.engine == "vllm":
+        w = spec.writer
+        writer_model = models.on_vllm(w.model, w.local, w.vllm, "[diarist_model].engine")
+    elif spec.writes:
+        writer_model = models.get(spec.writer.model, spec.writer.local)
+    chatbots = {c.id: build_chatbot(c, models.get, models.on_vllm) for c in spec.chatbots}
     files = resolve_profiles(design, [r for r in refs if spec.profile_rule(r) is None])
     _check_profiles(files.values(), writer_model)
     with run_lock(folder):
@@ -132,6 +153,7 @@ def run_design(
             return RunSummary(folder, len(cells), rows, store.made, store.cached)
         finally:
             store.close()
+            models.close()  # workers start only on a first generate, inside this try
 
 
 def _profile_files(profiles: Mapping[str, Profile]) -> list[Path]:

@@ -89,6 +89,7 @@ class VllmEngine:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     described: dict[str, Any] = field(default_factory=dict)
     log: Path | None = None
+    where: str = "[diarist_model].engine"  # the design field an error names
 
     def key(self) -> dict[str, Any]:
         """What enters cache keys: the engine and the settings that change its numbers."""
@@ -120,7 +121,7 @@ class VllmEngine:
         if not python.exists():
             raise LabError(
                 f"the vLLM engine's python {python} does not exist",
-                where="[diarist_model].engine",
+                where=self.where,
                 fix="run scripts/setup-vllm.sh (or set DIARYLAB_VLLM_PYTHON), or set "
                 'engine = "transformers"',
             )
@@ -154,14 +155,14 @@ class VllmEngine:
             raise LabError(
                 f"the vLLM worker ended (exit {code}) without answering; its log ends:\n"
                 f"{self._log_tail()}",
-                where="[diarist_model].engine",
+                where=self.where,
                 fix=f"read the whole log in {self.log}",
             )
         answer: dict[str, Any] = json.loads(line)
         if not answer.get("ok"):
             raise LabError(
                 f"the vLLM worker failed: {answer.get('error')}",
-                where="[diarist_model].engine",
+                where=self.where,
                 fix=f"read its log in {self.log}",
             )
         return answer
@@ -228,7 +229,9 @@ class VllmEngine:
                 self._answers.close()
 
 
-def attach_vllm(model: LocalModel, settings: VllmSettings) -> LocalModel:
+def attach_vllm(
+    model: LocalModel, settings: VllmSettings, *, where: str = "[diarist_model].engine"
+) -> LocalModel:
     """A copy of `model` (sharing its weights, tokenizer and identity) whose generation runs on
     a vLLM worker serving the same weights in the same dtype. The original stays a plain
     transformers model, so a local chatbot or judge of the same model is unaffected."""
@@ -239,6 +242,7 @@ def attach_vllm(model: LocalModel, settings: VllmSettings) -> LocalModel:
         dtype=model.dtype,
         settings=settings,
         stop_token_ids=tuple(model.eos_token_ids),
+        where=where,
     )
     twin.engine.check()
     return twin

@@ -338,6 +338,8 @@ FIELD_PROOFS = {
     "diarist_model.model": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     "diarist_model.engine": "tests/test_vllm_engine_reach.py::"
     "test_the_vllm_engine_and_its_settings_reach_the_worker",
+    "chatbots[local].engine": "tests/test_vllm_engine_reach.py::"
+    "test_a_local_chatbot_on_vllm_shares_the_diarists_worker",
     "chatbots[fixed].id": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
     "chatbots[fixed].kind": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
     "chatbots[fixed].text": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
@@ -395,6 +397,8 @@ PREFIX_PROOFS = {
     "hypotheses.contrast": HYPOTHESES + "test_verdicts_follow_the_planted_effects",
     "hypotheses.": "tests/test_analysis_hypotheses.py::"
     "test_diary_and_friends_give_the_same_verdicts_from_the_same_values",
+    "chatbots[local].vllm.": "tests/test_vllm_engine_reach.py::"
+    "test_a_local_chatbot_on_vllm_shares_the_diarists_worker",
     # A spec's id, kind and model pick what is built (the travel test builds every kind).
     "chatbots[local].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     "chatbots[litellm].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",

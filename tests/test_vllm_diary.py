@@ -42,6 +42,16 @@ endpoint = {{ base_url = "{url}", concurrency = 8, max_retries = 2 }}
 # digits (measured: one stored log-probability 1.4e-5 apart, CPU build, 2026-12-01). Texts, keys
 # and requests must be identical; numbers equal to the tier's tolerance.
 NUMBERS_TOLERANCE = 1e-4
+# An unsteered local chatbot on the vLLM engine, with the diarist's vLLM settings (one worker).
+LOCAL_ON_VLLM = """
+[[chatbots]]
+id = "smol-chat"
+kind = "local"
+model = "{}"
+generation = {{ max_new_tokens = 8, temperature = 0.7 }}
+engine = "vllm"
+vllm = {{ max_model_len = 2048, block_size = 32 }}
+"""
 
 
 def design(folder: Path, tiny_model_folder: Path, server) -> Path:
@@ -123,15 +133,17 @@ def test_a_run_with_the_vllm_diarist_engine_resumes_to_the_same_store(
     smollm2_folder, tiny_model_folder, tmp_path
 ):
     """engine = "vllm": SmolLM2 writes on a vLLM worker, steered and unsteered rows in one
-    batch, sampled with per-row seeds; the judge is the tiny local model, the chatbot the
-    fixed reply, so every number is the lab's own and the store must be identical."""
+    batch, sampled with per-row seeds, and a local SmolLM2 chatbot answers on the same worker;
+    the judge is the tiny local model, so every number is the lab's own and the store must be
+    identical."""
     profile = make_profile(tmp_path, smollm2_folder)
     text = design_text(
         smollm2_folder,
         profile,
         entries=2,
         diarists='["amara"]',
-        chatbots='[[chatbots]]\nid = "thanks"\nkind = "fixed"\n',
+        chatbots='[[chatbots]]\nid = "thanks"\nkind = "fixed"\n'
+        + LOCAL_ON_VLLM.format(smollm2_folder),
         judges=f'[[judges]]\nid = "tiny-judge"\nkind = "local"\nmodel = "{tiny_model_folder}"\n',
     )
     text = text.replace(
@@ -146,10 +158,12 @@ def test_a_run_with_the_vllm_diarist_engine_resumes_to_the_same_store(
     finish(path, reference, timeout_s=600)
     expected = tables(reference)
     entries = expected["entries"]
-    assert len(entries) == 4 and all(e for e in entries)
+    assert len(entries) == 6 and all(e for e in entries)  # entry 1 once, entry 2 per chatbot
     keys = [json.loads(c[3]) for c in expected["calls"] if c[1] == "diarist"]
     assert all(k["generation"]["engine"]["name"] == "vllm" for k in keys)
     assert {k["steer"] is None for k in keys} == {True, False}  # steered and unsteered rows
+    replies = [json.loads(c[3]) for c in expected["calls"] if c[2] == "smol-chat"]
+    assert replies and all(r["generation"]["engine"]["name"] == "vllm" for r in replies)
 
     broken = tmp_path / "broken"
     seen = kill_partway(path, broken, len(expected["calls"]), (0.4,), poll_s=0.05)

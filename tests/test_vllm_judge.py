@@ -18,6 +18,7 @@ from model_access.settings import EndpointSettings
 from rubric.judge_render import render_judge_prompt
 from rubric.local_judge import LocalJudge
 from rubric.prompts import JudgePrompt
+from rubric.served_exact import ExactSettings
 from rubric.served_judge import ServedJudge
 from tests.fake_judge_render import trimming_template
 from tests.kill_resume import ROOT
@@ -41,9 +42,21 @@ YES_NO = JudgePrompt.chat(
 )
 
 
-def served(server, tokenizer) -> ServedJudge:
-    settings = EndpointSettings(base_url=server.base_url, max_retries=2, concurrency=8)
-    return ServedJudge(ServedClient(server.litellm_model, settings), tokenizer=tokenizer)
+def served(server, tokenizer, *, max_error: float = 0.0, per_request: int = 16) -> ServedJudge:
+    settings = EndpointSettings(
+        base_url=server.base_url, max_retries=2, concurrency=8, prompts_per_request=per_request
+    )
+    return ServedJudge(
+        ServedClient(server.litellm_model, settings),
+        tokenizer=tokenizer,
+        exact=ExactSettings(max_error=max_error),
+    )
+
+
+@pytest.fixture(scope="module")
+def exact_number(vllm_server, shipped_tokenizer):
+    """One exact served 0–100 reading (~300 prompts), shared by the tests that compare to it."""
+    return served(vllm_server, shipped_tokenizer).read_number(NUMBER, floor=0.0)
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +85,41 @@ def assert_same_number(served_reading, local_reading) -> None:
     assert local_reading.coverage > 0.05  # not a comparison of two near-zero vectors
 
 
-def test_an_exact_number_reading_equals_the_local_one(vllm_server, smollm2, shipped_tokenizer):
+def test_an_exact_number_reading_equals_the_local_one(exact_number, smollm2):
     local = LocalJudge(smollm2).read_number(NUMBER, floor=0.0)
-    assert_same_number(served(vllm_server, shipped_tokenizer).read_number(NUMBER, floor=0.0), local)
+    assert_same_number(exact_number, local)
+
+
+@pytest.mark.parametrize("max_error", [0.05, 1.0])
+def test_a_bounded_reading_holds_the_exact_value(
+    vllm_server, shipped_tokenizer, exact_number, max_error
+):
+    """SmolLM2 spreads its mass over many numbers, so a bounded reading saves less than on a
+    confident judge; what it must do is hold the exact value inside its bound, within
+    max_error of it, with fewer prompts."""
+    reading = served(vllm_server, shipped_tokenizer, max_error=max_error).read_number(
+        NUMBER, floor=0.0
+    )
+    bound = reading.bound
+    assert bound is not None and bound.mean is not None
+    assert bound.mean[0] - TOLERANCE <= exact_number.mean <= bound.mean[1] + TOLERANCE
+    assert bound.coverage[0] - TOLERANCE <= exact_number.coverage <= bound.coverage[1] + TOLERANCE
+    assert abs(reading.mean - exact_number.mean) <= max_error + TOLERANCE
+    assert reading.record["requests"] < exact_number.record["requests"]
+    assert reading.record["max_error"] == max_error
+
+
+def test_prompt_lists_read_what_single_prompts_read(vllm_server, shipped_tokenizer):
+    """The same bounded reading with one prompt per request and with lists of 16: the real
+    server answers a list's choices by index, so the numbers agree and fewer requests go."""
+    one = served(vllm_server, shipped_tokenizer, max_error=1.0, per_request=1)
+    many = served(vllm_server, shipped_tokenizer, max_error=1.0, per_request=16)
+    a, b = (judge.read_number(NUMBER, floor=0.0) for judge in (one, many))
+    assert a.record["requests"] == b.record["requests"]  # the same prompts
+    assert a.record["http_requests"] == a.record["requests"]
+    assert b.record["http_requests"] < a.record["http_requests"]
+    worst = max(abs(x - y) for x, y in zip(a.distribution, b.distribution, strict=True))
+    assert worst <= TOLERANCE, worst
 
 
 def test_a_trimming_template_is_repaired_and_reads_the_same(
