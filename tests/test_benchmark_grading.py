@@ -80,7 +80,10 @@ def test_p_met_equals_brute_force_on_the_tiny_model(tiny_model):
         ('```json\n{"explanation": "No.", "criteria_met": false}\n```', False),
         ('Sure! {"criteria_met": true, "explanation": "yes"} hope that helps', True),
         ('{"explanation": "No.", "criteria_met": "false"}', None),
-        ('{"explanation": 3, "criteria_met": true}', None),
+        # As lenient as HealthBench's reference: any boolean criteria_met, explanation optional.
+        ('{"explanation": 3, "criteria_met": true}', True),
+        ('{"criteria_met": false}', False),
+        ('```json\n{"criteria_met": true}\n```', True),
         ("criteria_met: true", None),
         ("", None),
     ],

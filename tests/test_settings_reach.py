@@ -514,11 +514,20 @@ BENCHMARK_PROOFS = {
     + "test_the_grader_template_and_generation_reach_the_judge",
     "benchmark.grader.generation.": BENCH_OPTIONS
     + "test_the_grader_template_and_generation_reach_the_judge",
+    # Left out, the template's max_tokens and system message reach the judge instead.
+    "benchmark.grader.generation": BENCH_OPTIONS
+    + "test_a_toml_template_carries_its_system_message_and_token_cap",
     "benchmark.grader.retries": BENCH_RUN
     + "test_a_local_judge_writes_then_is_read_and_malformed_answers_stay_ungraded",
     "benchmark.grader.retry_temperature": BENCH_OPTIONS
     + "test_retries_sample_at_the_retry_temperature",
     "benchmark.calibration.": BENCH_RUN + "test_a_benchmark_design_runs_resumes_and_reports",
+    "benchmark.calibration.anchors.se": BENCH_OPTIONS
+    + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
+    "benchmark.calibration.anchors.source": BENCH_OPTIONS
+    + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
+    "benchmark.calibration.anchors.placeholder": BENCH_OPTIONS
+    + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
     "benchmark.validation": "tests/test_benchmark_validation.py::"
     "test_a_run_with_both_candidate_graders_reports_them",
     # Refused in benchmark designs (a benchmark reply answers one fixed conversation).

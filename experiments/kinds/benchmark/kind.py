@@ -130,6 +130,7 @@ class BenchmarkKind:
                 bench.canaries,
                 grader.template.answer_key,
                 run.tick,
+                grader.template.max_tokens,
             )
             run.tick(len(own) - sum(1 for i in answers if i < len(own)))  # ungraded: no reading
             tasks = reading_tasks(items, answers, bench.canaries)
@@ -161,6 +162,8 @@ class BenchmarkKind:
                 "sha256": grader.sha256,
                 "user_supplied": grader.path != Path(__file__).parent / "grader.toml",
                 "exact_text": grader.exact_text,
+                "system_message": bool(grader.template.system.strip()),
+                "generation": table.grader.generation_for(grader.template.max_tokens).key(),
             },
         }
 
