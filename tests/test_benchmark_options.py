@@ -291,6 +291,8 @@ def test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged
         " }", ", placeholder = true }"
     )
     path.write_text(base.replace(first, marked))
+    assert main(["design", "check", "--offline", str(path)]) == 0
+    assert "anchors thanks have PLACEHOLDER published scores" in capsys.readouterr().out
     out = tmp_path / "run"
     run_design(load_design(path), out, progress=False)
     assert main(["report", str(out)]) == 0

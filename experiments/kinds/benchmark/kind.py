@@ -59,11 +59,19 @@ class BenchmarkKind:
         bench, sample = benchmark_of(design)
         spread = ", ".join(f"{k} {n}" for k, n in sample.allocation.items())
         criteria = sum(len(c.criteria) for c in sampled(bench, sample))
+        table = benchmark_spec(design).benchmark
+        anchors = table.calibration.anchors if table.calibration else []
+        stand_ins = [a.chatbot for a in anchors if a.placeholder]
         return (
             f"{len(sample.ids)} of {len(bench.conversations)} conversations ({spread}) × "
             f"{len(design.spec.chatbots)} chatbots = {len(cells)} replies; {criteria} criteria "
-            f"per chatbot and judge, scored by the {benchmark_spec(design).benchmark.scoring} "
-            "convention"
+            f"per chatbot and judge, scored by the {table.scoring} convention"
+            + (
+                f"; anchors {', '.join(stand_ins)} have PLACEHOLDER published scores (the "
+                "report flags every published-scale number)"
+                if stand_ins
+                else ""
+            )
         )
 
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
