@@ -514,9 +514,6 @@ BENCHMARK_PROOFS = {
     + "test_the_grader_template_and_generation_reach_the_judge",
     "benchmark.grader.generation.": BENCH_OPTIONS
     + "test_the_grader_template_and_generation_reach_the_judge",
-    # Left out, the template's max_tokens and system message reach the judge instead.
-    "benchmark.grader.generation": BENCH_OPTIONS
-    + "test_a_toml_template_carries_its_system_message_and_token_cap",
     "benchmark.grader.retries": BENCH_RUN
     + "test_a_local_judge_writes_then_is_read_and_malformed_answers_stay_ungraded",
     "benchmark.grader.retry_temperature": BENCH_OPTIONS
