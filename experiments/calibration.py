@@ -21,6 +21,7 @@ from experiments.engine.vocabulary import Task
 from experiments.engine.writes import StoreWrites
 from foundation.errors import LabError
 from model_access.local import LocalModel
+from model_access.settings import GenerationSettings
 from rubric.entry_scores import EntryTemplates, entry_prompts
 from rubric.expected import DEFAULT_FLOOR
 from rubric.judge_base import Judge
@@ -144,6 +145,16 @@ def extract_pattern(
             scorer=scorer,
             progress=progress,
         )
+
+
+def study_rule(rule: CalibrationRule, writing: GenerationSettings) -> CalibrationRule:
+    """The rule as a design's inline profile runs it: its samples are written at the study's own
+    writing settings (the design's [diarist_model] generation) unless the rule sets its own. A
+    sweep at the schema's short extraction settings (80 tokens, 0.8) would choose a strength for
+    text the study never writes: coherence falls with length and temperature."""
+    if "generation" in rule.model_fields_set:
+        return rule
+    return rule.model_copy(update={"generation": writing})
 
 
 def calibrate_pattern(

@@ -21,7 +21,13 @@ from typing import Any
 
 from diarists.patterns import Pattern, load_pattern
 from diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
-from experiments.calibration import calibrate_pattern, chosen_setting, extract_pattern, judge_scorer
+from experiments.calibration import (
+    calibrate_pattern,
+    chosen_setting,
+    extract_pattern,
+    judge_scorer,
+    study_rule,
+)
 from experiments.engine.design import Design, ProfileRule
 from experiments.engine.store import Store
 from foundation.datafiles import file_sha256
@@ -183,7 +189,8 @@ class InlineProfiles:
             "seed": self.design.seed,
         }
         if rule.calibration is not None:
-            c = rule.calibration
+            assert self.design.spec.diarist_model is not None  # only a writing kind has rules
+            c = study_rule(rule.calibration, self.design.spec.diarist_model.generation)
             judge_for, judge_id = self.judge_for, c.judge
             scorer = judge_scorer(
                 store,
@@ -209,6 +216,7 @@ class InlineProfiles:
             steer = chosen_setting(result, c, out)
             assert result.chosen is not None
             record.update(
+                sample_generation=json.dumps(c.generation.key(), sort_keys=True),
                 judge=c.judge,
                 floor=float(c.floor),
                 pattern_mean=round(result.chosen.pattern_mean, 2),

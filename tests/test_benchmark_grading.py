@@ -80,7 +80,10 @@ def test_p_met_equals_brute_force_on_the_tiny_model(tiny_model):
         ('```json\n{"explanation": "No.", "criteria_met": false}\n```', False),
         ('Sure! {"criteria_met": true, "explanation": "yes"} hope that helps', True),
         ('{"explanation": "No.", "criteria_met": "false"}', None),
-        ('{"explanation": 3, "criteria_met": true}', None),
+        # As lenient as HealthBench's reference: any boolean criteria_met, explanation optional.
+        ('{"explanation": 3, "criteria_met": true}', True),
+        ('{"criteria_met": false}', False),
+        ('```json\n{"criteria_met": true}\n```', True),
         ("criteria_met: true", None),
         ("", None),
     ],
@@ -191,3 +194,27 @@ def test_user_templates_are_used_exactly(tmp_path):
     broken.write_text("no placeholders here")
     with pytest.raises(LabError, match="<<conversation>>"):
         load_grader(broken)
+
+
+def test_a_toml_template_with_exact_text_keeps_its_system_message_and_braces(tmp_path):
+    path = tmp_path / "published.toml"
+    path.write_text(
+        '[grader]\nid = "pub"\nversion = 1\nexact = true\nmax_tokens = 99\n'
+        'system = "You are a helpful assistant."\n'
+        'user = """Score {this}:\n<<conversation>>\n# Rubric item\n<<rubric_item>>\n'
+        '{"criteria_met": bool}"""\n'
+    )
+    grader = load_grader(path)
+    bench = load_benchmark(DATA / "healthbench_synthetic.jsonl", "healthbench")
+    c = bench.conversations[0]
+    system, user = grader.messages(c, "A reply.", c.criteria[3])
+    blocks = "\n\n".join([*(f"{r}: {t}" for r, t in c.messages), "assistant: A reply."])
+    assert system == {"role": "system", "content": "You are a helpful assistant."}
+    assert user["content"] == (
+        f"Score {{this}}:\n{blocks}\n# Rubric item\n[-3] {c.criteria[3].text}\n"
+        '{"criteria_met": bool}'
+    )
+    assert grader.exact_text and grader.template.max_tokens == 99
+    path.write_text(path.read_text().replace("<<conversation>>", "the conversation"))
+    with pytest.raises(LabError, match="<<conversation>>"):
+        load_grader(path)

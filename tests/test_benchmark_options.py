@@ -118,7 +118,7 @@ def test_the_design_chooses_the_scoring_convention(
     board = pd.read_csv(out / "report" / "tables" / "leaderboard_met.csv")
     for row in board.itertuples():
         mine = graded[(graded.chatbot == row.chatbot) & (graded.judge == row.judge)]
-        values = per_conversation(mine, convention, "met").score
+        values = per_conversation(mine, "met").score
         assert row.score == pytest.approx(score(values, convention), nan_ok=True)
     findings = (out / "report" / "findings.md").read_text()
     assert f"({convention} convention)" in findings
@@ -202,3 +202,101 @@ def test_transport_failures_are_asked_again_and_never_stored(
     [(text, flag)] = db.execute("SELECT text, flag FROM bench_replies WHERE chatbot='api'")
     db.close()
     assert text == "I'm here. What happened today?" and flag is None
+
+
+GRADER_TOML = '''
+[grader]
+id = "published-grader"
+version = 3
+exact = true
+max_tokens = 7
+system = "You are a careful grader. {not a placeholder}"
+user = """GRADE {this}.
+<<conversation>>
+RUBRIC ITEM: <<rubric_item>>
+Return {"criteria_met": ...}."""
+'''
+
+
+def test_a_toml_template_carries_its_system_message_and_token_cap(
+    tmp_path,
+    tiny_model_folder,
+    servers,  # noqa: F811
+):
+    """A published grader written in the lab's format with exact = true: its system message
+    and max_tokens reach the judge, its text verbatim (braces untouched), when the design sets
+    no grader.generation; the lab's own template caps at 2,048 like HealthBench's reference."""
+    from experiments.kinds.benchmark.grader import load_grader
+    from experiments.kinds.benchmark.schema import GraderSettings
+
+    chat, judge = servers
+    (tmp_path / "published.toml").write_text(GRADER_TOML)
+    path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
+    path.write_text(
+        path.read_text().replace(
+            "grader = { generation = { max_new_tokens = 3 }, retries = 1 }",
+            'grader = { retries = 1, template = "published.toml" }',
+        )
+    )
+    run_design(load_design(path), tmp_path / "run", progress=False)
+    written = writing_requests(judge)
+    assert written and all(r["max_tokens"] == 7 and r["temperature"] == 0 for r in written)
+    for r in written:
+        system, user = r["messages"]
+        assert system == {
+            "role": "system",
+            "content": "You are a careful grader. {not a placeholder}",
+        }
+        assert user["content"].startswith("GRADE {this}.\n")  # then the role-labelled blocks
+        assert "\n\nassistant: " in user["content"] and "RUBRIC ITEM: [" in user["content"]
+        assert user["content"].endswith('Return {"criteria_met": ...}.')
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["grader_template"]["system_message"] is True
+    assert manifest["grader_template"]["generation"]["max_new_tokens"] == 7
+    assert manifest["grader_template"]["exact_text"] is True
+    assert main(["report", str(tmp_path / "run")]) == 0
+    findings = (tmp_path / "run" / "report" / "findings.md").read_text()
+    assert "| grader system message | yes |" in findings
+    lab = load_grader()
+    assert lab.template.max_tokens == 2048 and not lab.exact_text
+    assert GraderSettings().generation_for(lab.template.max_tokens).max_new_tokens == 2048
+    (tmp_path / "unmarked.toml").write_text(GRADER_TOML.replace("<<rubric_item>>", "ITEM"))
+    unmarked = ["run", str(path), "--out", str(tmp_path / "r2"), "--no-progress"]
+    assert main([*unmarked, "--grader-template", str(tmp_path / "unmarked.toml")]) == 2
+    assert not (tmp_path / "r2" / "store.sqlite").exists()
+
+
+def test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged(
+    tmp_path,
+    tiny_model_folder,
+    servers,  # noqa: F811
+    capsys,
+):
+    chat, judge = servers
+    path = design(tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
+    base = path.read_text()
+    first = '{ chatbot = "thanks", published = 0.05, se = 0.02, source = "test table 1" }'
+    cases = [
+        (first.replace(" se = 0.02,", ""), "anchors[0].se", "no standard error"),
+        (first.replace(', source = "test table 1"', ""), "anchors[0].source", "names no source"),
+        (first.replace("test table 1", "TODO fill in"), "anchors[0].source", "placeholder = true"),
+        (first.replace("se = 0.02", "se = 0.0"), "anchors[0].se", ""),
+    ]
+    for anchor, where, says in cases:
+        path.write_text(base.replace(first, anchor))
+        assert main(["design", "check", "--offline", str(path)]) == 2, where
+        err = capsys.readouterr().err
+        assert where in err and says in err, err
+    marked = first.replace("test table 1", "placeholder: to be looked up").replace(
+        " }", ", placeholder = true }"
+    )
+    path.write_text(base.replace(first, marked))
+    assert main(["design", "check", "--offline", str(path)]) == 0
+    assert "anchors thanks have PLACEHOLDER published scores" in capsys.readouterr().out
+    out = tmp_path / "run"
+    run_design(load_design(path), out, progress=False)
+    assert main(["report", str(out)]) == 0
+    findings = (out / "report" / "findings.md").read_text()
+    assert "published scale (PLACEHOLDER anchors)" in findings
+    assert "**The anchors' published scores are placeholders**" in findings
+    assert "| thanks | 0.050 | 0.020 | placeholder: to be looked up | yes |" in findings

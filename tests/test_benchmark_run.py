@@ -97,8 +97,8 @@ model = "{model}"
 
             [benchmark.calibration]
             anchors = [
-                {{ chatbot = "thanks", published = 0.05, se = 0.02 }},
-                {{ chatbot = "api", published = 0.55, se = 0.02 }},
+                {{ chatbot = "thanks", published = 0.05, se = 0.02, source = "test table 1" }},
+                {{ chatbot = "api", published = 0.55, se = 0.02, source = "test table 1" }},
             ]
 
             [analysis]
@@ -189,7 +189,14 @@ def test_a_benchmark_design_runs_resumes_and_reports(tmp_path, tiny_model_folder
         "Leaderboard — expected points",
         "published scale",
         "Per axis",
+        "Axis: points contributed (MentalHealthBench)",
+        "Axis: met over possible within the axis (HealthBench per-tag)",
+        "Per tag (HealthBench reference",
         "Per acuity",
+        "Ungraded criteria per chatbot",
+        "ungraded = not met",
+        "Written verdict vs read probability",
+        "Calibration anchors",
         "Replies flagged",
         "Paired comparisons",
         "Kendall τ",
@@ -199,9 +206,11 @@ def test_a_benchmark_design_runs_resumes_and_reports(tmp_path, tiny_model_folder
     board = pd.read_csv(out / "report" / "tables" / "leaderboard_met.csv")
     assert (board.scored == 5).all()  # 6 sampled, one with an all-negative rubric
     assert board.score.between(0, 1).all() and board.mapped.notna().all()
-    board = pd.read_csv(out / "report" / "tables" / "leaderboard_met.csv")
-    assert (board.scored == 5).all()  # 6 sampled, one with an all-negative rubric
-    assert board.score.between(0, 1).all() and board.mapped.notna().all()
+    # Every criterion has a written verdict and a reading: all are compared.
+    verdicts = pd.read_csv(out / "report" / "tables" / "verdict_agreement.csv")
+    assert verdicts.criteria.tolist() == [criteria] and verdicts.agree.between(0, 1).all()
+    ungraded = pd.read_csv(out / "report" / "tables" / "ungraded.csv")
+    assert (ungraded.ungraded == 0).all() and len(ungraded) == 3
     # Judge readings per judge × chatbot: every criterion of every reply, read exactly.
     readings = pd.read_csv(out / "report" / "tables" / "judge_readings.csv")
     assert sorted(readings.group) == ["api", "thanks", "tiny"]

@@ -42,11 +42,11 @@ def graded() -> pd.DataFrame:
 
 
 def test_per_conversation_scores_by_hand():
-    met = per_conversation(graded(), "mentalhealthbench", "met")
+    met = per_conversation(graded(), "met")
     assert met.conversations == ("A", "B", "C", "D", "E")
     # A: (5 - 4) / 8; B: -7 / 10; C: no positive points; D: ungraded criterion; E: 2 / 2.
     np.testing.assert_allclose(met.score, [0.125, -0.7, NAN, NAN, 1.0])
-    smooth = per_conversation(graded(), "mentalhealthbench", "expected")
+    smooth = per_conversation(graded(), "expected")
     # A: (0.9*5 + 0.2*3 - 0.7*4) / 8; B: (0.1*10 - 0.8*7) / 10.
     np.testing.assert_allclose(smooth.score, [2.3 / 8, -0.46, NAN, NAN, 1.9 / 2])
     assert excluded(graded()) == {
@@ -56,7 +56,7 @@ def test_per_conversation_scores_by_hand():
 
 
 def test_the_two_conventions_differ_where_a_conversation_is_negative():
-    values = per_conversation(graded(), "mentalhealthbench", "met").score
+    values = per_conversation(graded(), "met").score
     # MentalHealthBench: mean(0.125, max(-0.7, 0), 1.0); HealthBench: clip(mean(0.125, -0.7, 1)).
     assert score(values, "mentalhealthbench") == pytest.approx((0.125 + 0 + 1.0) / 3)
     assert score(values, "healthbench") == pytest.approx((0.125 - 0.7 + 1.0) / 3)
@@ -65,8 +65,8 @@ def test_the_two_conventions_differ_where_a_conversation_is_negative():
 
 
 def test_mentalhealthbench_axes_add_up_to_the_unclipped_score():
-    pc = per_conversation(graded(), "mentalhealthbench", "met")
-    axes = {a: float(axis_aggregate(v, "mentalhealthbench")[0]) for a, v in pc.axis_parts.items()}
+    pc = per_conversation(graded(), "met")
+    axes = {a: float(axis_aggregate(v, "contributed")[0]) for a, v in pc.contributed.items()}
     # Over the scored conversations A, B, E (an axis a conversation lacks adds 0):
     assert axes["empathy"] == pytest.approx((0.125 - 0.7 + 0) / 3)
     assert axes["context"] == pytest.approx((0 + 0 + 1.0) / 3)
@@ -74,14 +74,14 @@ def test_mentalhealthbench_axes_add_up_to_the_unclipped_score():
     assert sum(axes.values()) == pytest.approx(np.nanmean(pc.score))
     # With no negative conversation the parts add up to the clipped overall score too.
     positive = graded()[graded().conversation.isin(["A", "E"])]
-    pc2 = per_conversation(positive, "mentalhealthbench", "met")
-    parts = sum(float(axis_aggregate(v, "mentalhealthbench")[0]) for v in pc2.axis_parts.values())
+    pc2 = per_conversation(positive, "met")
+    parts = sum(float(axis_aggregate(v, "contributed")[0]) for v in pc2.contributed.values())
     assert parts == pytest.approx(score(pc2.score, "mentalhealthbench")) == pytest.approx(0.5625)
 
 
 def test_healthbench_axes_use_their_own_points():
-    pc = per_conversation(graded(), "healthbench", "met")
-    axes = {a: float(axis_aggregate(v, "healthbench")[0]) for a, v in pc.axis_parts.items()}
+    pc = per_conversation(graded(), "met")
+    axes = {a: float(axis_aggregate(v, "within")[0]) for a, v in pc.within.items()}
     # empathy: A (5 - 4) / 5 only (B has no positive empathy points); context: A 0/3, E 2/2.
     assert axes["empathy"] == pytest.approx(0.2)
     assert axes["context"] == pytest.approx(0.5)
@@ -89,7 +89,7 @@ def test_healthbench_axes_use_their_own_points():
 
 
 def test_per_acuity_scores():
-    pc = per_conversation(graded(), "mentalhealthbench", "met")
+    pc = per_conversation(graded(), "met")
     by = strata_scores(pc, "mentalhealthbench")
     assert by["non_acute"] == pytest.approx((0.125 + 1.0) / 2)
     assert by["emergent"] == 0.0

@@ -145,3 +145,28 @@ def test_an_inline_profile_is_not_made_without_a_run(tmp_path, tiny_model_folder
     design = inline_design(tmp_path, tiny_model_folder, "steer = { layers = [1], strength = 0.5 }")
     with pytest.raises(LabError, match="made by a run"):
         resolve_profiles(design, ["lonely"])
+
+
+def test_calibration_samples_are_written_at_the_study_writing_settings(tmp_path, tiny_model_folder):
+    """A rule that sets no generation writes its samples as the study writes its entries (the
+    design's [diarist_model] generation: 8 tokens at 0.9 here), not at the schema's extraction
+    defaults (80 tokens at 0.8); the extraction pairs keep their own settings."""
+    import json
+
+    rule = (
+        'calibration = { judge = "tiny-judge", layers = [0], strengths = [0.5], floor = 0.0, '
+        "prompts = 2 }"
+    )
+    design = inline_design(tmp_path, tiny_model_folder, rule)
+    lonely = make(design, tmp_path / "run", tiny_model_folder, [])["lonely"]
+    store = Store(tmp_path / "run" / "profiles" / "store.sqlite")
+    requests = [
+        json.loads(r) for (r,) in store.db.execute("SELECT request FROM calls WHERE kind='diarist'")
+    ]
+    store.close()
+    settings = sorted(
+        (r["generation"]["max_new_tokens"], r["generation"]["temperature"]) for r in requests
+    )
+    # 2 extraction pairs (5 tokens, 0.8), then 2 prompts × (the baseline + 1 setting).
+    assert settings == [(5, 0.8)] * 4 + [(8, 0.9)] * 4
+    assert json.loads(lonely.calibration["sample_generation"])["max_new_tokens"] == 8

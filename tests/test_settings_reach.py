@@ -523,6 +523,12 @@ BENCHMARK_PROOFS = {
     "benchmark.grader.retry_temperature": BENCH_OPTIONS
     + "test_retries_sample_at_the_retry_temperature",
     "benchmark.calibration.": BENCH_RUN + "test_a_benchmark_design_runs_resumes_and_reports",
+    "benchmark.calibration.anchors.se": BENCH_OPTIONS
+    + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
+    "benchmark.calibration.anchors.source": BENCH_OPTIONS
+    + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
+    "benchmark.calibration.anchors.placeholder": BENCH_OPTIONS
+    + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
     "benchmark.validation": "tests/test_benchmark_validation.py::"
     "test_a_run_with_both_candidate_graders_reports_them",
     # Refused in benchmark designs (a benchmark reply answers one fixed conversation).

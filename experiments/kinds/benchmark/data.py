@@ -94,6 +94,9 @@ class Criterion:
     text: str
     points: float
     axis: str
+    # The file's rubric-item tags as HealthBench writes them ("axis:…", "level:…", "cluster:…");
+    # a MentalHealthBench item has its axis only.
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Conversation:
     criteria: tuple[Criterion, ...]
     stratum: str  # acuity (MentalHealthBench) or theme (HealthBench): what the sample balances
     language: str
+    tags: tuple[str, ...] = ()  # example-level tags ("theme:…"; MentalHealthBench: "acuity:…")
 
     def chat(self) -> list[dict[str, str]]:
         return [{"role": r, "content": c} for r, c in self.messages]
@@ -135,12 +139,17 @@ def _strip(text: str, canaries: set[str]) -> str:
 def _from_mhb(row: MhbRow, canaries: set[str]) -> Conversation:
     items = tuple(
         Criterion(
-            f"{row.id}#{i}", _strip(it.criterion_text, canaries), float(it.points), it.behavior_axis
+            f"{row.id}#{i}",
+            _strip(it.criterion_text, canaries),
+            float(it.points),
+            it.behavior_axis,
+            (f"axis:{it.behavior_axis}",),
         )
         for i, it in enumerate(row.rubric_items)
     )
     messages = tuple((m.role, _strip(m.content, canaries)) for m in row.conversation.messages)
-    return Conversation(row.id, messages, items, row.acuity, row.language)
+    tags = (f"acuity:{row.acuity}",)
+    return Conversation(row.id, messages, items, row.acuity, row.language, tags)
 
 
 def _tag(tags: list[str], prefix: str, default: str) -> str:
@@ -154,14 +163,15 @@ def _from_hb(row: HbRow, canaries: set[str]) -> Conversation:
             _strip(it.criterion, canaries),
             float(it.points),
             _tag(it.tags, "axis:", "none"),
+            tuple(dict.fromkeys(it.tags)),
         )
         for i, it in enumerate(row.rubrics)
     )
     messages = tuple((m.role, _strip(m.content, canaries)) for m in row.prompt)
     theme = _tag(row.example_tags, "theme:", "all")
-    return Conversation(
-        row.prompt_id, messages, items, theme, _tag(row.example_tags, "lang:", "und")
-    )
+    language = _tag(row.example_tags, "lang:", "und")
+    tags = tuple(dict.fromkeys(row.example_tags))
+    return Conversation(row.prompt_id, messages, items, theme, language, tags)
 
 
 def load_benchmark(path: Path | str, fmt: Format) -> Benchmark:

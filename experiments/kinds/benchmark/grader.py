@@ -1,10 +1,13 @@
 """The grader prompt for one benchmark criterion, and reading what the judge wrote.
 
 A template is the lab's own (grader.toml beside this file) or the user's: a .toml in the same
-schema, or a .txt holding a published template exactly, with `<<conversation>>` and
-`<<rubric_item>>` where the blocks and the criterion go. Its sha256 goes into the manifest and
-every judgment made from it. The judge writes a JSON answer; the part up to the answer key
-("criteria_met":) becomes the prefill after which the lab reads P(true)."""
+schema, or a .txt holding a published user message exactly. A .toml carries what a .txt cannot:
+an optional system message and the judge's token cap (`max_tokens`, 2,048 by default as in
+HealthBench's reference grader), so a published grader is reproduced whole; with `exact = true`
+its text is pasted verbatim, `<<conversation>>` and `<<rubric_item>>` marking where the blocks
+and the criterion go and nothing else touched (no brace escaping). Its sha256 goes into the
+manifest and every judgment made from it. The judge writes a JSON answer; the part up to the
+answer key ("criteria_met":) becomes the prefill after which the lab reads P(true)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import Field
+
 from experiments.kinds.benchmark.data import Conversation, Criterion
 from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
 from foundation.errors import LabError
@@ -21,6 +26,8 @@ from rubric.prompts import TemplateRef
 
 LAB_TEMPLATE = Path(__file__).parent / "grader.toml"
 ANSWER_WORDS = ("true", "false")
+DEFAULT_MAX_TOKENS = 2048  # HealthBench's reference grader: ChatCompletionSampler(max_tokens=2048)
+EXACT_MARKS = ("<<conversation>>", "<<rubric_item>>")
 _FENCE = re.compile(r"^\s*```[A-Za-z]*\s*\n?|\n?\s*```\s*$")
 
 
@@ -33,6 +40,14 @@ class GraderTemplate(DataModel):
     separator: str = "\n\n"
     criterion: NonEmpty = "[{points}] {text}"
     answer_key: NonEmpty = "criteria_met"
+    max_tokens: int = Field(
+        DEFAULT_MAX_TOKENS, ge=1, le=32768, description="the judge's written answer at most"
+    )
+    exact: bool = Field(
+        False,
+        description="user and system are published text used verbatim: only <<conversation>> "
+        "and <<rubric_item>> are replaced (no {placeholders}, no brace escaping)",
+    )
 
 
 class GraderFile(DataModel):
@@ -44,7 +59,11 @@ class Grader:
     template: GraderTemplate
     sha256: str
     path: Path
-    exact_text: bool  # a .txt template: placeholders replaced, nothing else touched
+
+    @property
+    def exact_text(self) -> bool:
+        """Placeholders replaced, nothing else touched (a .txt, or a .toml with exact = true)."""
+        return self.template.exact
 
     @property
     def ref(self) -> TemplateRef:
@@ -65,8 +84,8 @@ class Grader:
         blocks, item = self.blocks(conversation, reply), self.criterion_text(criterion)
         t = self.template
         if self.exact_text:
-            user = t.user.replace("<<conversation>>", blocks).replace("<<rubric_item>>", item)
-            system = t.system
+            user = t.user.replace(EXACT_MARKS[0], blocks).replace(EXACT_MARKS[1], item)
+            system = t.system.replace(EXACT_MARKS[0], blocks).replace(EXACT_MARKS[1], item)
         else:
             user = t.user.format(conversation=blocks, criterion=item)
             system = t.system.format(conversation=blocks, criterion=item)
@@ -80,26 +99,33 @@ def load_grader(path: Path | None = None) -> Grader:
         if not path.is_file():
             raise LabError("grader template not found", where=str(path), fix="check the path")
         text = path.read_text(encoding="utf-8")
-        missing = [p for p in ("<<conversation>>", "<<rubric_item>>") if p not in text]
-        if missing:
-            raise LabError(
-                f"the template has no {', '.join(missing)}",
-                where=str(path),
-                fix="mark where the conversation and the criterion go with <<conversation>> and "
-                "<<rubric_item>>",
-            )
-        sha = file_sha256(path)
-        template = GraderTemplate(id=f"user:{path.name}", version=1, user=text)
-        return Grader(template, sha, path, exact_text=True)
+        template = GraderTemplate(id=f"user:{path.name}", version=1, user=text, exact=True)
+        _has_marks(template, str(path))
+        return Grader(template, file_sha256(path), path)
     template = load_data(path, GraderFile)[0].grader
-    for name in ("{conversation}", "{criterion}"):
-        if name not in template.user + template.system:
-            raise LabError(
-                f"the template never uses {name}",
-                where=f"{path} grader.user",
-                fix=f"put {name} where it belongs",
-            )
-    return Grader(template, file_sha256(path), path, exact_text=False)
+    if template.exact:
+        _has_marks(template, f"{path} grader.user")
+    else:
+        for name in ("{conversation}", "{criterion}"):
+            if name not in template.user + template.system:
+                raise LabError(
+                    f"the template never uses {name}",
+                    where=f"{path} grader.user",
+                    fix=f"put {name} where it belongs (or set exact = true and mark the places "
+                    "with <<conversation>> and <<rubric_item>>)",
+                )
+    return Grader(template, file_sha256(path), path)
+
+
+def _has_marks(template: GraderTemplate, where: str) -> None:
+    missing = [m for m in EXACT_MARKS if m not in template.user + template.system]
+    if missing:
+        raise LabError(
+            f"the template has no {', '.join(missing)}",
+            where=where,
+            fix="mark where the conversation and the criterion go with <<conversation>> and "
+            "<<rubric_item>>",
+        )
 
 
 @dataclass(frozen=True)
@@ -110,17 +136,20 @@ class WrittenAnswer:
 
 
 def read_answer(text: str, answer_key: str = "criteria_met") -> WrittenAnswer:
-    """A JSON object with a string explanation and a true/false answer, once code fences are
-    stripped; anything else is malformed. The prefix keeps the judge's own text (fences too)."""
+    """A JSON object whose answer key holds a boolean, once code fences are stripped; the
+    explanation may be missing or of any type, as HealthBench's reference accepts (its grader
+    loop keeps any answer whose `criteria_met` is True or False). Anything else is malformed.
+    The prefix keeps the judge's own text (fences too)."""
     body = _FENCE.sub("", text.strip())
     parsed = _json_object(body)
     if parsed is None:
         return WrittenAnswer(None, None, None)
     met, why = parsed.get(answer_key), parsed.get("explanation")
     at = re.search(rf'"{re.escape(answer_key)}"\s*:', text)
-    if not isinstance(met, bool) or not isinstance(why, str) or at is None:
+    if not isinstance(met, bool) or at is None:
         return WrittenAnswer(None, None, None)
-    return WrittenAnswer(met, why, text[: at.end()].lstrip())
+    explanation = why if isinstance(why, str) or why is None else json.dumps(why)
+    return WrittenAnswer(met, explanation, text[: at.end()].lstrip())
 
 
 def _json_object(body: str) -> dict[str, object] | None:

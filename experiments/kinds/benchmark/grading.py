@@ -21,6 +21,7 @@ from experiments.engine.store import Store
 from experiments.engine.vocabulary import Task, Tick
 from experiments.kinds.benchmark.grader import (
     ANSWER_WORDS,
+    DEFAULT_MAX_TOKENS,
     Grader,
     WrittenAnswer,
     read_answer,
@@ -72,14 +73,16 @@ def write_answers(
     canaries: frozenset[str],
     answer_key: str,
     tick: Tick,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> dict[int, WrittenAnswer]:
-    """Index of item -> its well-formed answer; items left out stayed malformed (ungraded)."""
+    """Index of item -> its well-formed answer; items left out stayed malformed (ungraded).
+    `max_tokens`: the template's cap, used unless the design sets grader.generation."""
     answers: dict[int, WrittenAnswer] = {}
     pending = list(range(len(items)))
     for attempt in range(settings.retries + 1):
         if not pending:
             break
-        generation = settings.generation
+        generation = settings.generation_for(max_tokens)
         if attempt:
             generation = generation.model_copy(update={"temperature": settings.retry_temperature})
         writer = make_writer(generation)

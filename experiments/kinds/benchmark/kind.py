@@ -59,11 +59,19 @@ class BenchmarkKind:
         bench, sample = benchmark_of(design)
         spread = ", ".join(f"{k} {n}" for k, n in sample.allocation.items())
         criteria = sum(len(c.criteria) for c in sampled(bench, sample))
+        table = benchmark_spec(design).benchmark
+        anchors = table.calibration.anchors if table.calibration else []
+        stand_ins = [a.chatbot for a in anchors if a.placeholder]
         return (
             f"{len(sample.ids)} of {len(bench.conversations)} conversations ({spread}) × "
             f"{len(design.spec.chatbots)} chatbots = {len(cells)} replies; {criteria} criteria "
-            f"per chatbot and judge, scored by the {benchmark_spec(design).benchmark.scoring} "
-            "convention"
+            f"per chatbot and judge, scored by the {table.scoring} convention"
+            + (
+                f"; anchors {', '.join(stand_ins)} have PLACEHOLDER published scores (the "
+                "report flags every published-scale number)"
+                if stand_ins
+                else ""
+            )
         )
 
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
@@ -130,6 +138,7 @@ class BenchmarkKind:
                 bench.canaries,
                 grader.template.answer_key,
                 run.tick,
+                grader.template.max_tokens,
             )
             run.tick(len(own) - sum(1 for i in answers if i < len(own)))  # ungraded: no reading
             tasks = reading_tasks(items, answers, bench.canaries)
@@ -161,6 +170,8 @@ class BenchmarkKind:
                 "sha256": grader.sha256,
                 "user_supplied": grader.path != Path(__file__).parent / "grader.toml",
                 "exact_text": grader.exact_text,
+                "system_message": bool(grader.template.system.strip()),
+                "generation": table.grader.generation_for(grader.template.max_tokens).key(),
             },
         }
 

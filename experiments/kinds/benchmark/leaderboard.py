@@ -1,7 +1,8 @@
 """The chatbots' benchmark scores with intervals, per judge: overall (raw and on the published
-scale), per axis and per acuity; paired comparisons of every two chatbots (sign-flip test on
-the per-conversation differences, Holm-corrected per judge, bootstrap interval of the
-difference); and how the judges compare (severity, Kendall τ of their rankings).
+scale), per axis (both conventions), per tag (as HealthBench's reference) and per acuity;
+paired comparisons of every two chatbots (sign-flip test on the per-conversation differences,
+Holm-corrected per judge, bootstrap interval of the difference); and how the judges compare
+(severity, Kendall τ of their rankings).
 
 Intervals are percentile intervals of a conversation bootstrap: one set of resampled
 conversations per judge, shared by every chatbot, so paired differences and the anchors' map
@@ -21,6 +22,7 @@ from experiments.analysis.bootstrap import draw_counts
 from experiments.analysis.verdicts import holm, sign_flip
 from experiments.kinds.benchmark.calibrate import AnchorPoint, calibrated
 from experiments.kinds.benchmark.scoring import (
+    AxisKind,
     Convention,
     PerConversation,
     Reading,
@@ -31,6 +33,7 @@ from experiments.kinds.benchmark.scoring import (
     per_conversation,
     strata_scores,
 )
+from experiments.kinds.benchmark.tag_scores import TagScore, tag_scores
 
 
 @dataclass(frozen=True)
@@ -42,9 +45,11 @@ class ChatbotScore:
     high: float
     scored: int  # conversations with a score
     excluded: dict[str, int]
-    axes: dict[str, float]
+    axes_contributed: dict[str, float]  # MentalHealthBench's axis score (points contributed)
+    axes_within: dict[str, float]  # HealthBench's per-tag axis score (met over possible)
     strata: dict[str, float]
     mapped: tuple[float, float, float] | None = None  # on the published scale, with interval
+    tags: tuple[TagScore, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,9 +98,7 @@ def board(
     for j, judge in enumerate(sorted(set(graded["judge"]))):
         rows = graded[graded["judge"] == judge]
         bots = sorted(set(rows["chatbot"]))
-        series = {
-            b: per_conversation(rows[rows["chatbot"] == b], convention, reading) for b in bots
-        }
+        series = {b: per_conversation(rows[rows["chatbot"] == b], reading) for b in bots}
         ids, matrix = aligned([series[b] for b in bots])
         rng = np.random.default_rng([seed, j])
         weights = draw_counts(len(ids), resamples, rng)
@@ -115,9 +118,11 @@ def board(
                     high,
                     int(np.isfinite(series[b].score).sum()),
                     excluded(rows[rows["chatbot"] == b]),
-                    _axes(series[b], convention),
+                    _axes(series[b], "contributed"),
+                    _axes(series[b], "within"),
                     strata_scores(series[b], convention),
                     mapped[b] if mapped else None,
+                    tuple(tag_scores(rows[rows["chatbot"] == b], reading, resamples, seed)),
                 )
             )
         family = []
@@ -140,8 +145,8 @@ def board(
     return out
 
 
-def _axes(pc: PerConversation, convention: Convention) -> dict[str, float]:
-    return {a: float(axis_aggregate(v, convention)[0]) for a, v in pc.axis_parts.items()}
+def _axes(pc: PerConversation, kind: AxisKind) -> dict[str, float]:
+    return {a: float(axis_aggregate(v, kind)[0]) for a, v in pc.axis_parts(kind).items()}
 
 
 @dataclass(frozen=True)

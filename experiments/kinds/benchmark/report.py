@@ -1,11 +1,14 @@
 """The benchmark report: folder/report/findings.md and its CSV tables, from the store.
 
 A leaderboard per judge with bootstrap intervals (the published reading, met = P ≥ 0.5, and the
-expected-points score), on the published scale too when the design names two anchors; per-axis
-and per-acuity scores; refusals and empty replies (graded as returned); what grading left
-ungraded or unreadable; all paired chatbot comparisons (Holm-corrected per judge; exploratory:
-no hypothesis was preregistered); each judge's severity and the judges' ranking agreement; and
-the grader-validation table when the design asks for one."""
+expected-points score), on the published scale too when the design names two anchors (flagged
+when they are placeholders); per-axis scores in both conventions, HealthBench's tag scores and
+per-acuity scores; refusals and empty replies (graded as returned); what grading left ungraded
+or unreadable, per chatbot, with the sensitivity counting ungraded as not met; the judges'
+written verdicts against their read probabilities; all paired chatbot comparisons
+(Holm-corrected per judge; exploratory: no hypothesis was preregistered); each judge's severity
+and the judges' ranking agreement; and the grader-validation table when the design asks for
+one."""
 
 from __future__ import annotations
 
@@ -23,7 +26,17 @@ from experiments.engine.store import Store
 from experiments.kinds.benchmark.calibrate import AnchorPoint
 from experiments.kinds.benchmark.inputs import conversations_of
 from experiments.kinds.benchmark.leaderboard import Board, agreement, board
-from experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from experiments.kinds.benchmark.report_grading import (
+    axes_section,
+    sensitivity_section,
+    tags_frame,
+    tags_section,
+    ungraded_by_chatbot,
+    verdict_agreement,
+    verdict_section,
+)
+from experiments.kinds.benchmark.schema import BenchmarkDesignFile, Calibration
+from experiments.kinds.benchmark.scoring import ungraded_as_not_met
 from experiments.kinds.benchmark.tables import flags, graded_frame, grading_counts
 from experiments.kinds.benchmark.validation import validation_section
 
@@ -41,24 +54,30 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
     conversations = conversations_of(design)
     judges = [j.id for j in spec.judges]
     graded = graded_frame(store, conversations, judges)
-    anchors = None
-    if table.calibration:
-        first, second = table.calibration.anchors
-        anchors = (
-            AnchorPoint(first.chatbot, first.published, first.se),
-            AnchorPoint(second.chatbot, second.published, second.se),
-        )
+    anchors = _anchor_points(table.calibration)
+    placeholder = bool(table.calibration) and any(
+        a.placeholder
+        for a in table.calibration.anchors  # type: ignore[union-attr]
+    )
     boards = [
         board(graded, table.scoring, reading, resamples, design.seed, anchors)
         for reading in ("met", "expected")
     ]
+    sensitivity = board(
+        ungraded_as_not_met(graded), table.scoring, "met", resamples, design.seed, anchors
+    )
     manifest = read_manifest(folder)
     criteria = sum(len(c.criteria) for c in conversations) * len(spec.chatbots)
     judge_readings = _judge_readings(store)
+    verdicts = verdict_agreement(store, judges)
+    scale = _scale(anchors is not None, placeholder)
     parts = [
         _header(design, manifest, resamples),
-        *_leaderboard(boards[0], anchors is not None, "published reading: met = P(met) ≥ 0.5"),
-        *_leaderboard(boards[1], anchors is not None, "expected points: Σ P(met) × points"),
+        *_anchors_note(table.calibration, placeholder),
+        *_leaderboard(boards[0], scale, "published reading: met = P(met) ≥ 0.5"),
+        *_leaderboard(boards[1], scale, "expected points: Σ P(met) × points"),
+        axes_section(boards[0]),
+        tags_section(boards[0]),
         _breakdowns(boards[0]),
         "## Replies flagged (graded as returned)\n",
         _flags(flags(store)),
@@ -67,6 +86,8 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
             grading_counts(store, judges, criteria),
             {c: c for c in grading_counts(store, judges, criteria).columns},
         ),
+        sensitivity_section(graded, boards[0], sensitivity),
+        verdict_section(verdicts),
         *readings.section(judge_readings, "chatbot", design.coverage_floor, UNREAD_WHY),
         _comparisons(boards[0]),
         _judges(boards[0]),
@@ -77,15 +98,64 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
         (work / "tables").mkdir()
         graded.to_csv(work / "tables" / "graded_criteria.csv", index=False)
         judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
+        verdicts.to_csv(work / "tables" / "verdict_agreement.csv", index=False)
+        ungraded_by_chatbot(graded).to_csv(work / "tables" / "ungraded.csv", index=False)
+        _scores(sensitivity).to_csv(
+            work / "tables" / "leaderboard_met_ungraded_as_not_met.csv", index=False
+        )
         for b in boards:
-            pd.DataFrame([s.__dict__ for s in b.scores]).to_csv(
-                work / "tables" / f"leaderboard_{b.reading}.csv", index=False
-            )
+            _scores(b).to_csv(work / "tables" / f"leaderboard_{b.reading}.csv", index=False)
+            tags_frame(b).to_csv(work / "tables" / f"tag_scores_{b.reading}.csv", index=False)
             pd.DataFrame([c.__dict__ for c in b.comparisons]).to_csv(
                 work / "tables" / f"comparisons_{b.reading}.csv", index=False
             )
         (work / "findings.md").write_text("\n".join(parts), encoding="utf-8")
     return out / "report" / "findings.md"
+
+
+def _scores(b: Board) -> pd.DataFrame:
+    return pd.DataFrame([{k: v for k, v in s.__dict__.items() if k != "tags"} for s in b.scores])
+
+
+def _anchor_points(cal: Calibration | None) -> tuple[AnchorPoint, AnchorPoint] | None:
+    if cal is None:
+        return None
+    points = []
+    for a in cal.anchors:
+        assert a.se is not None  # the schema requires it
+        points.append(AnchorPoint(a.chatbot, a.published, a.se))
+    return points[0], points[1]
+
+
+def _scale(calibrated: bool, placeholder: bool) -> str | None:
+    if not calibrated:
+        return None
+    return "published scale (PLACEHOLDER anchors)" if placeholder else "published scale"
+
+
+def _anchors_note(cal: Calibration | None, placeholder: bool) -> list[str]:
+    if cal is None:
+        return []
+    rows = pd.DataFrame(
+        [
+            {
+                "anchor": a.chatbot,
+                "published": md.number(a.published, 3),
+                "se": md.number(a.se, 3),
+                "source": a.source,
+                "placeholder": "yes" if a.placeholder else "no",
+            }
+            for a in cal.anchors
+        ]
+    )
+    warning = (
+        "\n**The anchors' published scores are placeholders** (marked `placeholder = true` in "
+        "the design): every number on the published scale below is a stand-in, not a finding. "
+        "Replace them with the published values and their source.\n"
+        if placeholder
+        else ""
+    )
+    return ["## Calibration anchors\n", md.table(rows, {c: c for c in rows.columns}) + warning]
 
 
 UNREAD_WHY = (
@@ -123,6 +193,8 @@ def _header(design: Design, manifest: dict[str, Any], resamples: int) -> str:
                 "conversations sampled": sample.get("size", "?"),
                 "allocation (by acuity)": sample.get("allocation", {}),
                 "grader template": f"{grader.get('id', '?')} sha256 {grader.get('sha256', '?')}",
+                "grader system message": "yes" if grader.get("system_message") else "none",
+                "grader generation": grader.get("generation", "?"),
                 "bootstrap": f"{resamples} resamples of conversations, seed {design.seed}",
             }
         )
@@ -131,14 +203,14 @@ def _header(design: Design, manifest: dict[str, Any], resamples: int) -> str:
     )
 
 
-def _leaderboard(b: Board, calibrated: bool, title: str) -> list[str]:
+def _leaderboard(b: Board, scale: str | None, title: str) -> list[str]:
     rows = pd.DataFrame(
         [
             {
                 "judge": s.judge,
                 "chatbot": s.chatbot,
                 "score": md.interval(s.score, s.low, s.high, 3),
-                "published scale": md.interval(*s.mapped, 3) if s.mapped else md.MISSING,
+                scale or "published scale": md.interval(*s.mapped, 3) if s.mapped else md.MISSING,
                 "scored": s.scored,
                 "no score": ", ".join(f"{k} {v}" for k, v in s.excluded.items() if v) or "0",
             }
@@ -146,7 +218,7 @@ def _leaderboard(b: Board, calibrated: bool, title: str) -> list[str]:
         ]
     )
     columns = ["judge", "chatbot", "score"]
-    columns += ["published scale"] if calibrated else []
+    columns += [scale] if scale else []
     return [
         f"## Leaderboard — {title} ({b.convention} convention)\n",
         md.table(rows, _shown([*columns, "scored", "no score"])),
@@ -169,13 +241,9 @@ def _sortable(value: float) -> float:
 
 
 def _breakdowns(b: Board) -> str:
-    axes = pd.DataFrame([{"judge": s.judge, "chatbot": s.chatbot, **s.axes} for s in b.scores])
     strata = pd.DataFrame([{"judge": s.judge, "chatbot": s.chatbot, **s.strata} for s in b.scores])
-    return (
-        "## Per axis (met reading)\n\n"
-        + md.table(axes, _shown(axes.columns, 3))
-        + "\n## Per acuity (met reading; HealthBench files: per theme)\n\n"
-        + md.table(strata, _shown(strata.columns, 3))
+    return "## Per acuity (met reading; HealthBench files: per theme)\n\n" + md.table(
+        strata, _shown(strata.columns, 3)
     )
 
 

@@ -20,10 +20,49 @@ Convention = Literal["mentalhealthbench", "healthbench"]
 Validator = Literal["borrowed_criteria", "behavior_rubric"]
 
 
+# Words that give away a value nobody has looked up yet; such an anchor must say so.
+_PLACEHOLDER_WORDS = ("placeholder", "todo", "tbd", "fill in", "fill-in", "xxx", "dummy")
+
+
 class Anchor(DataModel):
     chatbot: Slug = Field(description="a chatbot of this design whose published score is known")
     published: float = Field(ge=-1, le=2, description="its published overall score (0–1 scale)")
-    se: float = Field(0.0, ge=0, le=1, description="the published score's standard error")
+    # No default: an se left out would silently be 0, and the mapped interval would then carry
+    # none of the anchors' uncertainty (it covers 67–80% instead of 95% in simulation).
+    se: float | None = Field(
+        None, gt=0, le=1, description="the published score's standard error (required)"
+    )
+    source: NonEmpty | None = Field(
+        None, description="where the score and its se are published: report, table or page"
+    )
+    placeholder: bool = Field(
+        False,
+        description="the values are stand-ins, not yet looked up: allowed only when marked, and "
+        "the report then flags every number on the published scale",
+    )
+
+    @model_validator(mode="after")
+    def _sourced(self) -> Anchor:
+        if self.se is None:
+            raise At(
+                ("se",),
+                f"anchor {self.chatbot!r} has no standard error{FIX_MARK}give se = the "
+                "published standard error (a 95% interval's half-width / 1.96)",
+            )
+        if self.source is None:
+            raise At(
+                ("source",),
+                f"anchor {self.chatbot!r} names no source{FIX_MARK}give source = the report "
+                "and table the score and se come from",
+            )
+        if not self.placeholder and any(w in self.source.lower() for w in _PLACEHOLDER_WORDS):
+            raise At(
+                ("source",),
+                f"anchor {self.chatbot!r}'s source reads as a placeholder ({self.source!r})"
+                f"{FIX_MARK}cite the published score, or mark it with placeholder = true "
+                "(the report then flags the published-scale numbers)",
+            )
+        return self
 
 
 class Calibration(DataModel):
@@ -46,17 +85,23 @@ class Calibration(DataModel):
 class GraderSettings(DataModel):
     template: NonEmpty | None = Field(
         None,
-        description="a grader template file (relative to the design): .toml in the lab's schema, "
+        description="a grader template file (relative to the design): .toml in the lab's schema "
+        "(optional system message, max_tokens; exact = true for published text used verbatim), "
         "or .txt with <<conversation>> and <<rubric_item>> used exactly; default: the lab's own",
     )
-    generation: GenerationSettings = Field(
-        GenerationSettings(max_new_tokens=400, temperature=0.0),
-        description="the judge's written answer; temperature 0 for the first attempt",
+    generation: GenerationSettings | None = Field(
+        None,
+        description="the judge's written answer; default: the template's max_tokens (2,048 "
+        "unless it says otherwise) at temperature 0 for the first attempt",
     )
     retries: int = Field(2, ge=0, le=10, description="new attempts after a malformed answer")
     retry_temperature: float = Field(
         0.7, ge=0, le=2, description="retries sample (a greedy judge would repeat itself)"
     )
+
+    def generation_for(self, max_tokens: int) -> GenerationSettings:
+        """The first attempt's settings: the design's, else the template's cap, greedy."""
+        return self.generation or GenerationSettings(max_new_tokens=max_tokens, temperature=0.0)
 
 
 class BenchmarkTable(DataModel):

@@ -5,13 +5,20 @@ points possible. "Met" is P(criteria_met = true) ≥ 0.5, the published reading;
 score puts P(met) × points in the numerator instead, a smooth second score. Negative criteria
 subtract their points when met. A conversation with no positive points (an all-negative rubric)
 has no score, as in HealthBench's own code; it is counted, not averaged. A conversation with any
-criterion ungraded or unreadable has no score either: nothing is guessed.
+criterion ungraded or unreadable has no score either: nothing is guessed (the report shows the
+sensitivity where ungraded counts as not met, `ungraded_as_not_met`).
 
-- mentalhealthbench: clip each conversation's score to [0, 1], then average. Axis scores put the
-  axis's met points over the whole conversation's positive points, so the axes add up to the
-  unclipped score.
-- healthbench: average, then clip the mean to [0, 1]. Axis scores use the criteria of that axis
-  alone (their met points over their own positive points), per conversation that has any.
+Overall: mentalhealthbench clips each conversation's score to [0, 1], then averages;
+healthbench averages, then clips the mean to [0, 1].
+
+Two axis scores are computed under either convention, because they answer different questions:
+- contributed (MentalHealthBench's definition): the axis's met points over the WHOLE
+  conversation's positive points, averaged unclipped; the axes add up to the unclipped overall.
+  It is the points an axis contributes, not performance on it: a reply meeting every criterion
+  scores an axis's share of the points, which depends on how often the axis occurs.
+- within (HealthBench's per-tag score): the axis's met points over the axis's OWN positive
+  points, per conversation that has any, averaged over those, the mean clipped; a reply meeting
+  every criterion scores 1 on every axis.
 
 Scores are computed from a conversations × criteria layout so that the bootstrap can weight
 conversations (a resample is a vector of counts) without rebuilding anything."""
@@ -27,6 +34,7 @@ import pandas as pd
 
 Convention = Literal["mentalhealthbench", "healthbench"]
 Reading = Literal["met", "expected"]
+AxisKind = Literal["contributed", "within"]
 GRADED_COLUMNS = (
     "judge",
     "chatbot",
@@ -37,6 +45,9 @@ GRADED_COLUMNS = (
     "points",
     "p_met",  # NaN: ungraded (malformed answer) or unreadable (coverage under the floor)
 )
+# Filled by the run's tables; a frame without them reads as every criterion read, no tags.
+STATUS, TAGS, EXAMPLE_TAGS = "status", "tags", "example_tags"  # tags: "|"-joined
+UNGRADED = "ungraded"
 
 
 def credit(p_met: np.ndarray, reading: Reading) -> np.ndarray:
@@ -45,46 +56,57 @@ def credit(p_met: np.ndarray, reading: Reading) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PerConversation:
-    """One chatbot × judge: each conversation's score, and its axis parts."""
+    """One chatbot × judge: each conversation's score, and both axis scores' parts."""
 
     conversations: tuple[str, ...]
     strata: tuple[str, ...]
     score: np.ndarray  # unclipped; NaN where undefined
-    axis_parts: dict[str, np.ndarray]  # the convention's per-axis value; NaN where undefined
+    contributed: dict[str, np.ndarray]  # NaN where the conversation has no score
+    within: dict[str, np.ndarray]  # NaN also where the conversation has no positive axis points
+
+    def axis_parts(self, kind: AxisKind) -> dict[str, np.ndarray]:
+        return self.contributed if kind == "contributed" else self.within
 
 
-def per_conversation(
-    graded: pd.DataFrame, convention: Convention, reading: Reading
-) -> PerConversation:
+def per_conversation(graded: pd.DataFrame, reading: Reading) -> PerConversation:
     """`graded`: the rows of one chatbot × judge (GRADED_COLUMNS)."""
     convs, strata, scores = [], [], []
     axes = sorted(set(graded["axis"]))
-    parts: dict[str, list[float]] = {a: [] for a in axes}
+    contributed: dict[str, list[float]] = {a: [] for a in axes}
+    within: dict[str, list[float]] = {a: [] for a in axes}
     for (conv, stratum), rows in graded.groupby(["conversation", "stratum"], sort=True):
         points = rows["points"].to_numpy(float)
         p = rows["p_met"].to_numpy(float)
         positive = points[points > 0].sum()
-        complete = not np.isnan(p).any()
+        defined = positive > 0 and not np.isnan(p).any()
         got = credit(np.nan_to_num(p), reading) * points
         convs.append(str(conv))
         strata.append(str(stratum))
-        scores.append(got.sum() / positive if positive > 0 and complete else np.nan)
+        scores.append(got.sum() / positive if defined else np.nan)
         for a in axes:
             mask = (rows["axis"] == a).to_numpy()
-            if not complete:
-                parts[a].append(np.nan)
-            elif convention == "mentalhealthbench":
-                # An axis the conversation lacks adds 0 to its score: the parts still add up.
-                parts[a].append(got[mask].sum() / positive if positive > 0 else np.nan)
-            else:
-                own = points[mask & (points > 0)].sum()
-                parts[a].append(got[mask].sum() / own if own > 0 else np.nan)
+            own = points[mask & (points > 0)].sum()
+            # An axis the conversation lacks contributes 0 to its score: the parts add up.
+            contributed[a].append(got[mask].sum() / positive if defined else np.nan)
+            within[a].append(got[mask].sum() / own if defined and own > 0 else np.nan)
     return PerConversation(
         tuple(convs),
         tuple(strata),
         np.array(scores, dtype=float),
-        {a: np.array(v, dtype=float) for a, v in parts.items()},
+        {a: np.array(v, dtype=float) for a, v in contributed.items()},
+        {a: np.array(v, dtype=float) for a, v in within.items()},
     )
+
+
+def ungraded_as_not_met(graded: pd.DataFrame) -> pd.DataFrame:
+    """The sensitivity the report shows beside the primary table: a criterion the judge never
+    answered in a well-formed way counts as not met (P = 0), so its conversation keeps a score.
+    Unreadable criteria (an answer was written, its reading fell under the floor) stay out."""
+    if STATUS not in graded:
+        return graded
+    out = graded.copy()
+    out.loc[out[STATUS] == UNGRADED, "p_met"] = 0.0
+    return out
 
 
 def aggregate(
@@ -106,12 +128,12 @@ def aggregate(
 
 
 def axis_aggregate(
-    parts: np.ndarray, convention: Convention, weights: np.ndarray | None = None
+    parts: np.ndarray, kind: AxisKind, weights: np.ndarray | None = None
 ) -> np.ndarray:
-    """An axis score: MentalHealthBench's parts are averaged unclipped (they add up to the
-    unclipped overall); HealthBench's are averaged over the conversations with that axis, then
-    clipped."""
-    if convention == "healthbench":
+    """An axis score: contributed parts are averaged unclipped (they add up to the unclipped
+    overall); within-axis parts are averaged over the conversations with that axis, then the
+    mean is clipped, as HealthBench aggregates every tag."""
+    if kind == "within":
         return aggregate(parts, "healthbench", weights)
     w = np.ones((1, parts.size)) if weights is None else np.atleast_2d(weights)
     defined = ~np.isnan(parts)

@@ -11,7 +11,13 @@ import pandas as pd
 
 from experiments.engine.store import Store
 from experiments.kinds.benchmark.data import Conversation
-from experiments.kinds.benchmark.scoring import GRADED_COLUMNS
+from experiments.kinds.benchmark.scoring import (
+    EXAMPLE_TAGS,
+    GRADED_COLUMNS,
+    STATUS,
+    TAGS,
+    UNGRADED,
+)
 
 
 def judgments(store: Store, prefix: str) -> dict[tuple[str, str, str], tuple[float, float]]:
@@ -39,13 +45,17 @@ def graded_frame(
         conversation = by_id.get(conv_id)
         if conversation is None:
             continue
+        example_tags = "|".join(conversation.tags)
         for judge in judges:
             for cr in conversation.criteria:
-                p, _ = read.get((judge, reply_id, f"criterion:{cr.id}"), (math.nan, 0.0))
+                found = read.get((judge, reply_id, f"criterion:{cr.id}"))
+                p = found[0] if found else math.nan
+                status = UNGRADED if found is None else "read" if p == p else "unreadable"
                 rows.append(
                     (judge, chatbot, conv_id, conversation.stratum, cr.id, cr.axis, cr.points, p)
+                    + (status, "|".join(cr.tags), example_tags)
                 )
-    return pd.DataFrame(rows, columns=list(GRADED_COLUMNS))
+    return pd.DataFrame(rows, columns=[*GRADED_COLUMNS, STATUS, TAGS, EXAMPLE_TAGS])
 
 
 def flags(store: Store) -> pd.DataFrame:

@@ -57,7 +57,7 @@ def reply_scores(store: Store, design: Design, graded: pd.DataFrame) -> pd.DataF
         chosen = applicable(store, judge)
         for bot in sorted({r[2] for r in replies}):
             mine = graded[(graded.judge == judge) & (graded.chatbot == bot)]
-            pc = per_conversation(mine, convention, "met")
+            pc = per_conversation(mine, "met")
             reference = dict(zip(pc.conversations, pc.score, strict=True))
             for reply_id, conv, chatbot in replies:
                 if chatbot != bot:
