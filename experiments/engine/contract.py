@@ -17,6 +17,7 @@ from experiments.engine.vocabulary import ContrastSample, RunContext, Task, Text
 if TYPE_CHECKING:
     from experiments.engine.design import Design, DesignFile
     from experiments.engine.store import Store
+    from experiments.engine.workload import Workload
 
 
 class ExperimentKind(Protocol):
@@ -34,6 +35,10 @@ class ExperimentKind(Protocol):
 
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
         """Progress total of the conversation and judging phases (per judge: tasks)."""
+
+    def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
+        """The texts each phase writes and the readings per judge (`diarylab plan`); the
+        progress total is counted from it."""
 
     def converse(self, run: RunContext) -> None:
         """The conversation phase: write every text through the store's cached-call door."""
