@@ -44,6 +44,10 @@ def run_check(args: argparse.Namespace) -> int:
     )
     for line in describe_profiles(design, design.kind.profile_refs(design)):
         print(f"  {line}")
+    from experiments.planning.plan import plan_design
+    from experiments.planning.render import totals_line
+
+    print(f"  {totals_line(plan_design(design))}")
     return 0
 
 

@@ -23,8 +23,8 @@ def totals_line(plan: Plan) -> str:
     readings = sum(sum(j.readings.values()) for j in plan.judges)
     expected, exact = plan.total("expected"), plan.total("exact")
     return (
-        f"plan: {n(texts)} texts written by models, {n(readings)} judge readings, "
-        f"{n(expected)} judge prompts expected ({n(exact)} reading every trie node), "
+        f"plan: texts by models {n(texts)}, judge readings {n(readings)}, judge prompts "
+        f"{n(expected)} expected ({n(exact)} reading every trie node), "
         f"progress total {n(plan.workload.units(len(plan.judges)))} steps — `diarylab plan` "
         "for the details"
     )
@@ -54,9 +54,7 @@ def plan_lines(plan: Plan, rates: Mapping[str, float]) -> list[str]:
         f"progress total: {n(plan.workload.units(len(plan.judges)))} steps (texts + readings)"
     )
     hours = plan.hours(rates)
-    spread = ", ".join(
-        f"{phase} {'no rate given' if h is None else f'{h:.2f} h'}" for phase, h in hours.items()
-    )
+    spread = ", ".join(f"{phase} {_duration(h)}" for phase, h in hours.items())
     out.append(f"hours ({'--rate NAME=PER_S' if not rates else 'at the rates given'}): {spread}")
     for item in plan.workload.uncounted:
         out.append(f"not counted: {item}")
@@ -87,3 +85,9 @@ def _judge_lines(j: JudgePlan) -> list[str]:
     if c.note:
         lines.append(f"    {c.note}")
     return lines
+
+
+def _duration(hours: float | None) -> str:
+    if hours is None:
+        return "no rate given"
+    return f"{hours:.2f} h" if hours >= 1 else f"{hours * 60:.1f} min"
