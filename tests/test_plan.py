@@ -179,3 +179,21 @@ def test_a_bad_option_is_one_clear_error(tmp_path, capsys, tiny_model_folder, ar
     captured = capsys.readouterr()
     assert message in captured.err and " — fix: " in captured.err
     assert "Traceback" not in captured.err and not captured.out
+
+
+def test_the_probe_measures_a_rate_in_prompts_per_second(capsys, judge_model):
+    model, _, tokenizer_folder = judge_model
+    args = ["--judge", "litellm:hosted_vllm/fake-judge", "--tokenizer", str(tokenizer_folder)]
+    with serve(judge_handler(model, renderer="mistral")) as server:
+        args += ["--base-url", server.base_url, "--json"]
+        assert main(["judge", "probe", *args]) == 0
+        probed = prompts_in([b for b in server.requests if "prompt" in b])
+        capsys.readouterr()
+        server.requests.clear()
+        assert main(["judge", "probe", *args, "--rate", "3"]) == 0
+        rate = json.loads(capsys.readouterr().out)["rate"]
+        timed = prompts_in([b for b in server.requests if "prompt" in b]) - probed
+    assert rate["readings"] == 3 and rate["prompts"] == timed >= 3
+    assert rate["prompts_per_s"] == pytest.approx(rate["prompts"] / rate["seconds"])
+    assert main(["judge", "probe", *args[:4], "--rate", "0"]) == 2
+    assert "--rate" in capsys.readouterr().err
