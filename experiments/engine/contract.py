@@ -36,10 +36,6 @@ class ExperimentKind(Protocol):
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
         """Progress total of the conversation and judging phases (per judge: tasks)."""
 
-    def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
-        """The texts each phase writes and the readings per judge (`diarylab plan`); the
-        progress total is counted from it."""
-
     def converse(self, run: RunContext) -> None:
         """The conversation phase: write every text through the store's cached-call door."""
 
@@ -79,6 +75,15 @@ class TaskJudging(ABC):
                 design.coverage_floor,
                 run.tick,
             )
+
+
+@runtime_checkable
+class PlanSupport(Protocol):
+    """What a kind supplies so `diarylab plan` (experiments/planning/) can count it."""
+
+    def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
+        """The texts each phase writes and the readings per judge; the shipped kinds count
+        their progress total from it."""
 
 
 @runtime_checkable

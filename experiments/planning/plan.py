@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from experiments.engine.contract import PlanSupport
 from experiments.engine.design import Design
 from experiments.engine.workload import Texts, Workload
 from experiments.planning.costs import Count, ReadingCost, reading_cost
 from experiments.profile_making import profile_ids
+from foundation.errors import LabError
 from rubric.probe_prompt import number_probe
 from rubric.prompts import JudgePrompt
 
@@ -158,6 +160,12 @@ def plan_design(design: Design, tokenizers: Mapping[str, str] | None = None) -> 
     """`tokenizers`: judge id -> a tokenizer to count that judge's readings with instead."""
     tokenizers = tokenizers or {}
     kind = design.kind
+    if not isinstance(kind, PlanSupport):
+        raise LabError(
+            f"the {kind.name} kind does not count its workload",
+            where=str(design.path),
+            fix="give the kind a workload() (experiments/engine/contract.py PlanSupport)",
+        )
     cells = kind.cells(design, profile_ids(design))
     workload = kind.workload(design, cells)
     samples = {"number": number_probe(), "yes_no": YES_NO_SAMPLE, **workload.samples}
