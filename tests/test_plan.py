@@ -197,3 +197,38 @@ def test_the_probe_measures_a_rate_in_prompts_per_second(capsys, judge_model):
     assert rate["prompts_per_s"] == pytest.approx(rate["prompts"] / rate["seconds"])
     assert main(["judge", "probe", *args[:4], "--rate", "0"]) == 2
     assert "--rate" in capsys.readouterr().err
+
+
+def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
+    """The shipped friends design: every model letter written (a stand-in store), the kind's
+    own task list per judge equals the plan's readings by question, and the plan's texts the
+    letters its pairs hold."""
+    from collections import Counter
+
+    from diarists.cards import load_cards
+    from experiments.kinds.friends.kind import friends_spec
+    from experiments.kinds.friends.rows import LetterRow
+    from experiments.kinds.friends.tasks import letter_tasks
+    from experiments.loading import load_design
+    from experiments.profile_making import profile_ids
+
+    design = load_design("experiments/designs/friends.toml")
+    cells = design.kind.cells(design, profile_ids(design))
+    spec = friends_spec(design)
+
+    class Letters:  # what letter_tasks reads of a store: each letter, written
+        def get(self, row_type, letter_id):
+            pair_id, seat = letter_id.rsplit(".", 1)
+            pair = next(p for p in cells if p.id == pair_id)
+            return LetterRow(
+                letter_id, pair_id, pair.condition, seat[0], pair.card(seat[0]), "x",
+                pair.profile(seat[0]), None, "x", int(seat[1:]), 1, "A letter.", 3, None, "k",
+            )  # fmt: skip
+
+    cards = {c.id: c for c in load_cards(spec.pairs.card_ids)}
+    asked = Counter(t.question for t in letter_tasks(Letters(), spec.scores, cells, cards))
+    plan = plan_json("experiments/designs/friends.toml", capsys)
+    assert plan["readings"]["mistral-small-3.1"] == dict(asked) == {"number": 8064, "yes_no": 2016}
+    texts = {t["what"]: t["count"] for t in plan["texts"]}
+    assert texts["letters"] + texts["fixed letters"] == sum(2 * p.letters for p in cells)
+    assert plan["requests"]["mistral-small-3.1"]["mode"] == "top-k"
