@@ -232,3 +232,27 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
     texts = {t["what"]: t["count"] for t in plan["texts"]}
     assert texts["letters"] + texts["fixed letters"] == sum(2 * p.letters for p in cells)
     assert plan["requests"]["mistral-small-3.1"]["mode"] == "top-k"
+
+
+def test_the_bounded_estimate_is_what_the_confident_test_judge_takes(judge_model, tmp_path):
+    """The estimate's stated judge is the shape of tests/confident_judge.py: one real bounded
+    reading of that judge through the stand-in takes the prompts the plan expects."""
+    from experiments.planning.costs import reading_cost
+    from experiments.planning.plan import YES_NO_SAMPLE
+    from rubric.judges import ServedJudgeSpec, build_judge
+
+    model, tokenizer, folder = judge_model
+    with serve(judge_handler(model, renderer="mistral")) as server:
+        fields = {"base_url": server.base_url, "max_retries": 0, "prompts_per_request": 8}
+        spec = ServedJudgeSpec(
+            id="served", kind="openai-compatible", model="hosted_vllm/fake-judge",
+            tokenizer=str(folder), endpoint=fields,
+        )  # fmt: skip
+        judge = build_judge(spec, lambda *a: None)  # type: ignore[arg-type, return-value]
+        record = judge.number_record(number_probe())
+    cost = reading_cost(spec, {"number": number_probe(), "yes_no": YES_NO_SAMPLE})
+    assert cost.number_expected.basis == "estimate"
+    assert (record["requests"], record["http_requests"]) == (
+        cost.number_expected.prompts,
+        cost.number_expected.http,
+    )
