@@ -144,22 +144,30 @@ def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -
         return LocalJudge(load_local(spec.model, spec.local), max_error=spec.max_error)
     from model_access.served import ServedClient
 
-    mode = spec.reading_mode
-    default_top = 0 if mode == "exact" else 20
-    top = spec.top_logprobs if spec.top_logprobs is not None else default_top
+    exact, chat = reading_settings(spec)
     return ServedJudge(
         ServedClient(spec.model, spec.endpoint),
         tokenizer=load_tokenizer(spec.tokenizer) if spec.tokenizer else None,
-        mode=mode,
-        exact=ExactSettings(
-            ids_per_request=spec.ids_per_request,
-            top_logprobs=top,
-            node_cutoff=spec.node_cutoff,
-            reasoning_effort=spec.reasoning_effort,
-            max_error=spec.max_error,
-            scout_logprobs=spec.scout_logprobs,
-        ),
-        chat=ChatSettings(top_logprobs=top, prefill=spec.prefill, expand_floor=spec.expand_floor),
+        mode=spec.reading_mode,
+        exact=exact,
+        chat=chat,
+    )
+
+
+def reading_settings(spec: ServedJudgeSpec) -> tuple[ExactSettings, ChatSettings]:
+    """The reader settings a served judge's spec gives (the run's and the plan's alike)."""
+    default_top = 0 if spec.reading_mode == "exact" else 20
+    top = spec.top_logprobs if spec.top_logprobs is not None else default_top
+    exact = ExactSettings(
+        ids_per_request=spec.ids_per_request,
+        top_logprobs=top,
+        node_cutoff=spec.node_cutoff,
+        reasoning_effort=spec.reasoning_effort,
+        max_error=spec.max_error,
+        scout_logprobs=spec.scout_logprobs,
+    )
+    return exact, ChatSettings(
+        top_logprobs=top, prefill=spec.prefill, expand_floor=spec.expand_floor
     )
 
 

@@ -44,6 +44,13 @@ def run_check(args: argparse.Namespace) -> int:
     )
     for line in describe_profiles(design, design.kind.profile_refs(design)):
         print(f"  {line}")
+    from experiments.engine.contract import PlanSupport
+
+    if isinstance(design.kind, PlanSupport):  # a kind that counts its work: the plan's totals
+        from experiments.planning.plan import plan_design
+        from experiments.planning.render import totals_line
+
+        print(f"  {totals_line(plan_design(design))}")
     return 0
 
 

@@ -61,6 +61,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_judge_args(probe)
     probe.add_argument("--json", action="store_true", help="print JSON")
+    probe.add_argument(
+        "--rate",
+        type=int,
+        metavar="N",
+        help="also time N 0–100 readings of the probe prompt: prompts per second, for "
+        "`diarylab plan --rate`",
+    )
     probe.set_defaults(handler=run_probe)
 
     rub = jsub.add_parser(
@@ -130,6 +137,8 @@ def run_probe(args: argparse.Namespace) -> int:
             where="--judge",
             fix="name a served judge as litellm:MODEL",
         )
+    if args.rate is not None and args.rate < 1:
+        raise LabError(f"--rate {args.rate}", where="--rate", fix="time at least 1 reading")
     judge = build_judge(spec, default_load_local)
     assert isinstance(judge, ServedJudge)  # a served spec builds a served judge
     result = judge.probe(number_probe())
@@ -144,6 +153,11 @@ def run_probe(args: argparse.Namespace) -> int:
     if result.prompt_tail is not None:
         lines.append(f"prompt ends {result.prompt_tail[-60:]!r}")
     lines.append(verdict)
+    if args.rate is not None:
+        from experiments.commands._judge_rate import measure_rate, rate_line
+
+        payload["rate"] = measure_rate(judge, args.rate)
+        lines.append(rate_line(payload["rate"]))
     print_result(args, payload, "\n".join(lines))
     return 0
 

@@ -17,6 +17,7 @@ from experiments.engine.vocabulary import ContrastSample, RunContext, Task, Text
 if TYPE_CHECKING:
     from experiments.engine.design import Design, DesignFile
     from experiments.engine.store import Store
+    from experiments.engine.workload import Workload
 
 
 class ExperimentKind(Protocol):
@@ -74,6 +75,15 @@ class TaskJudging(ABC):
                 design.coverage_floor,
                 run.tick,
             )
+
+
+@runtime_checkable
+class PlanSupport(Protocol):
+    """What a kind supplies so `diarylab plan` (experiments/planning/) can count it."""
+
+    def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
+        """The texts each phase writes and the readings per judge; the shipped kinds count
+        their progress total from it."""
 
 
 @runtime_checkable

@@ -5,6 +5,7 @@ probability, and the report scores, calibrates and compares the chatbots."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +16,7 @@ from experiments.engine.design import Design
 from experiments.engine.judging import judge_tasks
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import RunContext
+from experiments.engine.workload import Texts, Workload, reply_texts
 from experiments.kinds.benchmark.data import Conversation
 from experiments.kinds.benchmark.grader import Grader, load_grader
 from experiments.kinds.benchmark.grading import (
@@ -35,6 +37,7 @@ from experiments.kinds.benchmark.sample import sampled
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.kinds.benchmark.validation_tasks import (
     borrowed_items,
+    plain_counts,
     plain_tasks,
     validation_files,
 )
@@ -75,10 +78,44 @@ class BenchmarkKind:
         )
 
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        return self.workload(design, cells).units(len(design.spec.judges))
+
+    def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
+        """Per judge: one written answer and one yes/no reading per criterion of every reply,
+        and grader validation's plain yes/no questions; the borrowed criteria a judge chooses
+        (and answers re-asked after a malformed one) are known only as the run goes."""
+        spec = benchmark_spec(design)
         bench, sample = benchmark_of(design)
-        per_reply = {c.id: len(c.criteria) for c in sampled(bench, sample)}
+        conversations = sampled(bench, sample)
+        per_reply = {c.id: len(c.criteria) for c in conversations}
         criteria = sum(per_reply[c.conversation] for c in cells)
-        return len(cells) + 2 * criteria * len(design.spec.judges)
+        plain = plain_counts(spec, len(conversations), len(cells))
+        grader = spec.benchmark.grader
+        bots = reply_texts(spec.chatbots, Counter(c.chatbot for c in cells))
+        uncounted = []
+        if grader.retries:
+            uncounted.append(f"answers re-asked after a malformed one (up to {grader.retries})")
+        if "borrowed_criteria" in spec.benchmark.validation:
+            uncounted.append("the borrowed criteria each judge chooses, answered and read")
+        return Workload(
+            texts=(
+                *bots,
+                Texts(
+                    "grading",
+                    "grader answers",
+                    criteria,
+                    grader.generation.max_new_tokens,
+                    per_judge=True,
+                    writer="judge",
+                ),
+            ),
+            readings={"yes_no": criteria + plain},
+            progress_readings=criteria,
+            judged_tokens=max(
+                [grader.generation.max_new_tokens, *(t.max_tokens or 0 for t in bots)]
+            ),
+            uncounted=tuple(uncounted),
+        )
 
     def converse(self, run: RunContext) -> None:
         bench, _ = benchmark_of(run.design)

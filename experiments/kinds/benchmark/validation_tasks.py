@@ -153,6 +153,16 @@ def plain_tasks(
                 )
 
 
+def plain_counts(spec: BenchmarkDesignFile, conversations: int, replies: int) -> int:
+    """How many tasks plain_tasks yields for this many conversations and replies."""
+    wanted = spec.benchmark.validation
+    count = conversations * len(load_pool().criterion) if "borrowed_criteria" in wanted else 0
+    if "behavior_rubric" in wanted:
+        rubric = load_behavior_rubric()
+        count += conversations * len(rubric.person) + replies * len(rubric.questions)
+    return count
+
+
 def applicable(store: Store, judge: str) -> dict[str, list[str]]:
     """conversation -> the pool criterion ids this judge said apply (P(yes) ≥ 0.5)."""
     out: dict[str, list[str]] = {}

@@ -3,6 +3,7 @@ four-entry loop, entry scores and the behavior rubric, and the diary report."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -13,13 +14,19 @@ from experiments.engine.contract import TaskJudging
 from experiments.engine.design import Design
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.workload import Texts, Workload, profile_making, reply_texts
 from experiments.engine.writes import Writer
 from experiments.kinds.diary.cells import Cell, expand
 from experiments.kinds.diary.conversations import DiaryWriter, run_conversations
 from experiments.kinds.diary.projection import project_entries
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.diary.schema import DiaryDesignFile
-from experiments.kinds.diary.tasks import diary_tasks, planned_per_judge
+from experiments.kinds.diary.tasks import (
+    diary_tasks,
+    planned_per_judge,
+    planned_readings,
+    sample_prompts,
+)
 
 
 def _spec(design: Design) -> DiaryDesignFile:
@@ -46,10 +53,26 @@ class DiaryKind(TaskJudging):
         )
 
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+        return self.workload(design, cells).units(len(design.spec.judges))
+
+    def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
+        spec = _spec(design)
         entries = design.entries
-        firsts = {c.entry_id(1) for c in cells}
-        conversation = len(firsts) + len(cells) * (entries - 1) + len(cells) * entries
-        return conversation + len(design.spec.judges) * planned_per_judge(_spec(design), cells)
+        firsts = {c.entry_id(1) for c in cells}  # entry 1 is shared by every chatbot
+        written = len(firsts) + len(cells) * (entries - 1)
+        per_bot = Counter(c.chatbot for c in cells)
+        most = spec.writer.generation.max_new_tokens
+        return Workload(
+            texts=(
+                Texts("writing", "entries", written, most),
+                *reply_texts(spec.chatbots, {b: n * entries for b, n in per_bot.items()}),
+            ),
+            readings=planned_readings(spec, cells),
+            progress_readings=planned_per_judge(spec, cells),
+            judged_tokens=max([most, *(t.max_tokens or 0 for t in reply_texts(spec.chatbots, {}))]),
+            uncounted=profile_making(spec),
+            samples=sample_prompts(spec),
+        )
 
     def _writer(self, run: RunContext) -> DiaryWriter:
         spec = _spec(run.design)

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from diarists.patterns import load_pattern
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Task
+from experiments.engine.workload import PLACEHOLDER
 from experiments.kinds.diary.cells import Cell
 from experiments.kinds.diary.conversations import history
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
@@ -17,7 +18,7 @@ from experiments.kinds.diary.schema import DiaryDesignFile
 from rubric.behavior import reply_prompts
 from rubric.behavior_rubric import load_behavior_rubric
 from rubric.entry_scores import EntryTemplates, entry_prompts
-from rubric.prompts import load_template
+from rubric.prompts import JudgePrompt, load_template
 
 
 def entry_items(spec: DiaryDesignFile) -> list[str]:
@@ -26,12 +27,32 @@ def entry_items(spec: DiaryDesignFile) -> list[str]:
     return items + [s for s in ("coherence", "realism") if s in scores.entry]
 
 
-def planned_per_judge(spec: DiaryDesignFile, cells: Sequence[Cell]) -> int:
+def planned_readings(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[str, int]:
+    """Per judge, by question: what diary_tasks yields when no entry came back empty (an empty
+    entry is not judged, so a run may read fewer)."""
     rubric = load_behavior_rubric()
-    entries = {c.entry_id(k) for c in cells for k in range(1, spec.design.entries + 1)}
+    entries = len({c.entry_id(k) for c in cells for k in range(1, spec.design.entries + 1)})
     replies = len(cells) * spec.design.entries
-    per_entry = len(entry_items(spec)) + len(rubric.person)
-    return len(entries) * per_entry + replies * len(rubric.questions)
+    return {
+        "number": entries * len(entry_items(spec)),
+        "yes_no": entries * len(rubric.person) + replies * len(rubric.questions),
+    }
+
+
+def planned_per_judge(spec: DiaryDesignFile, cells: Sequence[Cell]) -> int:
+    return sum(planned_readings(spec, cells).values())
+
+
+def sample_prompts(spec: DiaryDesignFile) -> dict[str, JudgePrompt]:
+    """A 0–100 and a yes/no prompt of this design on a placeholder entry (`diarylab plan`)."""
+    patterns = [(p.id, p.name, p.definition) for p in map(load_pattern, spec.scores.pattern_ids)]
+    number = entry_prompts(PLACEHOLDER, patterns, EntryTemplates.load())
+    rubric = load_behavior_rubric()
+    person = load_template("person_question")
+    out = {"number": next(iter(number.values()))}
+    if rubric.person:
+        out["yes_no"] = person.prompt(entry=PLACEHOLDER, question=rubric.person[0].question)
+    return out
 
 
 def diary_tasks(store: Store, spec: DiaryDesignFile, cells: Sequence[Cell]) -> Iterator[Task]:

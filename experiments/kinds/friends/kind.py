@@ -14,12 +14,19 @@ from experiments.engine.contract import TaskJudging
 from experiments.engine.design import UNSTEERED, Design
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from experiments.engine.workload import Texts, Workload, profile_making
 from experiments.engine.writes import Writer
 from experiments.kinds.friends.letters import LetterWriter, run_letters
 from experiments.kinds.friends.pairs import Pair, expand
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import FriendsDesignFile
-from experiments.kinds.friends.tasks import letter_tasks, planned_per_judge
+from experiments.kinds.friends.tasks import (
+    letter_tasks,
+    model_letters,
+    planned_per_judge,
+    planned_readings,
+    sample_prompts,
+)
 
 
 def friends_spec(design: Design) -> FriendsDesignFile:
@@ -52,9 +59,29 @@ class FriendsKind(TaskJudging):
         )
 
     def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
-        letters = sum(2 * c.letters for c in cells)
-        scores = friends_spec(design).scores
-        return letters + len(design.spec.judges) * planned_per_judge(scores, cells)
+        return self.workload(design, cells).units(len(design.spec.judges))
+
+    def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
+        spec = friends_spec(design)
+        written = model_letters(cells)
+        most = spec.writer.generation.max_new_tokens
+        return Workload(
+            texts=(
+                Texts("writing", "letters", written, most),
+                Texts(
+                    "writing",
+                    "fixed letters",
+                    sum(2 * c.letters for c in cells) - written,
+                    None,
+                    model=False,
+                ),
+            ),
+            readings=planned_readings(spec.scores, cells),
+            progress_readings=planned_per_judge(spec.scores, cells),
+            judged_tokens=most,
+            uncounted=profile_making(spec),
+            samples=sample_prompts(spec.scores),
+        )
 
     def _writer(self, run: RunContext) -> LetterWriter:
         spec = friends_spec(run.design)

@@ -12,12 +12,13 @@ from diarists.cards import RoleCard
 from diarists.patterns import load_pattern
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Task
+from experiments.engine.workload import PLACEHOLDER
 from experiments.kinds.friends.contrast import FIXED
 from experiments.kinds.friends.pairs import Pair
 from experiments.kinds.friends.rows import LetterRow
 from experiments.kinds.friends.schema import LetterScores
 from rubric.entry_scores import EntryTemplates, entry_prompts
-from rubric.prompts import load_template
+from rubric.prompts import JudgePrompt, load_template
 
 IDENTITY_TEMPLATE = "letter_identity"
 IDENTITY = "identity"
@@ -32,8 +33,22 @@ def model_letters(pairs: Sequence[Pair]) -> int:
     return sum(pair.letters for pair in pairs for seat in ("A", "B") if pair.profile(seat) != FIXED)
 
 
+def planned_readings(scores: LetterScores, pairs: Sequence[Pair]) -> dict[str, int]:
+    """Per judge, by question: what letter_tasks yields when no letter came back empty."""
+    letters = model_letters(pairs)
+    return {"number": letters * len(letter_items(scores)), "yes_no": letters}  # + identity
+
+
 def planned_per_judge(scores: LetterScores, pairs: Sequence[Pair]) -> int:
-    return model_letters(pairs) * (len(letter_items(scores)) + 1)
+    return sum(planned_readings(scores, pairs).values())
+
+
+def sample_prompts(scores: LetterScores) -> dict[str, JudgePrompt]:
+    """A 0–100 prompt of this design on a placeholder letter (`diarylab plan`)."""
+    scorer = LetterScorer.load(scores)
+    prompts = entry_prompts(PLACEHOLDER, scorer.patterns, scorer.templates)
+    wanted = [p for item, p in prompts.items() if item in scorer.wanted]
+    return {"number": wanted[0]} if wanted else {}
 
 
 def letter_tasks(

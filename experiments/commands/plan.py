@@ -1,0 +1,100 @@
+"""`diarylab plan DESIGN [--rate NAME=PER_S ...] [--json]`: what a design will make and ask
+before it runs (experiments/planning/)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from experiments.engine.design import Design
+from experiments.loading import load_design
+from foundation.errors import LabError
+
+DIARIST = "diarist"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plan",
+        help="count a design's texts, judge readings, requests and tokens (and hours, at rates)",
+    )
+    p.add_argument("file")
+    p.add_argument(
+        "--rate",
+        action="append",
+        default=[],
+        metavar="NAME=PER_S",
+        help="a measured rate, repeatable: a judge id in prompts per second (`diarylab judge "
+        "probe --rate` measures one), a chatbot id or `diarist` in texts per second",
+    )
+    p.add_argument(
+        "--tokenizer",
+        action="append",
+        default=[],
+        metavar="JUDGE=NAME",
+        help="count an exact judge's readings with this tokenizer (hub id, folder, smollm2) "
+        "where its own is not on this machine: one that splits numbers alike",
+    )
+    p.add_argument("--json", action="store_true", help="the plan as one JSON object")
+    p.set_defaults(handler=run_plan)
+
+
+def parse_rates(values: list[str], design: Design) -> dict[str, float]:
+    spec = design.spec
+    known = [*(j.id for j in spec.judges), *(c.id for c in spec.chatbots)]
+    if spec.writes:
+        known.append(DIARIST)
+    out: dict[str, float] = {}
+    for value in values:
+        name, sep, number = value.partition("=")
+        name = name.strip()
+        fix = f"write --rate NAME=PER_S with NAME one of {', '.join(known)} and PER_S > 0"
+        if not sep or not name:
+            raise LabError(f"{value!r} is not NAME=PER_S", where="--rate", fix=fix)
+        if name not in known:
+            raise LabError(
+                f"{name!r} is not a judge, chatbot or the diarist of {design.path}",
+                where="--rate",
+                fix=fix,
+            )
+        try:
+            rate = float(number)
+        except ValueError:
+            rate = math.nan
+        if not math.isfinite(rate) or rate <= 0:
+            raise LabError(f"{number!r} is not a positive rate", where=f"--rate {name}", fix=fix)
+        out[name] = rate
+    return out
+
+
+def parse_tokenizers(values: list[str], design: Design) -> dict[str, str]:
+    exact = [j.id for j in design.spec.judges if getattr(j, "tokenizer", None)]
+    fix = f"write --tokenizer JUDGE=NAME with JUDGE one of {', '.join(exact) or '(none)'}"
+    out = {}
+    for value in values:
+        judge, sep, name = (part.strip() for part in value.partition("="))
+        if not sep or not judge or not name:
+            raise LabError(f"{value!r} is not JUDGE=NAME", where="--tokenizer", fix=fix)
+        if judge not in exact:
+            raise LabError(
+                f"{judge!r} is not a judge of {design.path} that names a tokenizer",
+                where="--tokenizer",
+                fix=fix,
+            )
+        out[judge] = name
+    return out
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from experiments.planning.plan import plan_design
+    from experiments.planning.render import plan_lines
+
+    design = load_design(args.file)
+    rates = parse_rates(args.rate, design)
+    plan = plan_design(design, parse_tokenizers(args.tokenizer, design))
+    if args.json:
+        print(json.dumps(plan.to_json(rates), sort_keys=True))
+    else:
+        print("\n".join(plan_lines(plan, rates)))
+    return 0

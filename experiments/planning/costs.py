@@ -1,0 +1,156 @@
+"""What one reading costs a judge: prompts and HTTP requests per 0–100 reading and per yes/no
+reading, and the prompt tokens of one request, from the judge's own tokenizer and the reader a
+run would use (experiments/planning/simulated.py). A served exact judge's 0–100 count is exact
+at max_error 0 (every trie node) and the worst case of a bounded reading; a bounded reading's
+expected count is an estimate for a confident judge; a top-k judge (no tokenizer) reads by
+chat, where the count depends on the judge alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Literal, cast
+
+from experiments.planning.simulated import CONFIDENT, StatedChat, StatedJudge, StatedServer
+from foundation.errors import LabError
+from model_access.loading import load_tokenizer
+from model_access.served import ServedClient
+from rubric.expected import ALL_NODE_TEXTS, SPACE
+from rubric.judge_render import render_judge_prompt
+from rubric.judges import LocalJudgeSpec, ServedJudgeSpec, reading_settings
+from rubric.number_trie import number_trie
+from rubric.prompts import JudgePrompt
+from rubric.served_judge import ServedJudge
+from rubric.vocab import vocab_facts
+
+Basis = Literal["trie", "estimate", "unknown", "local"]
+
+
+@dataclass(frozen=True)
+class Count:
+    prompts: float | None  # None: unknown (no tokenizer to count with)
+    http: float | None
+    basis: Basis
+
+
+@dataclass(frozen=True)
+class ReadingCost:
+    judge: str
+    mode: str  # "exact", "bounded (max_error P)", "top-k", "local"
+    number_exact: Count  # every trie node, no decimal mark followed up
+    number_worst: Count  # every trie node and every mark after a number followed up
+    number_expected: Count  # bounded: an estimate; exact: as number_exact
+    yes_no: Count
+    prompt_tokens: int | None  # tokens of one request's rendered prompt, before the judged text
+    note: str = ""
+
+
+def reading_cost(
+    spec: LocalJudgeSpec | ServedJudgeSpec,
+    samples: dict[str, JudgePrompt],
+    tokenizer_name: str | None = None,
+) -> ReadingCost:
+    """`tokenizer_name` counts with another tokenizer than the design names (one that splits
+    numbers alike, where the judge's own is not on this machine); the note says so."""
+    number = samples["number"]
+    if isinstance(spec, LocalJudgeSpec):
+        # Counted in readings (each a few batched forward passes), so a rate in readings per
+        # second gives its hours; no HTTP.
+        local = Count(1, 0, "local")
+        return ReadingCost(
+            spec.id,
+            "local",
+            local,
+            local,
+            local,
+            local,
+            None,
+            "local judge: read in batched forward passes on this machine, no HTTP requests "
+            "(counted in readings; --rate in readings per second)",
+        )
+    if spec.reading_mode == "top-k":
+        return _top_k_cost(spec, number)
+    assert spec.tokenizer is not None
+    named = tokenizer_name or spec.tokenizer
+    instead = f"counted with tokenizer {named!r} in place of {spec.tokenizer!r}; "
+    try:
+        tokenizer = load_tokenizer(named)
+    except LabError as exc:
+        unknown = Count(None, None, "unknown")
+        reason = str(exc).split(" — fix: ")[0]
+        return ReadingCost(
+            spec.id,
+            _mode(spec),
+            unknown,
+            unknown,
+            unknown,
+            Count(1, 1, "trie"),
+            None,
+            f"tokenizer {named!r} not loadable here ({reason}): counts need it (plan "
+            "--tokenizer JUDGE=NAME counts with one that splits numbers alike)",
+        )
+    exact_settings, _ = reading_settings(spec)
+    rendered = render_judge_prompt(
+        tokenizer, number, reasoning_effort=exact_settings.reasoning_effort
+    )
+    trie = number_trie(tokenizer, rendered.text)
+    facts = vocab_facts(tokenizer)
+    end = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+    stated = StatedJudge(trie, len(tokenizer), int(end), CONFIDENT)
+
+    def counted(
+        max_error: float, prompt: JudgePrompt, question: str, marks: tuple[int, ...] = ()
+    ) -> Count:
+        server = StatedServer(replace(stated, marks=marks), spec.endpoint, spec.model)
+        settings = replace(exact_settings, max_error=max_error)
+        judge = ServedJudge(
+            cast(ServedClient, server), tokenizer=tokenizer, mode="exact", exact=settings
+        )
+        judge._facts = facts  # computed once for every count of this judge
+        read: Any = judge.number_record if question == "number" else judge.yes_no_record
+        read(prompt)
+        return Count(server.prompts, server.http_requests, "trie")
+
+    full = counted(0.0, number, "number")
+    worst = counted(0.0, number, "number", facts.point_ids)
+    bounded = spec.max_error > 0
+    expected = counted(spec.max_error, number, "number") if bounded else full
+    if bounded:
+        expected = Count(expected.prompts, expected.http, "estimate")
+    yes_no = counted(0.0, samples["yes_no"], "yes_no")
+    return ReadingCost(
+        spec.id,
+        _mode(spec),
+        full,
+        worst,
+        expected,
+        yes_no,
+        len(trie.prompt_ids),
+        f"{instead if tokenizer_name else ''}{len(trie.nodes)} trie nodes, "
+        f"{spec.ids_per_request} ids per request",
+    )
+
+
+def _mode(spec: ServedJudgeSpec) -> str:
+    return f"bounded (max_error {spec.max_error:g})" if spec.max_error > 0 else "exact"
+
+
+def _top_k_cost(spec: ServedJudgeSpec, number: JudgePrompt) -> ReadingCost:
+    """A chat reading asks one request, then one per node above expand_floor that the paths
+    written so far missed: at most one per node text the reader knows (ALL_NODE_TEXTS)."""
+    _, chat = reading_settings(spec)
+    server = StatedChat(CONFIDENT, number.prefill or "", spec.endpoint, spec.model)
+    judge = ServedJudge(cast(ServedClient, server), mode="top-k", chat=chat)
+    judge.number_record(number)
+    worst = 1 + len(ALL_NODE_TEXTS - {SPACE}) if chat.prefill else 1
+    one = Count(1, 1, "trie")
+    return ReadingCost(
+        spec.id,
+        "top-k",
+        Count(worst, worst, "trie"),
+        Count(worst, worst, "trie"),
+        Count(server.requests, server.requests, "estimate"),
+        one,
+        None,
+        "top-k chat reading (no tokenizer): never exact; 'every node' is each node text read "
+        "once, the most a reading can ask",
+    )

@@ -1,0 +1,183 @@
+"""`diarylab plan DESIGN`: what a design will cost before it runs — texts written per phase,
+readings per judge by question, prompts and HTTP requests per judge under its reading mode and
+tokenizer, prompt and generated tokens, and, given rates, hours per phase. The counts come from
+the kind's own workload (experiments/engine/workload.py, the same numbers its progress total is)
+and each judge's reading cost (experiments/planning/costs.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from experiments.engine.contract import PlanSupport
+from experiments.engine.design import Design
+from experiments.engine.workload import Texts, Workload
+from experiments.planning.costs import Count, ReadingCost, reading_cost
+from experiments.profile_making import profile_ids
+from foundation.errors import LabError
+from rubric.probe_prompt import number_probe
+from rubric.prompts import JudgePrompt
+
+YES_NO_SAMPLE = JudgePrompt.chat(
+    [{"role": "user", "content": "Does the text say the writer is lonely?"}], prefill="Answer:"
+)
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    judge: str
+    readings: Mapping[str, int]
+    grader_answers: int  # texts this judge writes (a benchmark's grader answers): 1 request each
+    cost: ReadingCost
+    judged_tokens: int
+
+    def requests(self, which: str) -> float | None:
+        """Prompts this judge is asked: "expected", "exact" (every trie node) or "worst"
+        (every trie node and mark); None when a count is unknown."""
+        count = {
+            "expected": self.cost.number_expected,
+            "exact": self.cost.number_exact,
+            "worst": self.cost.number_worst,
+        }[which]
+        return _total(self.readings, count, self.cost.yes_no, self.grader_answers, "prompts")
+
+    def http(self) -> float | None:
+        c = self.cost
+        return _total(self.readings, c.number_expected, c.yes_no, self.grader_answers, "http")
+
+    def prompt_tokens(self) -> float | None:
+        """At most: each prompt's rendered template plus its judged text at full length."""
+        asked = self.requests("expected")
+        if asked is None or self.cost.prompt_tokens is None:
+            return None
+        return asked * (self.cost.prompt_tokens + self.judged_tokens)
+
+
+def _total(
+    readings: Mapping[str, int], number: Count, yes_no: Count, answers: int, field: str
+) -> float | None:
+    parts = [(readings.get("number", 0), getattr(number, field))]
+    parts.append((readings.get("yes_no", 0), getattr(yes_no, field)))
+    if any(n and per is None for n, per in parts):
+        return None
+    return sum(n * (per or 0) for n, per in parts) + answers
+
+
+@dataclass(frozen=True)
+class Plan:
+    design: Design
+    cells: int
+    workload: Workload
+    judges: tuple[JudgePlan, ...]
+
+    def texts(self) -> list[tuple[Texts, int]]:
+        """Every kind of text and how many are written (per-judge texts once per judge)."""
+        n = len(self.judges)
+        return [(t, t.count * (n if t.per_judge else 1)) for t in self.workload.texts]
+
+    def generated_tokens(self) -> dict[str, int]:
+        """At most, by phase: every written text at its max_new_tokens; judging writes one
+        token per prompt."""
+        out: dict[str, int] = {}
+        for t, count in self.texts():
+            if t.model and t.max_tokens:
+                out[t.phase] = out.get(t.phase, 0) + count * t.max_tokens
+        return out
+
+    def total(self, which: str = "expected") -> float | None:
+        counts = [j.requests(which) for j in self.judges]
+        return None if any(c is None for c in counts) else sum(c or 0 for c in counts)
+
+    def hours(self, rates: Mapping[str, float]) -> dict[str, float | None]:
+        """Per phase, from rates in texts (writers) or prompts (judges) per second; a phase
+        with work and no rate for some of it is None."""
+        work: dict[str, list[tuple[str, float | None]]] = {}
+        for t, count in self.texts():
+            if t.model and count and not t.per_judge:
+                work.setdefault(t.phase, []).append((t.writer, count))
+        for j in self.judges:
+            work.setdefault("judging", []).append((j.judge, j.requests("expected")))
+        out: dict[str, float | None] = {}
+        for phase, items in work.items():
+            if any(who not in rates or n is None for who, n in items):
+                out[phase] = None
+            else:
+                out[phase] = sum((n or 0) / rates[who] for who, n in items) / 3600
+        return out
+
+    def to_json(self, rates: Mapping[str, float]) -> dict[str, Any]:
+        return {
+            "design": self.design.name,
+            "kind": self.design.kind.name,
+            "cells": self.cells,
+            "texts": [
+                {"phase": t.phase, "what": t.label, "count": n, "model_calls": t.model}
+                for t, n in self.texts()
+            ],
+            "readings": {j.judge: dict(j.readings) for j in self.judges},
+            "requests": {j.judge: _judge_json(j) for j in self.judges},
+            "total": self.total("expected"),
+            "total_exact": self.total("exact"),
+            "total_worst": self.total("worst"),
+            "total_http": _sum([j.http() for j in self.judges]),
+            "tokens": {
+                "generated_at_most": self.generated_tokens(),
+                "judge_prompt_at_most": {j.judge: j.prompt_tokens() for j in self.judges},
+            },
+            "rates": dict(rates),
+            "hours": self.hours(rates),
+            "progress_total": self.workload.units(len(self.judges)),
+            "not_counted": list(self.workload.uncounted),
+        }
+
+
+def _judge_json(j: JudgePlan) -> dict[str, Any]:
+    c = j.cost
+    return {
+        "mode": c.mode,
+        "expected": j.requests("expected"),
+        "expected_basis": c.number_expected.basis if j.readings.get("number") else "trie",
+        "exact": j.requests("exact"),
+        "worst": j.requests("worst"),
+        "http_expected": j.http(),
+        "per_reading": {
+            "number_expected": c.number_expected.prompts,
+            "number_exact": c.number_exact.prompts,
+            "number_worst": c.number_worst.prompts,
+            "yes_no": c.yes_no.prompts,
+        },
+        "grader_answers": j.grader_answers,
+        "note": c.note,
+    }
+
+
+def _sum(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v or 0 for v in values)
+
+
+def plan_design(design: Design, tokenizers: Mapping[str, str] | None = None) -> Plan:
+    """`tokenizers`: judge id -> a tokenizer to count that judge's readings with instead."""
+    tokenizers = tokenizers or {}
+    kind = design.kind
+    if not isinstance(kind, PlanSupport):
+        raise LabError(
+            f"the {kind.name} kind does not count its workload",
+            where=str(design.path),
+            fix="give the kind a workload() (experiments/engine/contract.py PlanSupport)",
+        )
+    cells = kind.cells(design, profile_ids(design))
+    workload = kind.workload(design, cells)
+    samples = {"number": number_probe(), "yes_no": YES_NO_SAMPLE, **workload.samples}
+    answers = sum(t.count for t in workload.texts if t.per_judge)
+    judges = tuple(
+        JudgePlan(
+            spec.id,
+            workload.readings,
+            answers,
+            reading_cost(spec, samples, tokenizers.get(spec.id)),
+            workload.judged_tokens,
+        )
+        for spec in design.spec.judges
+    )
+    return Plan(design, len(cells), workload, judges)

@@ -1,0 +1,93 @@
+"""The plan as text: `diarylab plan`'s lines and the totals `design check` prints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from experiments.planning.plan import JudgePlan, Plan
+
+QUESTION = {"number": "0–100", "yes_no": "yes/no"}
+
+
+def n(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    if value >= 1e6:
+        return f"{value / 1e6:.2f} M"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def totals_line(plan: Plan) -> str:
+    """One line: texts, readings, the judges' prompts expected (and exact), the progress total."""
+    texts = sum(count for t, count in plan.texts() if t.model)
+    readings = sum(sum(j.readings.values()) for j in plan.judges)
+    expected, exact = plan.total("expected"), plan.total("exact")
+    return (
+        f"plan: texts by models {n(texts)}, judge readings {n(readings)}, judge prompts "
+        f"{n(expected)} expected ({n(exact)} reading every trie node), "
+        f"progress total {n(plan.workload.units(len(plan.judges)))} steps — `diarylab plan` "
+        "for the details"
+    )
+
+
+def plan_lines(plan: Plan, rates: Mapping[str, float]) -> list[str]:
+    d = plan.design
+    out = [f"{d.name} ({d.kind.name}): {plan.cells} cells", "texts:"]
+    for t, count in plan.texts():
+        per = " (per judge)" if t.per_judge else ""
+        cost = "" if t.model else ", no model call"
+        most = f", ≤ {t.max_tokens} tokens each" if t.max_tokens and t.model else ""
+        out.append(f"  {t.phase:<9} {t.label}{per}: {n(count)}{most}{cost}")
+    out.append("judges:")
+    for j in plan.judges:
+        out += _judge_lines(j)
+    out.append(
+        f"total judge prompts: {n(plan.total('expected'))} expected · "
+        f"{n(plan.total('exact'))} reading every trie node · {n(plan.total('worst'))} "
+        "with every decimal mark followed too"
+    )
+    tokens = plan.generated_tokens()
+    if tokens:
+        spread = ", ".join(f"{phase} {n(v)}" for phase, v in tokens.items())
+        out.append(f"generated tokens (at most: every text at its max_new_tokens): {spread}")
+    out.append(
+        f"progress total: {n(plan.workload.units(len(plan.judges)))} steps (texts + readings)"
+    )
+    hours = plan.hours(rates)
+    spread = ", ".join(f"{phase} {_duration(h)}" for phase, h in hours.items())
+    out.append(f"hours ({'--rate NAME=PER_S' if not rates else 'at the rates given'}): {spread}")
+    for item in plan.workload.uncounted:
+        out.append(f"not counted: {item}")
+    return out
+
+
+def _judge_lines(j: JudgePlan) -> list[str]:
+    c = j.cost
+    readings = ", ".join(f"{QUESTION.get(q, q)} {n(v)}" for q, v in j.readings.items())
+    lines = [f"  {j.judge} [{c.mode}]: readings {readings}"]
+    if j.grader_answers:
+        lines.append(f"    grader answers written: {n(j.grader_answers)} (1 request each)")
+    if c.mode == "local":
+        lines.append(f"    {c.note}")
+        return lines
+    per = c.number_expected
+    label = "estimate for a confident judge" if per.basis == "estimate" else "from its trie"
+    if j.readings.get("number"):
+        lines.append(
+            f"    per 0–100 reading: {n(per.prompts)} prompts / {n(per.http)} HTTP requests "
+            f"({label}); every trie node {n(c.number_exact.prompts)}, with every mark "
+            f"followed {n(c.number_worst.prompts)}"
+        )
+    lines.append(
+        f"    prompts: {n(j.requests('expected'))} expected, {n(j.requests('exact'))} reading "
+        f"every node; HTTP requests {n(j.http())}; prompt tokens ≤ {n(j.prompt_tokens())}"
+    )
+    if c.note:
+        lines.append(f"    {c.note}")
+    return lines
+
+
+def _duration(hours: float | None) -> str:
+    if hours is None:
+        return "no rate given"
+    return f"{hours:.2f} h" if hours >= 1 else f"{hours * 60:.1f} min"

@@ -1,0 +1,258 @@
+"""`diarylab plan` counts what a run makes: a small diary design is planned, then run against the
+vLLM-shaped judge stand-in (tests/fake_judge_server.py) with a confident judge model behind it,
+and the plan's texts, readings, prompts and HTTP requests must equal what the run wrote to its
+store and what the server was asked. Bad options exit 2 with one message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from experiments.cli import main
+from experiments.engine.store import Store
+from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from rubric.judge_render import render_judge_prompt
+from rubric.probe_prompt import number_probe
+from rubric.vocab import vocab_facts
+from tests.confident_judge import confident_judge
+from tests.fake_judge_server import judge_handler
+from tests.fake_openai import serve
+from tests.judge_tokenizers import mistral_style_tokenizer
+
+JUDGE = """
+[[judges]]
+id = "served"
+kind = "openai-compatible"
+model = "hosted_vllm/fake-judge"
+tokenizer = "{tokenizer}"
+max_error = {max_error}
+probe_floor = 0.0
+endpoint = {{ base_url = "{url}", max_retries = 0, timeout_s = 30, prompts_per_request = 8 }}
+"""
+
+
+def design(model_folder, tokenizer, url, *, max_error=0.0) -> str:
+    return f"""
+[design]
+name = "plan-test"
+kind = "diary"
+seed = 11
+entries = 1
+coverage_floor = 0.0
+
+[diarist_model]
+model = "{model_folder}"
+generation = {{ max_new_tokens = 8, temperature = 0.9 }}
+
+[cast]
+diarists = ["amara"]
+profiles = ["unsteered"]
+
+[[chatbots]]
+id = "thanks"
+kind = "fixed"
+{JUDGE.format(tokenizer=tokenizer, url=url, max_error=max_error)}
+[scores]
+entry = ["pattern"]
+patterns = ["social_isolation"]
+
+[analysis]
+resamples = 200
+baseline_chatbot = "thanks"
+"""
+
+
+def plan_json(path, capsys, *args) -> dict:
+    assert main(["plan", str(path), "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _prompts(body) -> list[list[int]]:
+    """A /v1/completions body's prompts: a list of token lists is one prompt per list."""
+    prompt = body["prompt"]
+    return prompt if isinstance(prompt[0], list) else [prompt]
+
+
+def prompts_in(bodies) -> int:
+    return sum(len(_prompts(b)) for b in bodies)
+
+
+@pytest.fixture(scope="module")
+def judge_model(tmp_path_factory):
+    tokenizer = mistral_style_tokenizer()
+    folder = tmp_path_factory.mktemp("tok")
+    tokenizer.save_pretrained(folder)
+    return confident_judge(tokenizer), tokenizer, folder
+
+
+def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder, judge_model):
+    model, tokenizer, tokenizer_folder = judge_model
+    with serve(judge_handler(model, renderer="mistral")) as server:
+        path = tmp_path / "design.toml"
+        path.write_text(design(tiny_model_folder, tokenizer_folder, server.base_url))
+        plan = plan_json(path, capsys)
+        assert not server.requests  # planning asks no server
+        assert main(["run", str(path), "--out", str(tmp_path / "run"), "--no-progress"]) == 0
+    # The run's preflight probes the judge on its own prompt first: not a reading.
+    probe = render_judge_prompt(tokenizer, number_probe()).text
+    probe_ids = tokenizer(probe, add_special_tokens=False)["input_ids"]
+    bodies = [
+        b
+        for b in server.requests
+        if "prompt" in b and _prompts(b)[0][: len(probe_ids)] != probe_ids
+    ]
+    assert len(bodies) < len(server.requests)
+    store = Store(tmp_path / "run" / "store.sqlite", (EntryRow, ReplyRow))
+    try:
+        entries, replies = store.count(EntryRow.TABLE), store.count(ReplyRow.TABLE)
+        items = [r[0] for r in store.db.execute("SELECT item FROM judgments")]
+    finally:
+        store.close()
+    texts = {t["what"]: t["count"] for t in plan["texts"]}
+    assert (
+        texts
+        == {"entries": entries, "replies by thanks": replies}
+        == {
+            "entries": 1,
+            "replies by thanks": 1,
+        }
+    )
+    numbers = sum(1 for i in items if i.startswith("pattern:"))
+    assert plan["readings"]["served"] == {"number": numbers, "yes_no": len(items) - numbers}
+    asked = plan["requests"]["served"]
+    assert asked["mode"] == "exact" and asked["expected_basis"] == "trie"
+    # max_error 0 reads every trie node: the plan's count is the run's, prompt for prompt, but
+    # for the "."/"," the judge made likely enough to follow up — which only its answers show
+    marks = set(vocab_facts(tokenizer).point_ids)
+    follow = [b for b in bodies if _prompts(b)[0][-1] in marks]
+    assert all(p[-1] in marks for b in follow for p in _prompts(b))  # a round of their own
+    followed = prompts_in(follow)
+    assert plan["total"] == plan["total_exact"] == prompts_in(bodies) - followed
+    assert plan["total_http"] == len(bodies) - len(follow)
+    assert plan["total_exact"] + followed <= plan["total_worst"]  # every mark followed: the most
+    assert plan["progress_total"] == entries + replies + len(items)
+
+
+def test_a_bounded_judge_is_planned_at_a_few_prompts_and_labelled_an_estimate(
+    tmp_path, capsys, tiny_model_folder, judge_model
+):
+    _, _, tokenizer_folder = judge_model
+    path = tmp_path / "design.toml"
+    path.write_text(
+        design(tiny_model_folder, tokenizer_folder, "http://127.0.0.1:9/v1", max_error=0.05)
+    )
+    plan = plan_json(path, capsys, "--rate", "served=50", "--rate", "diarist=2")
+    assert main(["design", "check", str(path), "--offline"]) == 0
+    check = capsys.readouterr().out
+    readings = sum(plan["readings"]["served"].values())
+    assert f"plan: texts by models 1, judge readings {readings}, " in check
+    assert f"judge prompts {plan['total']:,} expected ({plan['total_exact']:,} reading" in check
+    per = plan["requests"]["served"]["per_reading"]
+    assert plan["requests"]["served"]["expected_basis"] == "estimate"
+    assert per["number_expected"] <= 10 < per["number_exact"] < per["number_worst"]
+    assert plan["total"] * 5 < plan["total_exact"]  # bounded: far under the exact count
+    hours = plan["hours"]
+    assert hours["writing"] == pytest.approx(1 / 2 / 3600)
+    assert hours["judging"] == pytest.approx(plan["total"] / 50 / 3600)
+    assert "chatbots" not in hours  # the fixed reply costs no call
+    assert main(["plan", str(path), "--rate", "served=50", "--rate", "diarist=2"]) == 0
+    text = capsys.readouterr().out
+    assert "estimate for a confident judge" in text
+    assert f"judging {hours['judging'] * 60:.1f} min" in text
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rate", "served"], "'served' is not NAME=PER_S"),
+        (["--rate", "served=fast"], "'fast' is not a positive rate"),
+        (["--rate", "served=0"], "'0' is not a positive rate"),
+        (["--rate", "nobody=3"], "'nobody' is not a judge, chatbot or the diarist"),
+        (["--tokenizer", "nobody=smollm2"], "'nobody' is not a judge of"),
+    ],
+)
+def test_a_bad_option_is_one_clear_error(tmp_path, capsys, tiny_model_folder, args, message):
+    path = tmp_path / "design.toml"
+    path.write_text(design(tiny_model_folder, "smollm2", "http://127.0.0.1:9/v1"))
+    assert main(["plan", str(path), *args]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and " — fix: " in captured.err
+    assert "Traceback" not in captured.err and not captured.out
+
+
+def test_the_probe_measures_a_rate_in_prompts_per_second(capsys, judge_model):
+    model, _, tokenizer_folder = judge_model
+    args = ["--judge", "litellm:hosted_vllm/fake-judge", "--tokenizer", str(tokenizer_folder)]
+    with serve(judge_handler(model, renderer="mistral")) as server:
+        args += ["--base-url", server.base_url, "--json"]
+        assert main(["judge", "probe", *args]) == 0
+        probed = prompts_in([b for b in server.requests if "prompt" in b])
+        capsys.readouterr()
+        server.requests.clear()
+        assert main(["judge", "probe", *args, "--rate", "3"]) == 0
+        rate = json.loads(capsys.readouterr().out)["rate"]
+        timed = prompts_in([b for b in server.requests if "prompt" in b]) - probed
+    assert rate["readings"] == 3 and rate["prompts"] == timed >= 3
+    assert rate["prompts_per_s"] == pytest.approx(rate["prompts"] / rate["seconds"])
+    assert main(["judge", "probe", *args[:4], "--rate", "0"]) == 2
+    assert "--rate" in capsys.readouterr().err
+
+
+def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
+    """The shipped friends design: every model letter written (a stand-in store), the kind's
+    own task list per judge equals the plan's readings by question, and the plan's texts the
+    letters its pairs hold."""
+    from collections import Counter
+
+    from diarists.cards import load_cards
+    from experiments.kinds.friends.kind import friends_spec
+    from experiments.kinds.friends.rows import LetterRow
+    from experiments.kinds.friends.tasks import letter_tasks
+    from experiments.loading import load_design
+    from experiments.profile_making import profile_ids
+
+    design = load_design("experiments/designs/friends.toml")
+    cells = design.kind.cells(design, profile_ids(design))
+    spec = friends_spec(design)
+
+    class Letters:  # what letter_tasks reads of a store: each letter, written
+        def get(self, row_type, letter_id):
+            pair_id, seat = letter_id.rsplit(".", 1)
+            pair = next(p for p in cells if p.id == pair_id)
+            return LetterRow(
+                letter_id, pair_id, pair.condition, seat[0], pair.card(seat[0]), "x",
+                pair.profile(seat[0]), None, "x", int(seat[1:]), 1, "A letter.", 3, None, "k",
+            )  # fmt: skip
+
+    cards = {c.id: c for c in load_cards(spec.pairs.card_ids)}
+    asked = Counter(t.question for t in letter_tasks(Letters(), spec.scores, cells, cards))
+    plan = plan_json("experiments/designs/friends.toml", capsys)
+    assert plan["readings"]["mistral-small-3.1"] == dict(asked) == {"number": 8064, "yes_no": 2016}
+    texts = {t["what"]: t["count"] for t in plan["texts"]}
+    assert texts["letters"] + texts["fixed letters"] == sum(2 * p.letters for p in cells)
+    assert plan["requests"]["mistral-small-3.1"]["mode"] == "top-k"
+
+
+def test_the_bounded_estimate_is_what_the_confident_test_judge_takes(judge_model, tmp_path):
+    """The estimate's stated judge is the shape of tests/confident_judge.py: one real bounded
+    reading of that judge through the stand-in takes the prompts the plan expects."""
+    from experiments.planning.costs import reading_cost
+    from experiments.planning.plan import YES_NO_SAMPLE
+    from rubric.judges import ServedJudgeSpec, build_judge
+
+    model, tokenizer, folder = judge_model
+    with serve(judge_handler(model, renderer="mistral")) as server:
+        fields = {"base_url": server.base_url, "max_retries": 0, "prompts_per_request": 8}
+        spec = ServedJudgeSpec(
+            id="served", kind="openai-compatible", model="hosted_vllm/fake-judge",
+            tokenizer=str(folder), endpoint=fields,
+        )  # fmt: skip
+        judge = build_judge(spec, lambda *a: None)  # type: ignore[arg-type, return-value]
+        record = judge.number_record(number_probe())
+    cost = reading_cost(spec, {"number": number_probe(), "yes_no": YES_NO_SAMPLE})
+    assert cost.number_expected.basis == "estimate"
+    assert (record["requests"], record["http_requests"]) == (
+        cost.number_expected.prompts,
+        cost.number_expected.http,
+    )
