@@ -4,23 +4,30 @@
 everything in the request that determines the result — never transport settings or keys) → the
 result as returned. Every model call of the lab goes through one door, `cached_calls`: stored
 results are returned, the rest are computed, stored (with the rows made from them, in one
-transaction per batch) and returned. The other tables are what an experiment made of its calls:
-`judgments` (the engine's) and the tables of the experiment kind's row types, each row naming
-the call it came from. A killed run loses at most the batch in flight."""
+transaction per batch) and returned. Calls may be in flight on several threads at once
+(experiments/engine/lanes.py), but the store keeps one writer: while lanes run, every read and
+write a worker asks for is handed to the thread that opened the store and done there, so batches
+stay all-or-nothing and SQLite sees one connection used by one thread. The other tables are what
+an experiment made of its calls: `judgments` (the engine's) and the tables of the experiment
+kind's row types, each row naming the call it came from. A killed run loses at most the batch in
+flight."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import sqlite3
+import threading
 import time
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from foundation.errors import LabError
 
@@ -32,6 +39,9 @@ CREATE TABLE IF NOT EXISTS calls (
     request TEXT NOT NULL, result TEXT NOT NULL, created REAL NOT NULL);
 """
 _SQL_TYPES = {str: "TEXT", int: "INTEGER", float: "REAL", bool: "INTEGER"}
+T = TypeVar("T")
+# What a worker hands the writer: the work and where its answer goes.
+Errand = tuple[Callable[[], Any], "Future[Any]"]
 
 
 class Row(Protocol):
@@ -95,6 +105,39 @@ class Store:
         )
         self.made = 0
         self.cached = 0
+        self._writer = threading.get_ident()
+        self._inbox: queue.Queue[Errand | None] | None = None
+
+    # ------------------------------------------------------------------ the one writer
+    def on_writer(self, work: Callable[[], T]) -> T:
+        """`work()` done on the store's writer thread: at once there, or — while lanes run
+        (`serving`) — handed to the writer, which does it between other lanes' errands."""
+        inbox = self._inbox
+        if inbox is None or threading.get_ident() == self._writer:
+            return work()
+        answer: Future[T] = Future()
+        inbox.put((work, answer))
+        return answer.result()
+
+    def is_writer(self) -> bool:
+        return threading.get_ident() == self._writer
+
+    @contextmanager
+    def serving(self) -> Iterator[queue.Queue[Errand | None]]:
+        """While open, other threads' store work queues here; the writer loop (lanes.py) does
+        it. On leaving, errands still queued are refused, so no worker waits forever."""
+        if not self.is_writer() or self._inbox is not None:
+            raise RuntimeError("only the store's writer serves lanes, one set at a time")
+        inbox: queue.Queue[Errand | None] = queue.Queue()
+        self._inbox = inbox
+        try:
+            yield inbox
+        finally:
+            self._inbox = None
+            while not inbox.empty():
+                item = inbox.get_nowait()
+                if item is not None:
+                    item[1].set_exception(RuntimeError("the run stopped"))
 
     def _check_version(self) -> None:
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
@@ -146,36 +189,35 @@ class Store:
         killed between a call and its rows cannot happen and a shared call serves every row."""
         keys = [call_key(kind, identity, r) for r in requests]
         results: list[dict[str, Any] | None] = [None] * len(requests)
-        pending: list[int] = []
         first_of: dict[str, int] = {}
-        for i, key in enumerate(keys):
-            found = self._get(key)
-            if found is not None:
-                results[i] = found
-                self.cached += 1
-            elif key in first_of:
-                continue  # the same request twice: computed once, below
-            else:
-                first_of[key] = i
-                pending.append(i)
-        read_back = [i for i, r in enumerate(results) if r is not None]
-        if rows is not None and read_back:
-            with self.transaction() as db:
-                for i in read_back:
-                    for row in rows(i, results[i] or {}, keys[i]):
-                        self._insert(db, row)
-        if done and read_back:
-            done(len(read_back))
-        step = max(1, batch_size)
-        for start in range(0, len(pending), step):
-            batch = pending[start : start + step]
-            computed = list(compute(batch))
-            if len(computed) != len(batch):
-                raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
+
+        def look_up() -> list[int]:
+            pending: list[int] = []
+            for i, key in enumerate(keys):
+                found = self._get(key)
+                if found is not None:
+                    results[i] = found
+                    self.cached += 1
+                elif key in first_of:
+                    continue  # the same request twice: computed once, below
+                else:
+                    first_of[key] = i
+                    pending.append(i)
+            read_back = [i for i, r in enumerate(results) if r is not None]
+            if rows is not None and read_back:
+                with self.transaction() as db:
+                    for i in read_back:
+                        for row in rows(i, results[i] or {}, keys[i]):
+                            self._insert(db, row)
+            if done and read_back:
+                done(len(read_back))
+            return pending
+
+        def keep(batch: list[int], computed: list[Mapping[str, Any]]) -> None:
             inserted = 0
             with self.transaction() as db:
                 for i, result in zip(batch, computed, strict=True):
-                    inserted += db.execute(
+                    added = db.execute(
                         "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
                         (
                             keys[i],
@@ -186,23 +228,40 @@ class Store:
                             time.time(),
                         ),
                     ).rowcount
-                    results[i] = json.loads(json.dumps(result))  # exactly what a resume reads
-                    for row in rows(i, result, keys[i]) if rows else ():
+                    inserted += added
+                    # Another lane may have stored the same call first: its result is the one
+                    # kept, so it is the one used (what a resume would read).
+                    stored = json.loads(json.dumps(result)) if added else self._get(keys[i])
+                    results[i] = stored
+                    for row in rows(i, stored or {}, keys[i]) if rows else ():
                         self._insert(db, row)
             self.made += inserted  # calls this run added to the store, so the two always agree
             if done:
                 done(len(batch))
-        # Duplicates of a request computed in this call share its result (and get their rows).
-        late = [i for i, r in enumerate(results) if r is None]
-        for i in late:
-            results[i] = results[first_of[keys[i]]]
-        if rows is not None and late:
-            with self.transaction() as db:
-                for i in late:
-                    for row in rows(i, results[i] or {}, keys[i]):
-                        self._insert(db, row)
-            if done:
-                done(len(late))
+
+        pending = self.on_writer(look_up)
+        step = max(1, batch_size)
+        for start in range(0, len(pending), step):
+            batch = pending[start : start + step]
+            computed = list(compute(batch))  # the model call: on the caller's own thread
+            if len(computed) != len(batch):
+                raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
+            self.on_writer(lambda batch=batch, computed=computed: keep(batch, computed))  # type: ignore[misc]
+
+        def share() -> None:
+            # Duplicates of a request computed in this call share its result (and its rows).
+            late = [i for i, r in enumerate(results) if r is None]
+            for i in late:
+                results[i] = results[first_of[keys[i]]]
+            if rows is not None and late:
+                with self.transaction() as db:
+                    for i in late:
+                        for row in rows(i, results[i] or {}, keys[i]):
+                            self._insert(db, row)
+                if done:
+                    done(len(late))
+
+        self.on_writer(share)
         return [r if r is not None else {} for r in results]
 
     def _get(self, key: str) -> dict[str, Any] | None:
@@ -212,9 +271,13 @@ class Store:
     # ------------------------------------------------------------------ rows without a call
     def put_rows(self, *rows: Any) -> None:
         """Rows that no model call made (a fixed reply): written in one transaction."""
-        with self.transaction() as db:
-            for row in rows:
-                self._insert(db, row)
+
+        def put() -> None:
+            with self.transaction() as db:
+                for row in rows:
+                    self._insert(db, row)
+
+        self.on_writer(put)
 
     def _insert(self, db: sqlite3.Connection, row: Any) -> None:
         table = row.TABLE
@@ -231,19 +294,18 @@ class Store:
     def get(self, row_type: Any, ident: str) -> Any:
         """The row of `row_type` whose key is `ident`, or None."""
         key = fields(row_type)[0].name
-        found = self.db.execute(
-            f"SELECT * FROM {row_type.TABLE} WHERE {key}=?", (ident,)
-        ).fetchone()
+        query = f"SELECT * FROM {row_type.TABLE} WHERE {key}=?"
+        found = self.on_writer(lambda: self.db.execute(query, (ident,)).fetchone())
         return None if found is None else row_type(*found)
 
     def has(self, row_type: Any, ident: str) -> bool:
         key = fields(row_type)[0].name
         query = f"SELECT 1 FROM {row_type.TABLE} WHERE {key}=?"
-        return self.db.execute(query, (ident,)).fetchone() is not None
+        return self.on_writer(lambda: self.db.execute(query, (ident,)).fetchone()) is not None
 
     def ids(self, row_type: Any) -> set[str]:
-        key = fields(row_type)[0].name
-        return {r[0] for r in self.db.execute(f"SELECT {key} FROM {row_type.TABLE}")}
+        query = f"SELECT {fields(row_type)[0].name} FROM {row_type.TABLE}"
+        return self.on_writer(lambda: {r[0] for r in self.db.execute(query)})
 
     def tables(self) -> list[str]:
         rows = self.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
@@ -251,16 +313,20 @@ class Store:
 
     def count_where(self, table: str, condition: str) -> int:
         query = f"SELECT COUNT(*) FROM {table} WHERE {condition}"
-        return int(self.db.execute(query).fetchone()[0])
+        return int(self.on_writer(lambda: self.db.execute(query).fetchone()[0]))
 
     def count(self, table: str) -> int:
-        return int(self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        query = f"SELECT COUNT(*) FROM {table}"
+        return int(self.on_writer(lambda: self.db.execute(query).fetchone()[0]))
 
     def dump(self, table: str) -> list[tuple[Any, ...]]:
         """Every row, sorted: what two runs are compared by."""
         return sorted(self.db.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
 
     def frame(self, table: str) -> Any:
+        """The table in key order: lanes commit in whatever order their calls finish, so the
+        order rows were written in is not part of a run's result."""
         import pandas as pd
 
-        return pd.read_sql_query(f"SELECT * FROM {table}", self.db)
+        key = self.db.execute(f"SELECT * FROM {table} LIMIT 0").description[0][0]
+        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {key}", self.db)

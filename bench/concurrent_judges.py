@@ -1,0 +1,139 @@
+"""Two served judges read one after another vs at once (issue 22): the engine's judging path
+(experiments/engine/judging.py judge_tasks through the run store, lanes from
+experiments/engine/lanes.py) with two judges, each behind its own vLLM-faithful stand-in
+(tests/fake_judge_server.py) that waits an artificial latency before every answer, as a busy
+remote server does. Printed: each judge alone, both in one lane (the old sequential phase), both
+in their own lanes, and the ratios — at once should take about the slower judge's time.
+
+    .venv/bin/python bench/concurrent_judges.py [--scores 12] [--latency-ms 40 60]"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments.engine.judging import judge_tasks  # noqa: E402
+from experiments.engine.lanes import run_lanes  # noqa: E402
+from experiments.engine.store import Store  # noqa: E402
+from experiments.engine.vocabulary import Task  # noqa: E402
+from model_access.served import ServedClient  # noqa: E402
+from model_access.settings import EndpointSettings  # noqa: E402
+from rubric.prompts import JudgePrompt, TemplateRef  # noqa: E402
+from rubric.served_exact import ExactSettings  # noqa: E402
+from rubric.served_judge import ServedJudge  # noqa: E402
+from tests.fake_openai import Reply, Routed  # noqa: E402
+
+TEMPLATE = TemplateRef("bench", 1, "0" * 64)
+
+
+def slow(handler: Routed, latency: float) -> Routed:
+    """The stand-in's answer, `latency` seconds late."""
+
+    def answer(path: str, body: dict[str, Any]) -> Reply:
+        time.sleep(latency)
+        return handler.answer(path, body)
+
+    return Routed(answer)
+
+
+def tasks(n: int, tag: str) -> list[Task]:
+    """n distinct prompts (each its own call key), one group each: batches as large as the
+    endpoint's concurrency."""
+    out = []
+    for i in range(n):
+        prompt = JudgePrompt.chat(
+            [{"role": "user", "content": f"Rate entry {i} ({tag}), 0 to 100."}],
+            prefill="Score: ",
+        )
+        out.append(Task("entry", f"e{i}", "coherence", "number", prompt, TEMPLATE))
+    return out
+
+
+@contextmanager
+def servers(latencies: list[float]) -> Iterator[list[str]]:
+    from tests.confident_judge import confident_judge
+    from tests.fake_judge_server import judge_handler
+    from tests.fake_openai import serve
+    from tests.judge_tokenizers import mistral_style_tokenizer
+
+    tokenizer = mistral_style_tokenizer()
+    with ExitStack() as stack:
+        urls = []
+        for latency in latencies:
+            handler = judge_handler(confident_judge(tokenizer), renderer="mistral")
+            urls.append(stack.enter_context(serve(slow(handler, latency))).base_url)
+        yield urls
+
+
+def judge_for(url: str, tokenizer: Any, concurrency: int) -> ServedJudge:
+    settings = EndpointSettings(base_url=url, concurrency=concurrency)
+    return ServedJudge(
+        ServedClient("hosted_vllm/fake-judge", settings),
+        tokenizer=tokenizer,
+        exact=ExactSettings(max_error=0.05),
+    )
+
+
+def timed(judges: dict[str, ServedJudge], work: list[Task], *, together: bool) -> float:
+    """Wall time of the judging phase for `judges` over `work`, into a fresh store."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(Path(folder) / "store.sqlite")
+        try:
+            jobs = [
+                lambda jid=jid, j=j: judge_tasks(store, jid, lambda: j, work, 0.0, lambda n: None)
+                for jid, j in judges.items()
+            ]
+            lanes = [[job] for job in jobs] if together else [jobs]
+            start = time.perf_counter()
+            run_lanes(store, lanes)
+            wall = time.perf_counter() - start
+            assert store.count("judgments") == len(work) * len(judges)
+            return wall
+        finally:
+            store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scores", type=int, default=12, help="readings per judge")
+    parser.add_argument("--latency-ms", type=float, nargs=2, default=[40.0, 60.0])
+    parser.add_argument("--concurrency", type=int, default=4, help="each endpoint's")
+    args = parser.parse_args()
+    from tests.judge_tokenizers import mistral_style_tokenizer
+
+    tokenizer = mistral_style_tokenizer()
+    latencies = [ms / 1000 for ms in args.latency_ms]
+    with servers(latencies) as urls:
+        judges = {
+            f"judge-{i}": judge_for(u, tokenizer, args.concurrency) for i, u in enumerate(urls)
+        }
+        # Warm-up: each stand-in computes the rows of these prompts once, so the timings below
+        # are the client, the store and the latency, not the stand-in's tiny model.
+        work = tasks(args.scores, "bench")
+        timed(judges, work, together=True)
+        alone = {jid: timed({jid: j}, work, together=False) for jid, j in judges.items()}
+        sequential = timed(judges, work, together=False)
+        concurrent = timed(judges, work, together=True)
+    slower = max(alone.values())
+    print(
+        f"{args.scores} readings per judge, endpoint concurrency {args.concurrency}, "
+        f"latency {' / '.join(f'{ms:g}' for ms in args.latency_ms)} ms per request"
+    )
+    for jid, wall in alone.items():
+        print(f"  {jid} alone:                 {wall:7.3f} s")
+    print(f"  both, one after another:      {sequential:7.3f} s")
+    print(f"  both at once:                 {concurrent:7.3f} s")
+    print(f"  at once / slower alone:       {concurrent / slower:7.2f}")
+    print(f"  one after another / at once:  {sequential / concurrent:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
