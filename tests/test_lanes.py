@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from experiments.engine.lanes import lanes_of, run_lanes
+from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.store import Store
 
 
@@ -74,15 +74,23 @@ def test_lanes_overlap_and_every_store_write_is_on_the_writer_thread(store, monk
     assert store.count("items") == 12 and store.count("calls") == 12
 
 
-def test_local_jobs_share_one_lane_in_order():
+def test_local_jobs_and_served_jobs_of_one_identity_share_a_lane_in_order():
     calls = []
-    jobs = [(is_local, lambda n=n: calls.append(n)) for n, is_local in enumerate([1, 0, 1, 0])]
-    lanes = lanes_of(jobs)
-    assert len(lanes) == 3 and len(lanes[0]) == 2
+    a, b = {"model": "a"}, {"model": "b"}
+    keys = [
+        lane_key(True, {}),
+        lane_key(False, a),
+        lane_key(True, {"x": 1}),
+        lane_key(False, b),
+        lane_key(False, dict(a)),  # another judge of a's identity: a's calls, a's lane
+        None,
+    ]
+    lanes = lanes_of([(key, lambda n=n: calls.append(n)) for n, key in enumerate(keys)])
+    assert [len(lane) for lane in lanes] == [2, 2, 1, 1]
     for lane in lanes:
         for job in lane:
             job()
-    assert calls == [0, 2, 1, 3]
+    assert calls == [0, 2, 1, 4, 3, 5]
 
 
 def test_a_failing_lane_stops_the_others_after_their_batch_and_is_raised(store):

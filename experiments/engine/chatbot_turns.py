@@ -11,7 +11,7 @@ from typing import Any
 
 from chatbots.base import Chatbot, Message
 from chatbots.local import LocalChatbot
-from experiments.engine.lanes import lanes_of, run_lanes
+from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
 
@@ -57,4 +57,5 @@ def ask_chatbot(
 
 def ask_chatbots(store: Store, asks: Sequence[tuple[Chatbot, Callable[[], None]]]) -> None:
     """Each (chatbot, its ask_chatbot call) of one turn, side by side."""
-    run_lanes(store, lanes_of([(isinstance(bot, LocalChatbot), job) for bot, job in asks]))
+    keys = [lane_key(isinstance(bot, LocalChatbot), bot.identity()) for bot, _ in asks]
+    run_lanes(store, lanes_of([(key, job) for key, (_, job) in zip(keys, asks, strict=True)]))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from experiments.engine.judging import judge_tasks
-from experiments.engine.lanes import lanes_of, run_lanes
+from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
 
 if TYPE_CHECKING:
@@ -71,7 +71,10 @@ class TaskJudging(ABC):
         tasks = list(self.judge_tasks(run))  # the same tasks for every judge: listed once
         jobs = [
             (
-                spec.kind == "local",
+                # a served judge is built here for its identity (cheap: no weights)
+                lane_key(True, {})
+                if spec.kind == "local"
+                else lane_key(False, judge(spec.id).identity()),
                 lambda judge_id=spec.id: judge_tasks(
                     run.store,
                     judge_id,

@@ -2,8 +2,9 @@
 
 Work is split into lanes; each lane's jobs run one after another on a thread of its own, and
 the lanes run side by side. A served model gets a lane of its own (its endpoint's concurrency
-is the client's business, model_access/served.py); every in-process model shares one lane,
-since they share one CPU or GPU (and often one loaded copy, runner.ModelCache).
+is the client's business, model_access/served.py) unless another has its identity
+(`lane_key`); every in-process model shares one lane, since they share one CPU or GPU (and
+often one loaded copy, runner.ModelCache).
 
 The store keeps one writer: the thread that runs the lanes serves every read and write the
 lanes ask of the store (Store.on_writer), so each batch is stored all-or-nothing, as before,
@@ -12,28 +13,39 @@ depends on timing; what is stored does not (Store.frame reads in key order)."""
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from experiments.engine.store import Store
 
 Job = Callable[[], None]
+LOCAL = "local"
 
 
-def lanes_of(jobs: Sequence[tuple[bool, Job]]) -> list[list[Job]]:
-    """(local?, job) pairs, in order, as lanes: every local job in one lane (where the first
-    one stood), each other job a lane of its own."""
+def lanes_of(jobs: Sequence[tuple[str | None, Job]]) -> list[list[Job]]:
+    """(lane key, job) pairs, in order, as lanes: jobs with the same key share one lane (where
+    the first of them stood), in order; a job keyed None has a lane of its own."""
     lanes: list[list[Job]] = []
-    local: list[Job] | None = None
-    for is_local, job in jobs:
-        if not is_local:
+    shared: dict[str, list[Job]] = {}
+    for key, job in jobs:
+        if key is None:
             lanes.append([job])
-        elif local is None:
-            local = [job]
-            lanes.append(local)
+        elif key in shared:
+            shared[key].append(job)
         else:
-            local.append(job)
+            shared[key] = [job]
+            lanes.append(shared[key])
     return lanes
+
+
+def lane_key(local: bool, identity: Mapping[str, Any]) -> str:
+    """Where a model's calls go: every in-process model in one lane; a served one in the lane
+    of its identity. Two served models of one identity make the same calls (the same cache
+    keys, whatever their endpoints), so they share a lane: the first computes, the next reads
+    it back, as one after another always did — never a race over which result is kept."""
+    return LOCAL if local else "served:" + json.dumps(identity, sort_keys=True, default=str)
 
 
 def run_lanes(store: Store, lanes: Sequence[Sequence[Job]]) -> None:

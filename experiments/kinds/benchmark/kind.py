@@ -13,7 +13,7 @@ from typing import Any
 from chatbots.refusals import REFUSALS_FILE
 from experiments.engine.design import Design
 from experiments.engine.judging import judge_tasks
-from experiments.engine.lanes import lanes_of, run_lanes
+from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import RunContext
 from experiments.kinds.benchmark.data import Conversation
@@ -137,8 +137,14 @@ class BenchmarkKind:
             tasks = reading_tasks(items, answers, bench.canaries)
             judge_tasks(run.store, judge_id, judge, tasks, floor, run.tick)
 
-        # Every judge at once: a served one in a lane of its own, local ones in one lane.
-        jobs = [(j.kind == "local", lambda j=j: one_judge(j)) for j in spec.judges]
+        # Every judge at once: a served one in its identity's lane, local ones in one lane.
+        jobs = [
+            (
+                lane_key(True, {}) if j.kind == "local" else lane_key(False, get(j.id).identity()),
+                lambda j=j: one_judge(j),
+            )
+            for j in spec.judges
+        ]
         run_lanes(run.store, lanes_of(jobs))
 
     def input_files(self, design: Design) -> list[Path]:
