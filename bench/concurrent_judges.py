@@ -5,7 +5,7 @@ experiments/engine/lanes.py) with two judges, each behind its own vLLM-faithful 
 remote server does. Printed: each judge alone, both in one lane (the old sequential phase), both
 in their own lanes, and the ratios — at once should take about the slower judge's time.
 
-    .venv/bin/python bench/concurrent_judges.py [--scores 12] [--latency-ms 40 60]"""
+    .venv/bin/python bench/concurrent_judges.py [--scores 12] [--latency-ms 100 150]"""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def tasks(n: int, tag: str) -> list[Task]:
 
 
 @contextmanager
-def servers(latencies: list[float]) -> Iterator[list[str]]:
+def servers(latencies: list[float]) -> Iterator[list[Any]]:
     from tests.confident_judge import confident_judge
     from tests.fake_judge_server import judge_handler
     from tests.fake_openai import serve
@@ -66,11 +66,11 @@ def servers(latencies: list[float]) -> Iterator[list[str]]:
 
     tokenizer = mistral_style_tokenizer()
     with ExitStack() as stack:
-        urls = []
+        fakes = []
         for latency in latencies:
             handler = judge_handler(confident_judge(tokenizer), renderer="mistral")
-            urls.append(stack.enter_context(serve(slow(handler, latency))).base_url)
-        yield urls
+            fakes.append(stack.enter_context(serve(slow(handler, latency))))
+        yield fakes
 
 
 def judge_for(url: str, tokenizer: Any, concurrency: int) -> ServedJudge:
@@ -82,20 +82,25 @@ def judge_for(url: str, tokenizer: Any, concurrency: int) -> ServedJudge:
     )
 
 
-def timed(judges: dict[str, ServedJudge], work: list[Task], *, together: bool) -> float:
-    """Wall time of the judging phase for `judges` over `work`, into a fresh store."""
+def timed(judges: dict[str, ServedJudge], scores: int, *, together: bool) -> float:
+    """Wall time of the judging phase for `judges`, `scores` readings each, into a fresh store.
+    Each judge reads prompts of its own: two judges of one identity asking the same prompts
+    would share calls (the second would read the first's back), which is no judging at all."""
     with tempfile.TemporaryDirectory() as folder:
         store = Store(Path(folder) / "store.sqlite")
         try:
             jobs = [
-                lambda jid=jid, j=j: judge_tasks(store, jid, lambda: j, work, 0.0, lambda n: None)
+                lambda jid=jid, j=j: judge_tasks(
+                    store, jid, lambda: j, tasks(scores, jid), 0.0, lambda n: None
+                )
                 for jid, j in judges.items()
             ]
             lanes = [[job] for job in jobs] if together else [jobs]
             start = time.perf_counter()
             run_lanes(store, lanes)
             wall = time.perf_counter() - start
-            assert store.count("judgments") == len(work) * len(judges)
+            assert store.count("judgments") == scores * len(judges)
+            assert store.count("calls") == scores * len(judges)  # no call shared
             return wall
         finally:
             store.close()
@@ -104,28 +109,30 @@ def timed(judges: dict[str, ServedJudge], work: list[Task], *, together: bool) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scores", type=int, default=12, help="readings per judge")
-    parser.add_argument("--latency-ms", type=float, nargs=2, default=[40.0, 60.0])
+    parser.add_argument("--latency-ms", type=float, nargs=2, default=[100.0, 150.0])
     parser.add_argument("--concurrency", type=int, default=4, help="each endpoint's")
     args = parser.parse_args()
     from tests.judge_tokenizers import mistral_style_tokenizer
 
     tokenizer = mistral_style_tokenizer()
     latencies = [ms / 1000 for ms in args.latency_ms]
-    with servers(latencies) as urls:
+    with servers(latencies) as fakes:
         judges = {
-            f"judge-{i}": judge_for(u, tokenizer, args.concurrency) for i, u in enumerate(urls)
+            f"judge-{i}": judge_for(f.base_url, tokenizer, args.concurrency)
+            for i, f in enumerate(fakes)
         }
         # Warm-up: each stand-in computes the rows of these prompts once, so the timings below
         # are the client, the store and the latency, not the stand-in's tiny model.
-        work = tasks(args.scores, "bench")
-        timed(judges, work, together=True)
-        alone = {jid: timed({jid: j}, work, together=False) for jid, j in judges.items()}
-        sequential = timed(judges, work, together=False)
-        concurrent = timed(judges, work, together=True)
+        timed(judges, args.scores, together=True)
+        asked = [len(f.requests) for f in fakes]  # one phase's requests, per server
+        alone = {jid: timed({jid: j}, args.scores, together=False) for jid, j in judges.items()}
+        sequential = timed(judges, args.scores, together=False)
+        concurrent = timed(judges, args.scores, together=True)
     slower = max(alone.values())
     print(
         f"{args.scores} readings per judge, endpoint concurrency {args.concurrency}, "
-        f"latency {' / '.join(f'{ms:g}' for ms in args.latency_ms)} ms per request"
+        f"latency {' / '.join(f'{ms:g}' for ms in args.latency_ms)} ms per request, "
+        f"{' / '.join(map(str, asked))} requests per judge"
     )
     for jid, wall in alone.items():
         print(f"  {jid} alone:                 {wall:7.3f} s")

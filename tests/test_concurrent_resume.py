@@ -76,7 +76,7 @@ def write_design(folder: Path, model: Path, urls: tuple[str, str]) -> Path:
     text = design_text(
         model,
         None,
-        entries=2,
+        entries=1,  # one turn: both chatbots answer it at once, then both judges read
         diarists='["amara"]',
         chatbots=CHATBOTS.format(model=model, url=urls[0]),
         judges=judges,
