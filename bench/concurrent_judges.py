@@ -1,20 +1,23 @@
 """Two served judges read one after another vs at once (issue 22): the engine's judging path
 (experiments/engine/judging.py judge_tasks through the run store, lanes from
 experiments/engine/lanes.py) with two judges, each behind its own vLLM-faithful stand-in
-(tests/fake_judge_server.py) that waits an artificial latency before every answer, as a busy
-remote server does. Printed: each judge alone, both in one lane (the old sequential phase), both
-in their own lanes, and the ratios — at once should take about the slower judge's time.
+(tests/fake_judge_server.py), served from a process of its own, that waits an artificial latency
+before every answer, as a busy remote server does. Printed: each judge alone, both in one lane
+(the old sequential phase), both in their own lanes, and the ratios — at once should take about
+the slower judge's time.
 
     .venv/bin/python bench/concurrent_judges.py [--scores 12] [--latency-ms 100 150]"""
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,20 +60,49 @@ def tasks(n: int, tag: str) -> list[Task]:
     return out
 
 
-@contextmanager
-def servers(latencies: list[float]) -> Iterator[list[Any]]:
+@dataclass(frozen=True)
+class Remote:
+    """A stand-in served from a process of its own, so its work does not share the bench's
+    GIL with the clients being measured (a real server is another process too)."""
+
+    base_url: str
+    conn: Any
+
+    def requests(self) -> int:
+        self.conn.send("count")
+        return int(self.conn.recv())
+
+
+def _serve(latency: float, conn: Any) -> None:
     from tests.confident_judge import confident_judge
     from tests.fake_judge_server import judge_handler
     from tests.fake_openai import serve
     from tests.judge_tokenizers import mistral_style_tokenizer
 
-    tokenizer = mistral_style_tokenizer()
-    with ExitStack() as stack:
-        fakes = []
+    handler = judge_handler(confident_judge(mistral_style_tokenizer()), renderer="mistral")
+    with serve(slow(handler, latency)) as fake:
+        conn.send(fake.base_url)
+        while conn.recv() == "count":
+            conn.send(len(fake.requests))
+
+
+@contextmanager
+def servers(latencies: list[float]) -> Iterator[list[Remote]]:
+    context = multiprocessing.get_context("fork")
+    remotes, processes = [], []
+    try:
         for latency in latencies:
-            handler = judge_handler(confident_judge(tokenizer), renderer="mistral")
-            fakes.append(stack.enter_context(serve(slow(handler, latency))))
-        yield fakes
+            mine, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(latency, theirs), daemon=True)
+            process.start()
+            processes.append(process)
+            remotes.append(Remote(str(mine.recv()), mine))
+        yield remotes
+    finally:
+        for remote in remotes:
+            remote.conn.send("stop")
+        for process in processes:
+            process.join(timeout=10)
 
 
 def judge_for(url: str, tokenizer: Any, concurrency: int) -> ServedJudge:
@@ -124,7 +156,7 @@ def main() -> None:
         # Warm-up: each stand-in computes the rows of these prompts once, so the timings below
         # are the client, the store and the latency, not the stand-in's tiny model.
         timed(judges, args.scores, together=True)
-        asked = [len(f.requests) for f in fakes]  # one phase's requests, per server
+        asked = [f.requests() for f in fakes]  # one phase's requests, per server
         alone = {jid: timed({jid: j}, args.scores, together=False) for jid, j in judges.items()}
         sequential = timed(judges, args.scores, together=False)
         concurrent = timed(judges, args.scores, together=True)
