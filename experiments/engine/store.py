@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import queue
 import sqlite3
-import threading
 import time
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol
 
+from experiments.engine.writer import OneWriter
 from foundation.errors import LabError
 
 SCHEMA_VERSION = "2"  # 2: one call-key scheme for every call; kinds' tables from row types
@@ -39,9 +37,6 @@ CREATE TABLE IF NOT EXISTS calls (
     request TEXT NOT NULL, result TEXT NOT NULL, created REAL NOT NULL);
 """
 _SQL_TYPES = {str: "TEXT", int: "INTEGER", float: "REAL", bool: "INTEGER"}
-T = TypeVar("T")
-# What a worker hands the writer: the work and where its answer goes.
-Errand = tuple[Callable[[], Any], "Future[Any]"]
 
 
 class Row(Protocol):
@@ -89,7 +84,7 @@ def table_sql(row_type: Any) -> str:
     return f"CREATE TABLE IF NOT EXISTS {row_type.TABLE} ({', '.join(columns)})"
 
 
-class Store:
+class Store(OneWriter):
     def __init__(self, path: Path, row_types: Sequence[Any] = ()) -> None:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -105,39 +100,7 @@ class Store:
         )
         self.made = 0
         self.cached = 0
-        self._writer = threading.get_ident()
-        self._inbox: queue.Queue[Errand | None] | None = None
-
-    # ------------------------------------------------------------------ the one writer
-    def on_writer(self, work: Callable[[], T]) -> T:
-        """`work()` done on the store's writer thread: at once there, or — while lanes run
-        (`serving`) — handed to the writer, which does it between other lanes' errands."""
-        inbox = self._inbox
-        if inbox is None or threading.get_ident() == self._writer:
-            return work()
-        answer: Future[T] = Future()
-        inbox.put((work, answer))
-        return answer.result()
-
-    def is_writer(self) -> bool:
-        return threading.get_ident() == self._writer
-
-    @contextmanager
-    def serving(self) -> Iterator[queue.Queue[Errand | None]]:
-        """While open, other threads' store work queues here; the writer loop (lanes.py) does
-        it. On leaving, errands still queued are refused, so no worker waits forever."""
-        if not self.is_writer() or self._inbox is not None:
-            raise RuntimeError("only the store's writer serves lanes, one set at a time")
-        inbox: queue.Queue[Errand | None] = queue.Queue()
-        self._inbox = inbox
-        try:
-            yield inbox
-        finally:
-            self._inbox = None
-            while not inbox.empty():
-                item = inbox.get_nowait()
-                if item is not None:
-                    item[1].set_exception(RuntimeError("the run stopped"))
+        OneWriter.__init__(self)
 
     def _check_version(self) -> None:
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
