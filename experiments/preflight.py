@@ -23,12 +23,16 @@ from rubric.judges import (
     probe_verdict,
 )
 from rubric.probe_prompt import number_probe
-from rubric.served_judge import ServedJudge
+from rubric.served_judge import ProbeResult, ServedJudge
 
 
-def preflight(design: Design, *, environment: bool = True) -> list[str]:
+def preflight(
+    design: Design, *, environment: bool = True, probes: dict[str, ProbeResult] | None = None
+) -> list[str]:
     """Raise the first problem as a LabError; returns the profile ids in design order. With
-    environment=False only what the files show is checked (no key variables, no probes)."""
+    environment=False only what the files show is checked (no key variables, no probes).
+    `probes`, when given, receives each served judge's probe (by judge id): what its server
+    said it was, for the manifest."""
     ids = profile_ids(design)
     spec = design.spec
     where = str(design.path)
@@ -47,7 +51,9 @@ def preflight(design: Design, *, environment: bool = True) -> list[str]:
             continue
         if environment:
             _key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
-            _probe(judge, at, lambda j=judge: build_judge(j, default_load_local))  # type: ignore[misc]
+            result = _probe(judge, at, lambda j=judge: build_judge(j, default_load_local))  # type: ignore[misc]
+            if probes is not None:
+                probes[judge.id] = result
     return ids
 
 
@@ -67,7 +73,7 @@ def _key(name: str | None, where: str) -> None:
         )
 
 
-def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> None:
+def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> ProbeResult:
     """The number probe (rubric/probe_prompt.py) before a run spends a call on the judge: the
     server must answer with log-probabilities, in the mode the design asks for, and the judge
     must start a number on the probe prompt with probability at least probe_floor."""
@@ -92,3 +98,4 @@ def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> None
             "reading; a server ignoring logprob_token_ids needs top_logprobs = vocabulary size; "
             "lower probe_floor only for a judge that cannot be read better",
         )
+    return result

@@ -1,7 +1,8 @@
 """Running a design into a run folder, for every experiment kind: load and check what the design
 names, claim the folder (lock the design), make its inline profiles, write the manifest, then
-the kind's conversation phase and the shared judging phase. Re-running the same design resumes:
-every call already in the store is read back instead of made."""
+the kind's conversation phase and the judging phase (judges and a turn's chatbots at once:
+experiments/engine/lanes.py). Re-running the same design resumes: every call already in the
+store is read back instead of made."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from chatbots.specs import build_chatbot
 from diarists.profiles import Profile
 from experiments.engine.design import Design
-from experiments.engine.manifest import manifest_of
+from experiments.engine.manifest import manifest_of, served_judges
 from experiments.engine.progress import Progress
 from experiments.engine.runfolder import (
     STORE_FILE,
@@ -33,6 +34,7 @@ from model_access.settings import LocalSettings, VllmSettings
 from model_access.vllm_engine import attach_vllm
 from rubric.judge_base import Judge
 from rubric.judges import build_judge
+from rubric.served_judge import ProbeResult
 from steering.vectors import vector_paths
 
 
@@ -112,7 +114,8 @@ def run_design(
     kind = design.kind
     spec = design.spec
     # Everything that can be wrong with the inputs is checked before the folder is claimed.
-    preflight(design)
+    probes: dict[str, ProbeResult] = {}
+    preflight(design, probes=probes)
     check_claimable(design, folder)
     models = ModelCache()
     judges = JudgeSet(design, models)
@@ -139,7 +142,8 @@ def run_design(
         try:
             run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
             run.judge, run.load_local = judges.get, models.get
-            manifest = manifest_of(design, _manifest(run, kind.manifest(run)))
+            extra = {**kind.manifest(run), "served_judges": served_judges(probes)}
+            manifest = manifest_of(design, _manifest(run, extra))
             write_manifest(folder, manifest, first=first)
             total = kind.planned_units(design, cells)
             with Progress(total, store, enabled=progress) as bar:

@@ -28,6 +28,11 @@ class Judge:
     def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
         raise NotImplementedError
 
+    def server_about(self) -> dict[str, Any]:
+        """What the judge's server says it serves, added to every record it makes (a served
+        judge: its dtype, rubric/served_identity.py); a local judge's records say it already."""
+        return {}
+
     @property
     def batch_size(self) -> int:
         """How many prompts records() should be given at once to keep the judge busy."""

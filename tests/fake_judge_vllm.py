@@ -33,6 +33,8 @@ class VllmOptions:
     start_date: str | None = None  # harmony's "Current date" (VLLM_SYSTEM_START_DATE)
     served_model: str = "fake-judge"
     version: str = "0.32.0"  # "0.33.0" adds the choices' weight_versions
+    dtype: str = "float32"  # ModelConfig.dtype: the served weights' (the stand-in's model's)
+    dev_mode: bool = False  # VLLM_SERVER_DEV_MODE=1: the /server_info route exists
 
 
 def weight_versions(opts: VllmOptions) -> dict[str, Any]:
@@ -45,8 +47,42 @@ def weight_versions(opts: VllmOptions) -> dict[str, Any]:
 def fingerprint(opts: VllmOptions) -> str:
     """`system_fingerprint` under the default --fingerprint-mode full
     (vllm/entrypoints/serve/utils/fingerprint.py build_system_fingerprint): the version and 8 hex
-    of vllm_config.compute_hash() (here a hash of the served name), on every answer."""
-    return f"vllm-{opts.version}-{hashlib.sha256(opts.served_model.encode()).hexdigest()[:8]}"
+    of vllm_config.compute_hash() (here a hash of the served name and dtype, both of which the
+    real hash covers), on every answer."""
+    config = f"{opts.served_model}:{opts.dtype}"
+    return f"vllm-{opts.version}-{hashlib.sha256(config.encode()).hexdigest()[:8]}"
+
+
+def answer_get(opts: VllmOptions, path: str, created: int) -> tuple[int, dict[str, Any]]:
+    """The GET routes the lab reads: /server_info only in dev mode (its route is added only
+    then, entrypoints/launchers/api_server/routers.py; the body from
+    entrypoints/serve/dev/server_info/api_router.py, the config dumped with fallback=str, so the
+    dtype prints as "torch.float32"); /v1/models (serve/engine/protocol.py ModelList of
+    ModelCard, no dtype); /version (serve/instrumentator/basic.py). Anything else: FastAPI's
+    404."""
+    route = path.split("?", 1)[0]
+    if route == "/server_info" and opts.dev_mode:
+        config = {"model_config": {"model": opts.served_model, "dtype": f"torch.{opts.dtype}"}}
+        return 200, {
+            "vllm_config": config,
+            "vllm_env": {"VLLM_SERVER_DEV_MODE": "1"},
+            "system_env": {},
+        }
+    if route == "/v1/models":
+        card = {
+            "id": opts.served_model,
+            "object": "model",
+            "created": created,
+            "owned_by": "vllm",
+            "root": opts.served_model,
+            "parent": None,
+            "max_model_len": opts.max_model_len,
+            "permission": [],
+        }
+        return 200, {"object": "list", "data": [card]}
+    if route == "/version":
+        return 200, {"version": opts.version}
+    return 404, {"detail": "Not Found"}
 
 
 def output_budget(

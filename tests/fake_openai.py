@@ -2,7 +2,8 @@
 litellm and parsing code runs in tests. Behaviour is a plain function: request JSON in,
 (status, response JSON) out, or (status, response JSON, extra response headers) for a server that
 sends headers such as Retry-After; every request is recorded with its path. A `Routed` handler is
-also told the path, so one stand-in answers /v1/chat/completions and /v1/completions."""
+also told the path, so one stand-in answers /v1/chat/completions and /v1/completions, and may
+answer GET requests too (`get`: path in, reply out; recorded apart, in `gets`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class Routed:
     only know `Handler` do) it answers as the chat endpoint, so old call sites keep working."""
 
     answer: Callable[[str, dict[str, Any]], Reply]
+    get: Callable[[str], Reply] | None = None
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         return self.answer(CHAT_PATH, body)
@@ -63,6 +65,7 @@ class FakeServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    gets: list[str] = field(default_factory=list)
     port: int = 0
 
     @property
@@ -85,6 +88,15 @@ def serve(handler: Handler) -> Iterator[FakeServer]:
             reply = (
                 handler.answer(self.path, body) if isinstance(handler, Routed) else handler(body)
             )
+            self._send(reply)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            state.gets.append(self.path)
+            handler = state.handler
+            get = handler.get if isinstance(handler, Routed) else None
+            self._send(get(self.path) if get is not None else (404, {"detail": "Not Found"}))
+
+        def _send(self, reply: Reply) -> None:
             status, payload, *rest = reply
             extra: dict[str, str] = rest[0] if rest else {}
             data = json.dumps(payload).encode()

@@ -3,7 +3,9 @@ accounts for, per judge × profile (or whatever the experiment groups its texts 
 
 Read from the store, never from memory: each judgment row keeps its coverage and whether it was
 readable (coverage at or above the run's floor), and the call record it names (`calls.result`,
-the judge's raw record) says whether the reading was exact and in which mode it was made. A
+the judge's raw record) says whether the reading was exact and in which mode it was made, what
+the server said it was (its system_fingerprint, the dtype it serves) and the certified bound on
+E[n] of a reading that stopped early (rubric/bound.py). A
 steered text may be unreadable more often than an unsteered one, so unreadable judgments are not
 missing at random; this section lets a reader see that before trusting a contrast."""
 
@@ -18,12 +20,25 @@ from experiments.analysis import markdown as md
 from experiments.engine.store import Store
 
 # One row per stored judgment. exact: 1.0 / 0.0 from the record, NaN when the judgment names
-# no stored call (a row written without one); mode: see reading_mode.
-READING_COLUMNS = ("judge", "group", "reading", "mode", "exact", "coverage", "readable")
+# no stored call (a row written without one); mode: see reading_mode. fingerprint and dtype:
+# what the record says of the server (None where it says nothing); bound_width: the certified
+# interval's width for E[n] (hi − lo, 0 when read exactly) and coverage_gap the coverage
+# interval's, NaN for a reading without one (a yes/no reading, a record older than trie-v3).
+READING_COLUMNS = (
+    "judge", "group", "reading", "mode", "exact", "coverage", "readable", "fingerprint", "dtype",
+    "bound_width", "coverage_gap",
+)  # fmt: skip
 SUMMARY_COLUMNS = (
     "judge", "group", "reading", "mode", "n", "exact_share", "coverage_median", "coverage_p5",
     "unreadable",
 )  # fmt: skip
+# Per judge, over all its readings (repeated on each of its summary rows): what its server said
+# it was, and how wide its score readings' certified bounds are.
+JUDGE_COLUMNS = (
+    "fingerprints", "dtypes", "scores", "bounded", "bound_width_median", "bound_width_max",
+    "coverage_gap_max",
+)  # fmt: skip
+NOT_RECORDED = "not recorded"
 NO_RECORD = "no record"
 UNKNOWN_GROUP = "(unknown)"
 _READING = {"number": "score", "yes_no": "yes/no"}
@@ -48,12 +63,19 @@ def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.D
     rows = store.db.execute(
         "SELECT j.judge, j.target_kind, j.target_id, j.coverage, j.readable, c.kind, "
         "json_extract(c.result, '$.kind'), json_extract(c.result, '$.exact'), "
-        "json_extract(c.result, '$.mode'), json_extract(c.result, '$.backend') "
+        "json_extract(c.result, '$.mode'), json_extract(c.result, '$.backend'), "
+        "json_extract(c.result, '$.system_fingerprint'), json_extract(c.result, '$.dtype'), "
+        "json_extract(c.result, '$.bound.mean[1]') - json_extract(c.result, '$.bound.mean[0]'), "
+        "json_extract(c.result, '$.bound.coverage[1]') "
+        "- json_extract(c.result, '$.bound.coverage[0]') "
         "FROM judgments j LEFT JOIN calls c ON c.key = j.call_key ORDER BY j.judgment_id"
     ).fetchall()
     out = []
     for row in rows:
-        judge, target_kind, target_id, coverage, readable, call, kind, exact, mode, backend = row
+        judge, target_kind, target_id, coverage, readable, call, kind, exact, mode, backend = row[
+            :10
+        ]
+        fingerprint, dtype, width, gap = row[10:]
         if call is not None and call != "judge":
             continue  # a judgment that is no judge's reading (the projection measure)
         out.append(
@@ -65,9 +87,43 @@ def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.D
                 float(exact) if exact is not None else np.nan,
                 float(coverage),
                 bool(readable),
+                None if fingerprint is None else str(fingerprint),
+                None if dtype is None else str(dtype),
+                float(width) if width is not None else np.nan,
+                float(gap) if gap is not None else np.nan,
             )
         )
     return pd.DataFrame(out, columns=list(READING_COLUMNS))
+
+
+def _named(values: pd.Series) -> str:
+    """The distinct values a judge's records name (a comma-joined fingerprint split up)."""
+    names = sorted({n for v in values.dropna() for n in str(v).split(",") if n})
+    return ", ".join(names) if names else NOT_RECORDED
+
+
+def per_judge(readings: pd.DataFrame) -> pd.DataFrame:
+    """Per judge: the fingerprints and dtypes its records name, how many score readings it
+    made and how many carry a certified bound, their bounds' median and largest width (points
+    of E[n]) and the largest coverage gap (probability the bound leaves open)."""
+    rows = []
+    for judge, part in readings.groupby("judge", sort=True):
+        scores = part[part["reading"].str.endswith(" score")]
+        width = scores["bound_width"].dropna().to_numpy(dtype=float)
+        gap = scores["coverage_gap"].dropna().to_numpy(dtype=float)
+        rows.append(
+            (
+                judge,
+                _named(part["fingerprint"]),
+                _named(part["dtype"]),
+                len(scores),
+                len(width),
+                float(np.median(width)) if len(width) else np.nan,
+                float(width.max()) if len(width) else np.nan,
+                float(gap.max()) if len(gap) else np.nan,
+            )
+        )
+    return pd.DataFrame(rows, columns=["judge", *JUDGE_COLUMNS])
 
 
 def summarize(readings: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
@@ -94,6 +150,7 @@ def summarize(readings: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
             )
         )
     out = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    out = out.merge(per_judge(readings), on="judge", how="left")
     # Stable order: judge, then `first` (unsteered) before the other groups, then the rest.
     lead = out["group"] != first if first is not None else pd.Series(True, index=out.index)
     out = out.assign(_lead=lead).sort_values(["judge", "_lead", "group", "reading", "mode"])
@@ -132,4 +189,31 @@ def section(
         f"probability the reading accounts for) and how many fell under {under} and are left "
         f"out as unreadable. {why} At full precision: `tables/judge_readings.csv`.\n",
         md.table(summary, columns),
+        *_judge_lines(summary),
+    ]
+
+
+def _judge_lines(summary: pd.DataFrame) -> list[str]:
+    """Per judge: what its server said it was, and its score readings' certified bounds."""
+    judges = summary.drop_duplicates("judge")
+    columns: dict[str, Column] = {
+        "judge": "judge",
+        "dtype": "dtypes",
+        "system_fingerprint": "fingerprints",
+        "score readings": "scores",
+        "with a bound": "bounded",
+        "median bound width": lambda r: md.number(r["bound_width_median"], 2),
+        "max bound width": lambda r: md.number(r["bound_width_max"], 2),
+        "max coverage gap": lambda r: md.number(r["coverage_gap_max"], 4),
+    }
+    return [
+        "\nPer judge: the dtype its records say it was served in and the `system_fingerprint` "
+        "its server sent (vLLM: its version and a hash of its whole configuration, so readings "
+        "from a server that changed show two), where a record says them (`not recorded`: none "
+        "does; `unknown`: the server did not say — vLLM tells its dtype only on the dev-mode "
+        "`/server_info` route); then, over its score readings, how many carry a certified "
+        "bound on E[n] (a reading may stop early, within the judge's `max_error`: "
+        "rubric/bound.py), the median and largest width of that bound in points (0: read "
+        "exactly) and the largest coverage the bound leaves open.\n",
+        md.table(judges, columns),
     ]

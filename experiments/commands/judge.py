@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     probe = jsub.add_parser(
         "probe",
         help="read a fixed prompt from a served judge: its mode (exact/top-k), P(it starts a "
-        "number) and the first tokens the server returns — what `run` checks first",
+        "number), the first tokens the server returns, its system_fingerprint and served dtype "
+        "— what `run` checks first; exit status 2 when `run` would refuse the judge",
     )
     add_judge_args(probe)
     probe.add_argument("--json", action="store_true", help="print JSON")
@@ -149,6 +150,8 @@ def run_probe(args: argparse.Namespace) -> int:
         f"root coverage {result.root_coverage:.3f}",
         f"first tokens {list(result.first_tokens)}",
         f"requests {result.requests}",
+        f"system_fingerprint {result.system_fingerprint or 'none'}",
+        f"dtype {result.dtype}",
     ]
     if result.prompt_tail is not None:
         lines.append(f"prompt ends {result.prompt_tail[-60:]!r}")
@@ -159,7 +162,7 @@ def run_probe(args: argparse.Namespace) -> int:
         payload["rate"] = measure_rate(judge, args.rate)
         lines.append(rate_line(payload["rate"]))
     print_result(args, payload, "\n".join(lines))
-    return 0
+    return 0 if verdict == "ok" else 2  # what `run` would refuse, a script can tell
 
 
 def _pattern(args: argparse.Namespace) -> tuple[str, str, str]:

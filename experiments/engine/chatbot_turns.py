@@ -1,6 +1,8 @@
 """One way a kind asks a chatbot for replies (a diary cell's next reply, a benchmark answer):
 through the store's cached-call door, keyed by the chatbot's identity and its own request for
-each conversation and seed, with the reply's refusal flag stored as the chatbot returned it."""
+each conversation and seed, with the reply's refusal flag stored as the chatbot returned it.
+The chatbots of one turn answer at once (`ask_chatbots`): a served one in a lane of its own,
+the in-process ones one after another (experiments/engine/lanes.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from chatbots.base import Chatbot, Message
+from chatbots.local import LocalChatbot
+from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
 
@@ -49,3 +53,9 @@ def ask_chatbot(
         batch_size=bot.batch_size,
         done=tick,
     )
+
+
+def ask_chatbots(store: Store, asks: Sequence[tuple[Chatbot, Callable[[], None]]]) -> None:
+    """Each (chatbot, its ask_chatbot call) of one turn, side by side."""
+    keys = [lane_key(isinstance(bot, LocalChatbot), bot.identity()) for bot, _ in asks]
+    run_lanes(store, lanes_of([(key, job) for key, (_, job) in zip(keys, asks, strict=True)]))

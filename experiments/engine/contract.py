@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from experiments.engine.judging import judge_tasks
+from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
 
 if TYPE_CHECKING:
@@ -56,25 +57,37 @@ class ExperimentKind(Protocol):
 
 class TaskJudging(ABC):
     """The shared judging phase for a kind whose judgments are a fixed list of tasks: each
-    judge of the design reads every task, in the design's order of judges."""
+    judge of the design reads every task."""
 
     @abstractmethod
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         """Every judgment the design asks of each judge, in a fixed order."""
 
     def judge_phase(self, run: RunContext) -> None:
+        """Every judge at once (experiments/engine/lanes.py): a served judge in a lane of its
+        own, the local ones one after another in one lane."""
         design = run.design
         judge = run.judge
         assert judge is not None, "the engine sets run.judge before the judging phase"
-        for spec in design.spec.judges:
-            judge_tasks(
-                run.store,
-                spec.id,
-                lambda judge_id=spec.id: judge(judge_id),  # type: ignore[misc]
-                self.judge_tasks(run),
-                design.coverage_floor,
-                run.tick,
+        tasks = list(self.judge_tasks(run))  # the same tasks for every judge: listed once
+        jobs = [
+            (
+                # a served judge is built here for its identity (cheap: no weights)
+                lane_key(True, {})
+                if spec.kind == "local"
+                else lane_key(False, judge(spec.id).identity()),
+                lambda judge_id=spec.id: judge_tasks(
+                    run.store,
+                    judge_id,
+                    lambda: judge(judge_id),
+                    tasks,
+                    design.coverage_floor,
+                    run.tick,
+                ),
             )
+            for spec in design.spec.judges
+        ]
+        run_lanes(run.store, lanes_of(jobs))
 
 
 @runtime_checkable

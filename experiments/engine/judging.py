@@ -2,7 +2,8 @@
 the kind lists. Each judge call goes through the store's cached-call door — keyed by the judge's
 identity and the prompt, its raw per-node log-probabilities stored with the judgment row in one
 transaction — and the reading is recomputed from the stored record, the same path whether the
-call was just made or read back on resume."""
+call was just made or read back on resume. The kinds run their judges at once, each judge's
+calls in a lane (experiments/engine/lanes.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from experiments.engine.store import JudgmentRow, Store
 from experiments.engine.vocabulary import Task, Tick
 from rubric.expected import NumberReading
 from rubric.judge_base import Judge
+from rubric.prompts import JudgePrompt
 from rubric.yes_no import YesNoReading
 
 
@@ -89,8 +91,16 @@ def _judge_batch(
         judge_id,
         identity,
         [{"question": t.question, "prompt": t.prompt.key_fields()} for t in tasks],
-        lambda idx: judge.records(question, [tasks[i].prompt for i in idx]),
+        lambda idx: _records(judge, question, [tasks[i].prompt for i in idx]),
         rows=lambda i, record, key: (judgment_row(tasks[i], judge_id, key, record, floor),),
         batch_size=len(tasks) if grouped else max(judge.batch_size, 1),
         done=tick,
     )
+
+
+def _records(judge: Judge, question: Any, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
+    """The judge's records, each with what its server says it serves (a served judge's dtype):
+    stored with the reading, so the report names it from the store alone. A record's own
+    fields win (a local judge's records name their dtype themselves)."""
+    about = judge.server_about()
+    return [{**about, **record} for record in judge.records(question, prompts)]

@@ -1,16 +1,19 @@
-"""What a run's manifest records about where it ran: package versions, git commit, platform."""
+"""What a run's manifest records about where it ran: package versions, git commit, platform, and
+what each served judge's server said it was when the run started (its probe)."""
 
 from __future__ import annotations
 
 import platform
 import subprocess
 import sys
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from experiments.engine.design import Design
+    from rubric.served_judge import ProbeResult
 
 PACKAGES = (
     "torch",
@@ -67,4 +70,20 @@ def manifest_of(design: Design, extra: dict[str, Any]) -> dict[str, Any]:
         "platform": platform.platform(),
         "packages": package_versions(),
         **extra,
+    }
+
+
+def served_judges(probes: Mapping[str, ProbeResult]) -> dict[str, dict[str, Any]]:
+    """Per served judge, from the probe the run began with: the system_fingerprint its server
+    sent (None where it sent none), the dtype it said it serves ("unknown" where it does not
+    say: rubric/served_identity.py), and the mode and root coverage the probe read. Each
+    reading's own record keeps the fingerprint and dtype too (the report reads those)."""
+    return {
+        judge_id: {
+            "system_fingerprint": probe.system_fingerprint,
+            "dtype": probe.dtype,
+            "probe_mode": probe.mode,
+            "probe_root_coverage": probe.root_coverage,
+        }
+        for judge_id, probe in sorted(probes.items())
     }

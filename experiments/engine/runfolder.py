@@ -216,6 +216,8 @@ def write_manifest(folder: Path, manifest: dict[str, Any], *, first: bool) -> No
         "resumed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_commit": manifest.get("git_commit"),
         "packages": manifest.get("packages"),
+        # a resumed run may read a server that changed (another dtype, another fingerprint)
+        "served_judges": manifest.get("served_judges"),
     }
     with (folder / RESUMES_FILE).open("a", encoding="utf-8") as f:
         f.write(json.dumps(record, sort_keys=True) + "\n")

@@ -4,9 +4,13 @@
 everything in the request that determines the result — never transport settings or keys) → the
 result as returned. Every model call of the lab goes through one door, `cached_calls`: stored
 results are returned, the rest are computed, stored (with the rows made from them, in one
-transaction per batch) and returned. The other tables are what an experiment made of its calls:
-`judgments` (the engine's) and the tables of the experiment kind's row types, each row naming
-the call it came from. A killed run loses at most the batch in flight."""
+transaction per batch) and returned. Calls may be in flight on several threads at once
+(experiments/engine/lanes.py), but the store keeps one writer: while lanes run, every read and
+write a worker asks for is handed to the thread that opened the store and done there, so batches
+stay all-or-nothing and SQLite sees one connection used by one thread. The other tables are what
+an experiment made of its calls: `judgments` (the engine's) and the tables of the experiment
+kind's row types, each row naming the call it came from. A killed run loses at most the batch in
+flight."""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from experiments.engine.writer import OneWriter
 from foundation.errors import LabError
 
 SCHEMA_VERSION = "2"  # 2: one call-key scheme for every call; kinds' tables from row types
@@ -79,7 +84,7 @@ def table_sql(row_type: Any) -> str:
     return f"CREATE TABLE IF NOT EXISTS {row_type.TABLE} ({', '.join(columns)})"
 
 
-class Store:
+class Store(OneWriter):
     def __init__(self, path: Path, row_types: Sequence[Any] = ()) -> None:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -95,6 +100,7 @@ class Store:
         )
         self.made = 0
         self.cached = 0
+        OneWriter.__init__(self)
 
     def _check_version(self) -> None:
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
@@ -146,36 +152,35 @@ class Store:
         killed between a call and its rows cannot happen and a shared call serves every row."""
         keys = [call_key(kind, identity, r) for r in requests]
         results: list[dict[str, Any] | None] = [None] * len(requests)
-        pending: list[int] = []
         first_of: dict[str, int] = {}
-        for i, key in enumerate(keys):
-            found = self._get(key)
-            if found is not None:
-                results[i] = found
-                self.cached += 1
-            elif key in first_of:
-                continue  # the same request twice: computed once, below
-            else:
-                first_of[key] = i
-                pending.append(i)
-        read_back = [i for i, r in enumerate(results) if r is not None]
-        if rows is not None and read_back:
-            with self.transaction() as db:
-                for i in read_back:
-                    for row in rows(i, results[i] or {}, keys[i]):
-                        self._insert(db, row)
-        if done and read_back:
-            done(len(read_back))
-        step = max(1, batch_size)
-        for start in range(0, len(pending), step):
-            batch = pending[start : start + step]
-            computed = list(compute(batch))
-            if len(computed) != len(batch):
-                raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
+
+        def look_up() -> list[int]:
+            pending: list[int] = []
+            for i, key in enumerate(keys):
+                found = self._get(key)
+                if found is not None:
+                    results[i] = found
+                    self.cached += 1
+                elif key in first_of:
+                    continue  # the same request twice: computed once, below
+                else:
+                    first_of[key] = i
+                    pending.append(i)
+            read_back = [i for i, r in enumerate(results) if r is not None]
+            if rows is not None and read_back:
+                with self.transaction() as db:
+                    for i in read_back:
+                        for row in rows(i, results[i] or {}, keys[i]):
+                            self._insert(db, row)
+            if done and read_back:
+                done(len(read_back))
+            return pending
+
+        def keep(batch: list[int], computed: list[Mapping[str, Any]]) -> None:
             inserted = 0
             with self.transaction() as db:
                 for i, result in zip(batch, computed, strict=True):
-                    inserted += db.execute(
+                    added = db.execute(
                         "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
                         (
                             keys[i],
@@ -186,23 +191,40 @@ class Store:
                             time.time(),
                         ),
                     ).rowcount
-                    results[i] = json.loads(json.dumps(result))  # exactly what a resume reads
-                    for row in rows(i, result, keys[i]) if rows else ():
+                    inserted += added
+                    # Another lane may have stored the same call first: its result is the one
+                    # kept, so it is the one used (what a resume would read).
+                    stored = json.loads(json.dumps(result)) if added else self._get(keys[i])
+                    results[i] = stored
+                    for row in rows(i, stored or {}, keys[i]) if rows else ():
                         self._insert(db, row)
             self.made += inserted  # calls this run added to the store, so the two always agree
             if done:
                 done(len(batch))
-        # Duplicates of a request computed in this call share its result (and get their rows).
-        late = [i for i, r in enumerate(results) if r is None]
-        for i in late:
-            results[i] = results[first_of[keys[i]]]
-        if rows is not None and late:
-            with self.transaction() as db:
-                for i in late:
-                    for row in rows(i, results[i] or {}, keys[i]):
-                        self._insert(db, row)
-            if done:
-                done(len(late))
+
+        pending = self.on_writer(look_up)
+        step = max(1, batch_size)
+        for start in range(0, len(pending), step):
+            batch = pending[start : start + step]
+            computed = list(compute(batch))  # the model call: on the caller's own thread
+            if len(computed) != len(batch):
+                raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
+            self.on_writer(lambda batch=batch, computed=computed: keep(batch, computed))  # type: ignore[misc]
+
+        def share() -> None:
+            # Duplicates of a request computed in this call share its result (and its rows).
+            late = [i for i, r in enumerate(results) if r is None]
+            for i in late:
+                results[i] = results[first_of[keys[i]]]
+            if rows is not None and late:
+                with self.transaction() as db:
+                    for i in late:
+                        for row in rows(i, results[i] or {}, keys[i]):
+                            self._insert(db, row)
+                if done:
+                    done(len(late))
+
+        self.on_writer(share)
         return [r if r is not None else {} for r in results]
 
     def _get(self, key: str) -> dict[str, Any] | None:
@@ -212,9 +234,13 @@ class Store:
     # ------------------------------------------------------------------ rows without a call
     def put_rows(self, *rows: Any) -> None:
         """Rows that no model call made (a fixed reply): written in one transaction."""
-        with self.transaction() as db:
-            for row in rows:
-                self._insert(db, row)
+
+        def put() -> None:
+            with self.transaction() as db:
+                for row in rows:
+                    self._insert(db, row)
+
+        self.on_writer(put)
 
     def _insert(self, db: sqlite3.Connection, row: Any) -> None:
         table = row.TABLE
@@ -231,19 +257,18 @@ class Store:
     def get(self, row_type: Any, ident: str) -> Any:
         """The row of `row_type` whose key is `ident`, or None."""
         key = fields(row_type)[0].name
-        found = self.db.execute(
-            f"SELECT * FROM {row_type.TABLE} WHERE {key}=?", (ident,)
-        ).fetchone()
+        query = f"SELECT * FROM {row_type.TABLE} WHERE {key}=?"
+        found = self.on_writer(lambda: self.db.execute(query, (ident,)).fetchone())
         return None if found is None else row_type(*found)
 
     def has(self, row_type: Any, ident: str) -> bool:
         key = fields(row_type)[0].name
         query = f"SELECT 1 FROM {row_type.TABLE} WHERE {key}=?"
-        return self.db.execute(query, (ident,)).fetchone() is not None
+        return self.on_writer(lambda: self.db.execute(query, (ident,)).fetchone()) is not None
 
     def ids(self, row_type: Any) -> set[str]:
-        key = fields(row_type)[0].name
-        return {r[0] for r in self.db.execute(f"SELECT {key} FROM {row_type.TABLE}")}
+        query = f"SELECT {fields(row_type)[0].name} FROM {row_type.TABLE}"
+        return self.on_writer(lambda: {r[0] for r in self.db.execute(query)})
 
     def tables(self) -> list[str]:
         rows = self.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
@@ -251,16 +276,20 @@ class Store:
 
     def count_where(self, table: str, condition: str) -> int:
         query = f"SELECT COUNT(*) FROM {table} WHERE {condition}"
-        return int(self.db.execute(query).fetchone()[0])
+        return int(self.on_writer(lambda: self.db.execute(query).fetchone()[0]))
 
     def count(self, table: str) -> int:
-        return int(self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        query = f"SELECT COUNT(*) FROM {table}"
+        return int(self.on_writer(lambda: self.db.execute(query).fetchone()[0]))
 
     def dump(self, table: str) -> list[tuple[Any, ...]]:
         """Every row, sorted: what two runs are compared by."""
         return sorted(self.db.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
 
     def frame(self, table: str) -> Any:
+        """The table in key order: lanes commit in whatever order their calls finish, so the
+        order rows were written in is not part of a run's result."""
         import pandas as pd
 
-        return pd.read_sql_query(f"SELECT * FROM {table}", self.db)
+        key = self.db.execute(f"SELECT * FROM {table} LIMIT 0").description[0][0]
+        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {key}", self.db)

@@ -14,6 +14,7 @@ from typing import Any
 from chatbots.refusals import REFUSALS_FILE
 from experiments.engine.design import Design
 from experiments.engine.judging import judge_tasks
+from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import RunContext
 from experiments.engine.workload import Texts, Workload, reply_texts
@@ -153,13 +154,14 @@ class BenchmarkKind:
         own = criterion_items(grader, replies)
         floor = run.design.coverage_floor
         load, get = run.load_local, run.judge
-        for judge_spec in spec.judges:
+
+        def one_judge(judge_spec: Any) -> None:
             judge_id = judge_spec.id
 
-            def make_writer(generation: GenerationSettings, judge_spec: Any = judge_spec) -> Any:
+            def make_writer(generation: GenerationSettings) -> Any:
                 return grader_writer(judge_spec, load, generation)
 
-            def judge(judge_id: str = judge_id) -> Any:
+            def judge() -> Any:
                 return get(judge_id)
 
             plain = plain_tasks(spec, sampled(bench, sample), replies)
@@ -180,6 +182,16 @@ class BenchmarkKind:
             run.tick(len(own) - sum(1 for i in answers if i < len(own)))  # ungraded: no reading
             tasks = reading_tasks(items, answers, bench.canaries)
             judge_tasks(run.store, judge_id, judge, tasks, floor, run.tick)
+
+        # Every judge at once: a served one in its identity's lane, local ones in one lane.
+        jobs = [
+            (
+                lane_key(True, {}) if j.kind == "local" else lane_key(False, get(j.id).identity()),
+                lambda j=j: one_judge(j),
+            )
+            for j in spec.judges
+        ]
+        run_lanes(run.store, lanes_of(jobs))
 
     def input_files(self, design: Design) -> list[Path]:
         return [

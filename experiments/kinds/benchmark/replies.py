@@ -1,7 +1,8 @@
-"""The benchmark's conversation phase: every chatbot answers every sampled conversation once,
-its messages sent verbatim (system messages included, nothing added), through the store's
-cached-call door. A refusal or an empty reply is stored as returned and flagged; a transport
-failure raises in the served door and nothing is stored, so the next run asks again."""
+"""The benchmark's conversation phase: every chatbot answers every sampled conversation once (the
+chatbots at once, experiments/engine/chatbot_turns.py), its messages sent verbatim (system
+messages included, nothing added), through the store's cached-call door. A refusal or an empty
+reply is stored as returned and flagged; a transport failure raises in the served door and
+nothing is stored, so the next run asks again."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from chatbots.base import Chatbot
-from experiments.engine.chatbot_turns import ask_chatbot
+from experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
 from experiments.kinds.benchmark.data import Conversation, leaks
@@ -56,8 +58,11 @@ def write_replies(
             tick(1)
         else:
             by_bot[cell.chatbot].append(cell)
-    for bot_id, todo in by_bot.items():
-        _ask(store, chatbots[bot_id], todo, conversations, seed, canaries, tick)
+    asks = [
+        (bot, partial(_ask, store, bot, todo, conversations, seed, canaries, tick))
+        for bot, todo in ((chatbots[b], todo) for b, todo in by_bot.items())
+    ]
+    ask_chatbots(store, asks)
 
 
 def _ask(

@@ -1,5 +1,6 @@
 """The diary experiment's conversation phase: the four-entry loop. Entry k of every cell is
-written (batched, steered and unsteered rows together), then every chatbot answers it; entry 1
+written (batched, steered and unsteered rows together), then every chatbot answers it (the
+chatbots at once, experiments/engine/chatbot_turns.py); entry 1
 of a diarist × profile is written once and shared by all chatbots. Every call goes through the
 store's cached-call door: its result is stored, with the row made from it, before anything
 reads it, and a call already in the store is not made again."""
@@ -8,12 +9,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from chatbots.base import Chatbot
 from diarists.templates import EntryTemplate
 from diarists.writing import chatbot_view, entry_messages
-from experiments.engine.chatbot_turns import ask_chatbot
+from experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import Tick
 from experiments.engine.writes import SteeredWrite, Writer, write_cached
@@ -99,8 +101,11 @@ def write_replies(
             continue
         entries, replies = history(store, cell, k, k - 1)
         by_chatbot[cell.chatbot].append((cell, chatbot_view(entries, replies)))
-    for chatbot_id, items in by_chatbot.items():
-        _ask(store, writer, chatbots[chatbot_id], items, k, seed, tick)
+    asks = [
+        (bot, partial(_ask, store, writer, bot, items, k, seed, tick))
+        for bot, items in ((chatbots[c], items) for c, items in by_chatbot.items())
+    ]
+    ask_chatbots(store, asks)
 
 
 def _ask(
