@@ -1,7 +1,8 @@
 """The vLLM-faithful judge stand-in (tests/fake_judge_server.py, over tests/confident_judge.py)
 in a process of its own, with zero model cost: every distinct request body is answered once by
 the stand-in and replayed thereafter, so after a warm-up pass what a client meets is the HTTP
-server and the JSON of vLLM-shaped answers, and the client's CPU is measured apart from the
+server (HTTP/1.1, connections kept alive as by vLLM's uvicorn) and the JSON of vLLM-shaped answers,
+and the client's CPU is measured apart from the
 server's. Prints "PORT <n>" when it listens and serves until its stdin closes.
 
     .venv/bin/python bench/judge_standin.py digits|thousand"""
@@ -48,7 +49,7 @@ def main() -> None:
                 answered[key] = reply
         return reply
 
-    with serve(Routed(replay)) as server:
+    with serve(Routed(replay), keep_alive=True) as server:
         print(f"PORT {server.port}", flush=True)
         sys.stdin.read()
 
