@@ -106,13 +106,16 @@ class ServedClient:
         return answers, len(groups) + again
 
     def list_answer(
-        self, request: TokenPromptRequest, count: int
+        self, requests: Sequence[TokenPromptRequest]
     ) -> list[TokenCompletion | EmptyResponse]:
-        """`count` copies of one prompt sent as one list, each choice as parsed (the probe's
-        check that the server takes lists; a refusal is raised as any failure is)."""
-        batch = PromptBatch(tuple(range(count)), (request,) * count)
+        """Equal requests sent as one list whatever prompts_per_request says, each choice as
+        parsed (EmptyResponse where missing or unreadable): the probe's check that the server
+        answers lists; a refusal is raised as any failure is."""
+        batch = PromptBatch(tuple(range(len(requests))), tuple(requests))
         return self._with_retries(
-            lambda timeout, url: parse_choices(self._post_prompts(batch, timeout, url), count)
+            lambda timeout, url: parse_choices(
+                self._post_prompts(batch, timeout, url), len(requests)
+            )
         )
 
     def _send_batch(self, batch: PromptBatch) -> list[TokenCompletion | EmptyResponse]:
