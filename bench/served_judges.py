@@ -10,11 +10,13 @@ litellm's text_completion() as they were until issue 22 (LitellmPrompts below, t
 code); "after" is the lean transport (model_access/completions_http.py). Every figure is from
 this run. `--base-url URL --tokenizer T` reads a real vLLM server instead.
 
-    .venv/bin/python bench/served_judges.py [--scores 16] [--base-url URL --tokenizer T]"""
+    .venv/bin/python bench/served_judges.py [--scores 16] [--concurrency 8]
+        [--base-url URL --tokenizer T]"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -67,10 +69,13 @@ class LitellmPrompts(ServedClient):
         )
 
 
+CONCURRENCY = [8]
+
+
 def measure(
     url: str, tokenizer: object, scores: int, old: bool, max_error: float, per: int, server: Any
 ) -> str:
-    settings = EndpointSettings(base_url=url, concurrency=8, prompts_per_request=per)
+    settings = EndpointSettings(base_url=url, concurrency=CONCURRENCY[0], prompts_per_request=per)
     make = LitellmPrompts if old else ServedClient
     judge = ServedJudge(
         make("hosted_vllm/fake-judge", settings),
@@ -125,7 +130,9 @@ def main() -> None:
     parser.add_argument("--scores", type=int, default=16)
     parser.add_argument("--base-url")
     parser.add_argument("--tokenizer")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight")
     args = parser.parse_args()
+    CONCURRENCY[0] = args.concurrency
     if args.base_url:
         from model_access.loading import load_tokenizer
 
@@ -138,7 +145,10 @@ def main() -> None:
         return
     from bench.judge_standin import make_tokenizer
 
-    print(f"client: {sys.executable}, stand-in in its own process (bench/judge_standin.py)")
+    print(
+        f"client: {sys.executable}, concurrency {args.concurrency}, {os.cpu_count()} CPUs; "
+        "stand-in in its own process (bench/judge_standin.py)"
+    )
     for kind, name in (("digits", "one digit per token"), ("thousand", "0..999 single tokens")):
         tokenizer = make_tokenizer(kind)
         process, url = standin(kind)
