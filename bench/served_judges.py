@@ -1,84 +1,167 @@
-"""Served judge readings, before and after (issue 22): requests per score, scores per second and
-CPU per request, for max_error 0 vs 0.05 and 1 vs 16 prompts per request, on a one-digit-per-
-token judge and a 0..999-single-token judge (tests/confident_judge.py) behind the vLLM-faithful
-stand-in (tests/fake_judge_server.py). The stand-in runs in this process and keeps every row it
-computed, so after a warm-up its model costs nothing and what is measured is the client (plus
-the stand-in's own JSON work, which the CPU figure includes: an upper bound on the client's).
-`--base-url URL --tokenizer T` reads a real vLLM server instead.
+"""Served judge readings, before and after (issue 22), in one run: prompts per second, prompts and
+requests per score, scores per second and client CPU per request and per prompt, for a
+one-digit-per-token judge and a 0..999-single-token judge (tests/confident_judge.py).
 
-    .venv/bin/python bench/served_judges.py [--scores 5] [--base-url URL --tokenizer T]"""
+By default against the vLLM-faithful stand-in (tests/fake_judge_server.py) run in its own process
+with zero model cost (bench/judge_standin.py: each distinct request answered once, replayed
+after a warm-up pass), so the client's CPU (this process's) is measured apart from the server's
+(the stand-in's, shown per request too). "before" is the client's token prompts sent through
+litellm's text_completion() as they were until issue 22 (LitellmPrompts below, the replaced
+code); "after" is the lean transport (model_access/completions_http.py). Every figure is from
+this run. `--base-url URL --tokenizer T` reads a real vLLM server instead.
+
+    .venv/bin/python bench/served_judges.py [--scores 16] [--concurrency 8]
+        [--base-url URL --tokenizer T]"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from model_access.prompt_batches import PromptBatch  # noqa: E402
 from model_access.served import ServedClient  # noqa: E402
 from model_access.settings import EndpointSettings  # noqa: E402
 from rubric.prompts import JudgePrompt  # noqa: E402
 from rubric.served_exact import ExactSettings  # noqa: E402
 from rubric.served_judge import ServedJudge  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
 PROMPT = JudgePrompt.chat(
     [{"role": "user", "content": "Rate the entry, 0 to 100."}], prefill="Score: "
 )
-MODES = [(0.0, 1), (0.0, 16), (0.05, 1), (0.05, 16)]
+# (label, litellm?, max_error, prompts per request, scores as a share of --scores)
+MODES = [
+    ("before: litellm", True, 0.0, 16, 0.25),
+    ("after", False, 0.0, 1, 0.5),
+    ("after", False, 0.0, 16, 1.0),
+    ("after", False, 0.0, 64, 1.0),
+    ("before: litellm", True, 0.05, 16, 0.25),
+    ("after", False, 0.05, 16, 1.0),
+]
 
 
-def measure(url: str, tokenizer: object, scores: int, max_error: float, per: int) -> str:
-    settings = EndpointSettings(base_url=url, concurrency=8, prompts_per_request=per)
+class LitellmPrompts(ServedClient):
+    """The token-prompt transport as it was before issue 22: litellm.text_completion() with the
+    model renamed text-completion-openai/<name> (litellm 1.110.2 main.py refuses token prompts
+    for hosted_vllm/), key and retries as ServedClient gave them."""
+
+    def _post_prompts(self, batch: PromptBatch, timeout: float, url: str | None) -> Any:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        fields = batch.wire_fields()
+        return litellm.text_completion(
+            model="text-completion-openai/" + self.model.partition("/")[2],
+            api_base=url,
+            api_key="EMPTY",
+            timeout=timeout,
+            num_retries=0,
+            max_retries=0,
+            stream=False,
+            **fields,
+        )
+
+
+CONCURRENCY = [8]
+
+
+def measure(
+    url: str, tokenizer: object, scores: int, old: bool, max_error: float, per: int, server: Any
+) -> str:
+    settings = EndpointSettings(base_url=url, concurrency=CONCURRENCY[0], prompts_per_request=per)
+    make = LitellmPrompts if old else ServedClient
     judge = ServedJudge(
-        ServedClient("hosted_vllm/fake-judge", settings),
+        make("hosted_vllm/fake-judge", settings),
         tokenizer=tokenizer,
         exact=ExactSettings(max_error=max_error),
     )
-    judge.read_number(PROMPT, floor=0.0)  # warm-up: the stand-in computes its rows once
+    judge.read_number(PROMPT, floor=0.0)  # warm-up: the stand-in answers each request once
+    server_cpu = _cpu(server)
     wall, cpu = time.perf_counter(), time.process_time()
     records = judge.records("number", [PROMPT] * scores)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    server_cpu = _cpu(server) - server_cpu
     prompts = sum(r["requests"] for r in records)
     http = sum(r["http_requests"] for r in records)
+    served = f", stand-in {1000 * server_cpu / max(http, 1):5.2f} ms" if server else ""
     return (
-        f"max_error {max_error:<4} prompts/request {per:>2}: {prompts / scores:7.1f} prompts and "
-        f"{http / scores:6.1f} requests per score, {scores / wall:7.2f} scores/s, "
-        f"{prompts / wall:7.0f} prompts/s, {1000 * cpu / max(http, 1):6.2f} ms CPU per request, "
-        f"{1e6 * cpu / max(prompts, 1):6.0f} µs CPU per prompt"
+        f"max_error {max_error:<4} prompts/request {per:>2} ({scores:>2} scores): "
+        f"{prompts / wall:6.0f} prompts/s, {scores / wall:6.2f} scores/s, "
+        f"{prompts / scores:5.0f} prompts and {http / scores:5.1f} requests per score, "
+        f"CPU per request: client {1000 * cpu / max(http, 1):6.2f} ms{served}; "
+        f"client CPU per prompt {1e6 * cpu / max(prompts, 1):5.0f} µs"
     )
+
+
+def _cpu(process: Any) -> float:
+    if process is None:
+        return 0.0
+    import psutil
+
+    times = psutil.Process(process.pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def standin(kind: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "judge_standin.py"), kind],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if not line.startswith("PORT "):
+        process.kill()
+        raise SystemExit(f"the stand-in did not start: {line!r}")
+    return process, f"http://127.0.0.1:{line.split()[1]}/v1"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scores", type=int, default=5)
+    parser.add_argument("--scores", type=int, default=16)
     parser.add_argument("--base-url")
     parser.add_argument("--tokenizer")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight")
     args = parser.parse_args()
+    CONCURRENCY[0] = args.concurrency
     if args.base_url:
         from model_access.loading import load_tokenizer
 
         tokenizer = load_tokenizer(args.tokenizer)
         print(f"real server {args.base_url}")
-        for max_error, per in MODES:
-            print("  " + measure(args.base_url, tokenizer, args.scores, max_error, per))
+        for label, old, max_error, per, share in MODES:
+            n = max(1, round(args.scores * share))
+            line = measure(args.base_url, tokenizer, n, old, max_error, per, None)
+            print(f"  {label:<16} {line}")
         return
-    from tests.confident_judge import confident_judge
-    from tests.fake_judge_server import judge_handler
-    from tests.fake_openai import serve
-    from tests.judge_tokenizers import mistral_style_tokenizer, thousand_numbers_tokenizer
+    from bench.judge_standin import make_tokenizer
 
-    for name, make, renderer in (
-        ("one digit per token", mistral_style_tokenizer, "mistral"),
-        ("0..999 single tokens", thousand_numbers_tokenizer, "trim"),
-    ):
-        tokenizer = make()
-        model = confident_judge(tokenizer)
-        with serve(judge_handler(model, renderer=renderer)) as server:
-            print(f"{name} (confident judge, stand-in)")
-            for max_error, per in MODES:
-                print("  " + measure(server.base_url, tokenizer, args.scores, max_error, per))
+    print(
+        f"client: {sys.executable}, concurrency {args.concurrency}, {os.cpu_count()} CPUs; "
+        "stand-in in its own process (bench/judge_standin.py)"
+    )
+    for kind, name in (("digits", "one digit per token"), ("thousand", "0..999 single tokens")):
+        tokenizer = make_tokenizer(kind)
+        process, url = standin(kind)
+        try:
+            print(f"{name} (confident judge, zero-cost stand-in)")
+            for label, old, max_error, per, share in MODES:
+                n = max(1, round(args.scores * share))
+                line = measure(url, tokenizer, n, old, max_error, per, process)
+                print(f"  {label:<16} {line}", flush=True)
+        finally:
+            assert process.stdin is not None
+            process.stdin.close()
+            process.wait(timeout=30)
 
 
 if __name__ == "__main__":

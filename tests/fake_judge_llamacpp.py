@@ -114,6 +114,17 @@ def completion_prompt(engine: JudgeEngine, body: Mapping[str, Any]) -> list[int]
     raise LlamaRefused("the llama.cpp stand-in models a single string or token-id prompt", 501)
 
 
+def listed_prompts(body: Mapping[str, Any]) -> list[Any] | None:
+    """A list of token-id prompts, or None for one prompt. tools/server/server.cpp
+    (handle_completions_impl) runs one task per prompt and answers a JSON array of their
+    completion objects, each in the one-prompt shape with its own choices[0] (a single object
+    only when there is one): not the completions API's one choice per prompt."""
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and prompt and all(isinstance(p, list) for p in prompt):
+        return prompt
+    return None
+
+
 def check_tokens(engine: JudgeEngine, prompt: Sequence[int]) -> None:
     if any(i < 0 or i >= engine.vocab_size for i in prompt):
         raise LlamaRefused("Prompt contains invalid tokens")
@@ -145,6 +156,19 @@ def _envelope(
 def answer(
     engine: JudgeEngine, path: str, body: Mapping[str, Any], *, model: str, max_new: int
 ) -> Reply:
+    prompts = listed_prompts(body) if path.endswith("/v1/completions") else None
+    if prompts is not None:
+        replies = [
+            answer(engine, path, {**body, "prompt": p}, model=model, max_new=max_new)
+            for p in prompts
+        ]
+        failed = [r for r in replies if r[0] != 200]
+        if failed:
+            return failed[0]  # the first error stops the batch (server_response_reader.next)
+        objects = [r[1] for r in replies]
+        for k, obj in enumerate(objects):
+            obj["choices"][0]["index"] = k  # each task's own index
+        return (200, objects[0]) if len(objects) == 1 else (200, objects)  # type: ignore[return-value]
     try:
         if path.endswith("/chat/completions"):
             n_probs = chat_n_probs(body)

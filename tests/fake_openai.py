@@ -74,10 +74,15 @@ class FakeServer:
 
 
 @contextmanager
-def serve(handler: Handler) -> Iterator[FakeServer]:
+def serve(handler: Handler, *, keep_alive: bool = False) -> Iterator[FakeServer]:
+    """keep_alive: answer in HTTP/1.1 and keep connections open, as vLLM's uvicorn server does
+    (every answer here carries its Content-Length, which HTTP/1.1 needs); the default, HTTP/1.0,
+    closes each connection after one answer."""
     state = FakeServer(handler)
 
     class _Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
