@@ -92,6 +92,7 @@ class BenchmarkKind:
         criteria = sum(per_reply[c.conversation] for c in cells)
         plain = plain_counts(spec, len(conversations), len(cells))
         grader = spec.benchmark.grader
+        answer_tokens = grader.generation_for(grader_of(design).template.max_tokens).max_new_tokens
         bots = reply_texts(spec.chatbots, Counter(c.chatbot for c in cells))
         uncounted = []
         if grader.retries:
@@ -105,16 +106,14 @@ class BenchmarkKind:
                     "grading",
                     "grader answers",
                     criteria,
-                    grader.generation.max_new_tokens,
+                    answer_tokens,
                     per_judge=True,
                     writer="judge",
                 ),
             ),
             readings={"yes_no": criteria + plain},
             progress_readings=criteria,
-            judged_tokens=max(
-                [grader.generation.max_new_tokens, *(t.max_tokens or 0 for t in bots)]
-            ),
+            judged_tokens=max([answer_tokens, *(t.max_tokens or 0 for t in bots)]),
             uncounted=tuple(uncounted),
         )
 
