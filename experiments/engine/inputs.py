@@ -228,6 +228,18 @@ def verify_copies(folder: Path) -> None:
             )
 
 
+def copy_by_sha256(folder: Path, sha256: str) -> Path | None:
+    """The folder's own copy of the input with this hash, if it holds one: how a report resolves
+    a file the run recorded (its recorded path may be another machine's, or gone)."""
+    locked, copies = _read(folder)
+    if not copies:
+        return None
+    for entry in locked.values():
+        if entry.sha256 == sha256 and entry.copy is not None:
+            return folder / entry.copy
+    return None
+
+
 def changed_sources(folder: Path) -> list[str]:
     """Names of inputs whose source is gone or differs from the locked copy (a resume of the
     folder here would be refused); reported by status, never refused there."""
