@@ -7,6 +7,7 @@ clear error and a fix."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -38,7 +39,13 @@ def finished(tmp_path_factory, tiny_model_folder):
     design = origin / "design.toml"
     design.write_text(text)
     run = origin / "run"
-    run_design(load_design(design), run, progress=False)
+    # Run as a user in a checkout would: from the folder, naming the design and --out relatively.
+    here = Path.cwd()
+    os.chdir(origin)
+    try:
+        run_design(load_design(Path("design.toml")), Path("run"), progress=False)
+    finally:
+        os.chdir(here)
     pristine = tmp_path_factory.mktemp("pristine") / "run"
     shutil.copytree(run, pristine)  # before any report: what a user would copy or publish
     assert main(["report", str(run), "--resamples", "200"]) == 0
@@ -76,6 +83,15 @@ def test_every_input_is_copied_in_by_a_relative_path(finished):
     # the profile and its vector came from different folders, so they sit apart in the copy
     # and nothing in inputs.json names the folder's original place
     assert str(origin / "run") not in (run / "inputs.json").read_text()
+
+
+def test_no_path_is_recorded_relative_to_where_the_run_ran(finished):
+    origin, design, profile, run, _ = finished
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["design"]["file"] == str(design.resolve())
+    assert manifest["profiles"]["tiny-social_isolation"]["file"] == str(profile.resolve())
+    for name, entry in entries(run).items():
+        assert Path(name).is_absolute() or entry["origin"] in ("lab", "run"), name
 
 
 def test_a_moved_copy_reports_identically_with_its_original_and_sources_gone(
