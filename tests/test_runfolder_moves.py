@@ -18,6 +18,7 @@ from experiments.engine import inputs as inputs_module
 from experiments.loading import load_design
 from experiments.runner import run_design
 from foundation.datafiles import file_sha256
+from foundation.errors import LabError
 from tests.lab_fixtures import design_text, make_profile
 
 CHATBOT = """
@@ -213,3 +214,52 @@ def test_a_bad_inputs_json_is_one_clear_error(finished, tmp_path, capsys, inputs
     assert main(["status", str(run)]) == 2
     err = capsys.readouterr().err
     assert says in err and str(run / "inputs.json") in err and "Traceback" not in err, err
+
+
+def test_a_file_the_run_made_in_its_folder_is_named_relative_to_it_and_moves(tmp_path):
+    """Inline profiles: made inside the folder, locked by their place in it, never copied; a
+    moved folder checks them where they now are, for a report and for a resume alike."""
+    run = tmp_path / "run"
+    made = run / "profiles" / "lonely.toml"
+    made.parent.mkdir(parents=True)
+    made.write_text("made by the run\n")
+    outside = tmp_path / "mine.toml"
+    outside.write_text("the user's\n")
+    inputs_module.claim_inputs(run, [outside])
+    inputs_module.add_inputs(run, [made])
+    locked = entries(run)
+    assert locked["profiles/lonely.toml"] == {
+        "sha256": file_sha256(made),
+        "copy": "profiles/lonely.toml",
+        "origin": "run",
+    }
+    assert (run / locked[str(outside.resolve())]["copy"]).read_text() == "the user's\n"
+    moved = tmp_path / "elsewhere"
+    run.rename(moved)
+    outside.unlink()
+    inputs_module.verify_copies(moved)
+    assert inputs_module.changed_sources(moved) == [str(outside.resolve())]
+    (moved / "profiles" / "lonely.toml").write_text("edited\n")
+    with pytest.raises(LabError, match="copy of an input changed"):
+        inputs_module.verify_copies(moved)
+    outside.write_text("the user's\n")
+    with pytest.raises(LabError, match="changed since it started") as refused:
+        inputs_module.verify_sources(moved)
+    assert str(moved / "profiles" / "lonely.toml") in str(refused.value)
+
+
+def test_an_old_folder_stays_old_when_a_resume_adds_inputs(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    first = tmp_path / "a.toml"
+    first.write_text("a\n")
+    (run / "inputs.json").write_text(json.dumps({str(first): file_sha256(first)}))
+    made = run / "profiles" / "b.toml"
+    made.parent.mkdir()
+    made.write_text("b\n")
+    inputs_module.add_inputs(run, [made])
+    flat = json.loads((run / "inputs.json").read_text())
+    # named as the lab named inputs before copies: absolutely, outside the lab
+    assert flat == {str(first): file_sha256(first), str(made.resolve()): file_sha256(made)}
+    assert not (run / "inputs").exists()
+    inputs_module.verify_copies(run)  # checked against its sources, as it was made

@@ -166,8 +166,16 @@ def add_inputs(folder: Path, paths: list[Path]) -> None:
     more = lock(paths, folder)
     if copies:
         _copy_in(folder, more)
-    else:
-        more = {n: Locked(n, e.sha256, None, "lab") for n, e in more.items()}
+    else:  # named as such folders name inputs: by their place in the lab, else absolutely
+        more = {}
+        for path in paths:
+            resolved = Path(path).resolve()
+            name = (
+                resolved.relative_to(LAB_ROOT).as_posix()
+                if resolved.is_relative_to(LAB_ROOT)
+                else str(resolved)
+            )
+            more[name] = Locked(name, file_sha256(resolved), None, "lab")
     _write(folder, {**have, **more}, copies=copies)
 
 
