@@ -17,8 +17,9 @@ from experiments.cli import main
 from experiments.engine import inputs as inputs_module
 from experiments.loading import load_design
 from experiments.runner import run_design
-from foundation.datafiles import file_sha256
+from foundation.datafiles import file_sha256, located, reading_from
 from foundation.errors import LabError
+from rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
 from tests.lab_fixtures import design_text, make_profile
 
 CHATBOT = """
@@ -96,10 +97,21 @@ def test_no_path_is_recorded_relative_to_where_the_run_ran(finished):
 
 
 def test_a_moved_copy_reports_identically_with_its_original_and_sources_gone(
-    finished, tmp_path, capsys
+    finished, tmp_path, capsys, monkeypatch
 ):
     origin, _, _, _, findings = finished
     moved = fresh(finished, tmp_path)
+    # The report re-reads the behavior rubric: from the folder's copy, not the checkout's.
+    from experiments.kinds.diary import report as diary_report
+
+    read_from: list[Path] = []
+    real = diary_report.load_behavior_rubric
+
+    def spy():
+        read_from.append(located(RUBRIC_FILE))
+        return real()
+
+    monkeypatch.setattr(diary_report, "load_behavior_rubric", spy)
     hidden = tmp_path / "hidden"
     hidden.mkdir()
     gone = [origin / "run", origin / "profiles", origin / "vectors"]
@@ -113,6 +125,7 @@ def test_a_moved_copy_reports_identically_with_its_original_and_sources_gone(
         assert "3 source(s) changed or gone" in out  # profile and its vector pair
         assert main(["report", str(moved), "--resamples", "200"]) == 0
         assert (moved / "report" / "findings.md").read_bytes() == findings
+        assert read_from == [moved / "inputs" / "lab" / "rubric" / "behavior_rubric.toml"]
         assert main(["export", str(moved), "--to", str(tmp_path / "export")]) == 0
         assert (tmp_path / "export").is_dir() and any((tmp_path / "export").iterdir())
     finally:
@@ -263,3 +276,13 @@ def test_an_old_folder_stays_old_when_a_resume_adds_inputs(tmp_path):
     assert flat == {str(first): file_sha256(first), str(made.resolve()): file_sha256(made)}
     assert not (run / "inputs").exists()
     inputs_module.verify_copies(run)  # checked against its sources, as it was made
+
+
+def test_reading_from_reads_a_data_file_from_its_copy_under_its_own_name(tmp_path):
+    copy = tmp_path / "behavior_rubric.toml"
+    copy.write_text(RUBRIC_FILE.read_text() + "\n# an older lab version's copy\n")
+    with reading_from({RUBRIC_FILE: copy}):
+        inside = load_behavior_rubric()
+    outside = load_behavior_rubric()
+    assert inside.sha256 == file_sha256(copy) != outside.sha256 == file_sha256(RUBRIC_FILE)
+    assert inside.path == outside.path == RUBRIC_FILE

@@ -23,12 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foundation.datafiles import file_sha256
 from foundation.errors import LabError
 
 LAB_ROOT = Path(__file__).resolve().parents[2]  # the lab's own data files live under here
 INPUTS_FILE, INPUTS_DIR, FORMAT = "inputs.json", "inputs", 2
 ORIGINS = ("lab", "file", "run")
+
+
+def file_sha256(path: Path) -> str:
+    """The bytes at `path` itself (never a redirected copy: these checks compare sources and
+    copies with each other)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,19 @@ def verify_copies(folder: Path) -> None:
                 fix="restore the run folder from its original or a backup; copies must not "
                 "be edited",
             )
+
+
+def input_copies(folder: Path) -> dict[Path, Path]:
+    """Source → the folder's copy, for every copied input (what a report reads the lab's data
+    files from: foundation.datafiles.reading_from)."""
+    locked, copies = _read(folder)
+    if not copies:
+        return {}
+    return {
+        e.source(folder): folder / e.copy
+        for e in locked.values()
+        if e.copy is not None and e.origin != "run"
+    }
 
 
 def copy_by_sha256(folder: Path, sha256: str) -> Path | None:
