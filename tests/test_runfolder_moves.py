@@ -286,3 +286,27 @@ def test_reading_from_reads_a_data_file_from_its_copy_under_its_own_name(tmp_pat
     outside = load_behavior_rubric()
     assert inside.sha256 == file_sha256(copy) != outside.sha256 == file_sha256(RUBRIC_FILE)
     assert inside.path == outside.path == RUBRIC_FILE
+
+
+def test_a_claim_killed_before_design_sha256_is_claimed_again(tmp_path):
+    """What a claim writes before its last step is ours to write again; a user's own files in
+    the folder are still refused."""
+    from experiments.engine.runfolder import claim
+
+    design_file = tmp_path / "design.toml"
+    design_file.write_text(design_text(tmp_path / "model", None))
+    design = load_design(design_file)
+    card = inputs_module.LAB_ROOT / "diarists" / "cards" / "amara.toml"
+    run = tmp_path / "run"
+    run.mkdir()
+    inputs_module.claim_inputs(run, [card])  # killed here: copies and inputs.json, no claim
+    (run / "inputs" / "stale.toml").write_text("a partial copy\n")
+    assert claim(design, run, [card]) is True
+    assert not (run / "inputs" / "stale.toml").exists()
+    assert (run / "design.sha256").read_text().startswith(design.sha256)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "design.toml").write_text("my own file\n")
+    with pytest.raises(LabError, match="not empty"):
+        claim(design, mine, [card])
+    assert (mine / "design.toml").read_text() == "my own file\n"

@@ -19,8 +19,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from experiments.engine.inputs import (
+    INPUTS_DIR,
+    INPUTS_FILE,
+    claim_inputs,
+    holds_copies,
+    verify_sources,
+)
 from experiments.engine.inputs import add_inputs as add_inputs  # the runner locks made profiles
-from experiments.engine.inputs import claim_inputs, verify_sources
 from foundation.errors import LabError
 
 if TYPE_CHECKING:
@@ -108,7 +114,12 @@ def _check_folder(design: Design, folder: Path) -> None:
             )
         verify_sources(folder)  # a resume must not mix two versions of an input
         return
-    if folder.exists() and any(p.name != ".lock" for p in folder.iterdir()):
+    # A run killed while claiming may leave what a claim writes before design.sha256 (the claim
+    # itself); the next claim writes it again. Ours only when our inputs.json is there too.
+    leftovers = {".lock"}
+    if holds_copies(folder) and (folder / INPUTS_FILE).is_file():
+        leftovers |= {INPUTS_FILE, INPUTS_DIR, DESIGN_FILE}
+    if folder.exists() and any(p.name not in leftovers for p in folder.iterdir()):
         raise LabError(
             "folder is not empty and holds no locked design",
             where=str(folder),
@@ -122,6 +133,8 @@ def claim(design: Design, folder: Path, inputs: list[Path]) -> bool:
     _check_folder(design, folder)
     if (folder / SHA_FILE).exists():
         return False
+    if (folder / INPUTS_FILE).is_file():  # a killed claim's copies (checked ours above)
+        shutil.rmtree(folder / INPUTS_DIR, ignore_errors=True)
     claim_inputs(folder, inputs)
     write_atomic(folder / DESIGN_FILE, design.path.read_bytes())
     write_atomic(folder / SHA_FILE, f"{design.sha256}  {DESIGN_FILE}\n")  # last: the claim
