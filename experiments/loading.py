@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.engine.design import Design
+from experiments.engine.inputs import verify_copies
 from experiments.engine.runfolder import (
     DESIGN_FILE,
     STORE_FILE,
@@ -16,7 +17,6 @@ from experiments.engine.runfolder import (
     corrupt_store,
     read_locked_sha,
     read_manifest,
-    verify_inputs,
 )
 from experiments.engine.store import Store
 from experiments.kinds import get_kind
@@ -53,8 +53,9 @@ class RunFolder:
 
 def open_run_folder(folder: Path, *, verify: bool = False) -> RunFolder:
     """The one way a command opens an existing run folder: it is a run folder, its design and
-    inputs are unchanged, its manifest reads, and its store opens and passes SQLite's quick
-    check (the full integrity check with verify=True). The caller closes run.store."""
+    the copies of its inputs it holds are unchanged, its manifest reads, and its store opens
+    and passes SQLite's quick check (the full integrity check with verify=True). The caller
+    closes run.store."""
     folder = Path(folder)
     if not folder.is_dir():
         raise LabError("no such run folder", where=str(folder), fix="check the path")
@@ -66,7 +67,7 @@ def open_run_folder(folder: Path, *, verify: bool = False) -> RunFolder:
             where=str(folder),
             fix="restore the locked design; it must not change after data exist",
         )
-    verify_inputs(folder)
+    verify_copies(folder)  # the folder's own copies: the sources may be gone, moved or newer
     read_manifest(folder)
     path = folder / STORE_FILE
     if not path.is_file():

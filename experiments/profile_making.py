@@ -256,15 +256,26 @@ class InlineProfiles:
         return result.vector
 
 
-def profiles_manifest(profiles: dict[str, Profile]) -> dict[str, Any]:
+def profiles_manifest(profiles: dict[str, Profile], folder: Path | None = None) -> dict[str, Any]:
     return {
         pid: None
         if not p.steered
         else {
             "steer": p.spec(),
-            "file": str(p.path),
+            "file": _place(p.path, folder),
             "file_sha256": p.sha256,
             "calibration": dict(p.calibration or {}),
         }
         for pid, p in profiles.items()
     }
+
+
+def _place(path: Path | None, folder: Path | None) -> str | None:
+    """A profile file as the manifest names it: relative to the run folder when the run made it
+    there (the folder moves), else absolute — never relative to where the command ran."""
+    if path is None:
+        return None
+    path = Path(path).resolve()
+    if folder is not None and path.is_relative_to(Path(folder).resolve()):
+        return path.relative_to(Path(folder).resolve()).as_posix()
+    return str(path)

@@ -189,6 +189,6 @@ def _manifest(run: RunContext, extra: dict[str, Any]) -> dict[str, Any]:
         **writer,
         "chatbots": {k: v.identity() for k, v in run.chatbots.items()},
         "judges": {j.id: j.model_dump(mode="json", exclude={"endpoint"}) for j in spec.judges},
-        "profiles": profiles_manifest(run.profiles),
+        "profiles": profiles_manifest(run.profiles, run.folder),
         **extra,
     }

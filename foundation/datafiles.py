@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar
@@ -23,6 +25,9 @@ from pydantic import (
 from foundation.errors import LabError
 
 S = TypeVar("S", bound=BaseModel)
+# Where data files are read from instead of where their names point: a report of a run folder
+# reads the lab's data files from the folder's own copies (resolved source path → copy).
+_READ_FROM: ContextVar[Mapping[Path, Path] | None] = ContextVar("read_from", default=None)
 FIX_MARK = " — fix: "  # a validator's ValueError may carry its own fix after this mark
 
 
@@ -92,12 +97,29 @@ def _file_of(schema: type[HashedDataFile], table: str) -> type[DataModel]:
     return create_model(f"{schema.__name__}File", __base__=DataModel, **fields)
 
 
+@contextmanager
+def reading_from(copies: Mapping[Path, Path]) -> Iterator[None]:
+    """Within this, a data file named by one of `copies`' sources is read (and hashed) from its
+    copy; its name (`.path`, what errors say) stays the source's."""
+    token = _READ_FROM.set({Path(k).resolve(): Path(v) for k, v in copies.items()})
+    try:
+        yield
+    finally:
+        _READ_FROM.reset(token)
+
+
+def located(path: Path) -> Path:
+    """The file actually read for `path`: its copy inside `reading_from`, else itself."""
+    copies = _READ_FROM.get()
+    return copies.get(Path(path).resolve(), Path(path)) if copies else Path(path)
+
+
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return hashlib.sha256(located(path).read_bytes()).hexdigest()
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    path = Path(path)
+    path = located(Path(path))
     if path.is_dir():
         raise LabError("is a folder, not a file", where=str(path), fix="name the .toml file")
     if not path.is_file():

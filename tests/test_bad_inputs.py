@@ -1059,7 +1059,8 @@ def empty_folder(lab: Lab) -> Path:
 
 def add_locked_input(run: Path) -> None:
     inputs = json.loads((run / "inputs.json").read_text())
-    inputs[str(run.parent / "gone.toml")] = "0" * 64
+    copy = {"sha256": "0" * 64, "copy": "inputs/files/gone.toml", "origin": "file"}
+    inputs["inputs"][str(run.parent / "gone.toml")] = copy
     (run / "inputs.json").write_text(json.dumps(inputs))
 
 
@@ -1127,8 +1128,8 @@ RUN_CASES = [
     ),
     R(
         damaged(add_locked_input),
-        lambda folder: folder.parent / "gone.toml",
-        "an input of this run is missing",
+        inside("inputs/files/gone.toml"),
+        "the folder's copy of an input is missing",
         id="locked-input-missing",
     ),
     R(damaged(truncate), inside("store.sqlite"), "the store is damaged", id="truncated-store"),

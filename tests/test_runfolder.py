@@ -46,7 +46,7 @@ def copy_run(finished, tmp_path):
 
 def test_inputs_are_locked_with_their_hashes(finished):
     _, _, profile, run = finished
-    locked = json.loads((run / "inputs.json").read_text())
+    locked = json.loads((run / "inputs.json").read_text())["inputs"]
     names = list(locked)
     assert str(profile.resolve()) in names
     assert any(n.endswith("tiny-social_isolation.safetensors") for n in names)
@@ -54,24 +54,26 @@ def test_inputs_are_locked_with_their_hashes(finished):
     assert "diarists/templates/entry.toml" in names and "chatbots/refusals.toml" in names
 
 
-def test_a_changed_profile_is_refused_by_run_status_report_and_export(finished, tmp_path, capsys):
+def test_a_changed_profile_is_refused_by_a_resume_and_read_from_the_copy_by_status(
+    finished, tmp_path, capsys
+):
+    """A resume must not mix two versions of a profile into one store; status and export read
+    the folder's own copy (the folder can leave its sources) and status says the source moved
+    on."""
     folder, design, profile, run = finished
     original = profile.read_text()
     try:
         profile.write_text(original.replace("strength = 0.8", "strength = 3.0"))
-        for argv in (
-            ["run", str(design), "--out", str(run), "--no-progress"],
-            ["status", str(run)],
-            ["report", str(run)],
-            ["export", str(run), "--to", str(tmp_path / "export")],
-        ):
-            assert main(argv) == 2, argv
-            err = capsys.readouterr().err
-            assert "changed since it started" in err and str(profile.resolve()) in err, err
-        assert not (tmp_path / "export").exists()
+        assert main(["run", str(design), "--out", str(run), "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert "changed since it started" in err and str(profile.resolve()) in err, err
+        assert main(["status", str(run)]) == 0
+        assert str(profile.resolve()) in capsys.readouterr().out
+        assert main(["export", str(run), "--to", str(tmp_path / "export")]) == 0
     finally:
         profile.write_text(original)
     assert main(["status", str(run)]) == 0
+    assert "changed or gone" not in capsys.readouterr().out
 
 
 def test_manifest_is_written_once_and_resumes_are_recorded(finished, tmp_path):
@@ -92,6 +94,7 @@ def test_manifest_is_written_once_and_resumes_are_recorded(finished, tmp_path):
         (lambda run: (run / "design.sha256").unlink(), "not a run folder"),
         (lambda run: (run / "manifest.json").write_text("{not json"), "manifest.json is unread"),
         (lambda run: (run / "inputs.json").write_text("[1, 2]"), "not a map of file"),
+        (lambda run: shutil.rmtree(run / "inputs"), "copy of an input is missing"),
         (lambda run: (run / "store.sqlite").unlink(), "has no store.sqlite"),
         (
             lambda run: (run / "store.sqlite").write_bytes(
@@ -127,7 +130,7 @@ def test_status_verify_runs_the_full_check(finished, capsys):
     _, _, _, run = finished
     assert main(["status", str(run), "--verify"]) == 0
     out = capsys.readouterr().out
-    assert "integrity check ok" in out and "every locked input unchanged" in out
+    assert "integrity check ok" in out and "the folder's copy of every input unchanged" in out
 
 
 def test_export_to_a_file_and_too_few_resamples_are_refused(finished, tmp_path, capsys):

@@ -22,7 +22,9 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def make_report(folder: Path, *, resamples: int | None = None) -> Path:
+    from experiments.engine.inputs import input_copies
     from experiments.loading import open_run_folder
+    from foundation.datafiles import reading_from
     from foundation.errors import LabError
 
     if resamples is not None and resamples < 100:
@@ -33,8 +35,11 @@ def make_report(folder: Path, *, resamples: int | None = None) -> Path:
         )
     run = open_run_folder(folder)
     try:
-        return run.design.kind.report(
-            folder, run.store, run.design, resamples or run.design.resamples
-        )
+        # The lab's data files a report re-reads (the rubric, role cards) come from the folder's
+        # own copies: the checkout may hold a newer lab version than the one the run used.
+        with reading_from(input_copies(folder)):
+            return run.design.kind.report(
+                folder, run.store, run.design, resamples or run.design.resamples
+            )
     finally:
         run.store.close()

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--verify",
         action="store_true",
-        help="full check: SQLite integrity check of the store, every locked input unchanged",
+        help="full check: SQLite integrity check of the store, every input's copy unchanged",
     )
     s.set_defaults(handler=run_status)
     e = sub.add_parser("export", help="export a run's tables to Parquet")
@@ -74,10 +74,27 @@ def run_status(args: argparse.Namespace) -> int:
                     flags[f"{table}:{flag}"] = n
         unreadable = store.count_where("judgments", "readable=0")
         print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
-        print(f"  {run.integrity}; design and every locked input unchanged")
+        print(f"  {run.integrity}; {_inputs_line(run.folder)}")
     finally:
         store.close()
     return 0
+
+
+def _inputs_line(folder: Path) -> str:
+    """What was checked (the folder's copies, or the sources of a folder made before copies),
+    and which sources now differ: a resume here would refuse them, a report reads the copies."""
+    from experiments.engine.inputs import changed_sources, holds_copies
+
+    if not holds_copies(folder):
+        return "design and every locked input unchanged (read where they were made)"
+    changed = changed_sources(folder)
+    line = "design and the folder's copy of every input unchanged"
+    if changed:
+        line += (
+            f"; {len(changed)} source(s) changed or gone since the run ({', '.join(changed[:3])}"
+            f"{' …' if len(changed) > 3 else ''}): a resume here refuses, reports read the copies"
+        )
+    return line
 
 
 def run_export(args: argparse.Namespace) -> int:

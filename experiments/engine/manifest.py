@@ -63,7 +63,7 @@ def manifest_of(design: Design, extra: dict[str, Any]) -> dict[str, Any]:
             "version": design.spec.design.version,
             "description": design.spec.design.description,
             "sha256": design.sha256,
-            "file": str(design.path),
+            "file": str(Path(design.path).resolve()),  # never relative to where it ran
         },
         "git_commit": git_commit(),
         "python": sys.version.split()[0],

@@ -1,5 +1,6 @@
 """Run folders: results/<design name>-<hash prefix>/ holding the locked design (a byte copy and
-its sha256), the hashes of every input that determines results (inputs.json), the manifest
+its sha256), every input that determines results copied in and locked by hash (inputs.json,
+inputs/; see experiments.engine.inputs), the manifest
 (written once; later runs append to resumes.jsonl), the store and the lock. A folder belongs to
 one design and one set of inputs for good: a changed design, profile, vector, role card, pattern,
 template or rubric is refused, naming the file. Every command that opens a run folder goes
@@ -18,15 +19,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foundation.datafiles import file_sha256
+from experiments.engine.inputs import (
+    INPUTS_DIR,
+    INPUTS_FILE,
+    claim_inputs,
+    holds_copies,
+    verify_sources,
+)
+from experiments.engine.inputs import add_inputs as add_inputs  # the runner locks made profiles
 from foundation.errors import LabError
 
 if TYPE_CHECKING:
     from experiments.engine.design import Design
 
 RESULTS = Path("results")
-LAB_ROOT = Path(__file__).resolve().parents[2]  # the lab's own data files live under here
-DESIGN_FILE, SHA_FILE, INPUTS_FILE = "design.toml", "design.sha256", "inputs.json"
+DESIGN_FILE, SHA_FILE = "design.toml", "design.sha256"
 MANIFEST_FILE, RESUMES_FILE, STORE_FILE = "manifest.json", "resumes.jsonl", "store.sqlite"
 
 
@@ -60,31 +67,6 @@ def replaced_folder(final: Path) -> Iterator[Path]:
         raise
 
 
-# ----------------------------------------------------------------------------- inputs
-def _name(path: Path) -> str:
-    """Lab data files by their place in the lab (so a run folder moves with a checkout);
-    anything else by its absolute path."""
-    path = Path(path).resolve()
-    try:
-        return str(path.relative_to(LAB_ROOT))
-    except ValueError:
-        return str(path)
-
-
-def _path(name: str) -> Path:
-    path = Path(name)
-    return path if path.is_absolute() else LAB_ROOT / path
-
-
-def hash_inputs(paths: list[Path]) -> dict[str, str]:
-    out = {}
-    for path in paths:
-        if not Path(path).is_file():
-            raise LabError("input file not found", where=str(path), fix="restore it")
-        out[_name(path)] = file_sha256(path)
-    return dict(sorted(out.items()))
-
-
 def _read_json(path: Path, what: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -94,41 +76,6 @@ def _read_json(path: Path, what: str) -> Any:
             where=str(path),
             fix="restore it from a backup, or run the design into a new folder",
         ) from None
-
-
-def locked_inputs(folder: Path) -> dict[str, str]:
-    path = folder / INPUTS_FILE
-    if not path.exists():
-        return {}
-    data = _read_json(path, "the list of locked inputs")
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise LabError("not a map of file → sha256", where=str(path), fix="restore it")
-    return data
-
-
-def verify_inputs(folder: Path) -> None:
-    """Refuse when any locked input changed or went missing since the folder was claimed."""
-    for name, sha in locked_inputs(folder).items():
-        path = _path(name)
-        if not path.is_file():
-            raise LabError(
-                "an input of this run is missing",
-                where=str(path),
-                fix="restore the file; results in this folder were made with it",
-            )
-        if file_sha256(path) != sha:
-            raise LabError(
-                f"an input of this run changed since it started (sha256 was {sha[:12]}…)",
-                where=str(path),
-                fix="restore the file, or run the design into a new folder (--out) to use the "
-                "changed one",
-            )
-
-
-def add_inputs(folder: Path, paths: list[Path]) -> None:
-    """Lock more inputs (profiles a run made inside its folder)."""
-    merged = {**locked_inputs(folder), **hash_inputs(paths)}
-    write_atomic(folder / INPUTS_FILE, json.dumps(dict(sorted(merged.items())), indent=2) + "\n")
 
 
 # ----------------------------------------------------------------------------- claiming
@@ -165,9 +112,14 @@ def _check_folder(design: Design, folder: Path) -> None:
                 where=str(folder),
                 fix="run the changed design into a new folder (--out), or restore the design",
             )
-        verify_inputs(folder)
+        verify_sources(folder)  # a resume must not mix two versions of an input
         return
-    if folder.exists() and any(p.name != ".lock" for p in folder.iterdir()):
+    # A run killed while claiming may leave what a claim writes before design.sha256 (the claim
+    # itself); the next claim writes it again. Ours only when our inputs.json is there too.
+    leftovers = {".lock"}
+    if holds_copies(folder) and (folder / INPUTS_FILE).is_file():
+        leftovers |= {INPUTS_FILE, INPUTS_DIR, DESIGN_FILE}
+    if folder.exists() and any(p.name not in leftovers for p in folder.iterdir()):
         raise LabError(
             "folder is not empty and holds no locked design",
             where=str(folder),
@@ -181,7 +133,9 @@ def claim(design: Design, folder: Path, inputs: list[Path]) -> bool:
     _check_folder(design, folder)
     if (folder / SHA_FILE).exists():
         return False
-    write_atomic(folder / INPUTS_FILE, json.dumps(hash_inputs(inputs), indent=2) + "\n")
+    if (folder / INPUTS_FILE).is_file():  # a killed claim's copies (checked ours above)
+        shutil.rmtree(folder / INPUTS_DIR, ignore_errors=True)
+    claim_inputs(folder, inputs)
     write_atomic(folder / DESIGN_FILE, design.path.read_bytes())
     write_atomic(folder / SHA_FILE, f"{design.sha256}  {DESIGN_FILE}\n")  # last: the claim
     return True

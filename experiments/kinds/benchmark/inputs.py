@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import cast
 
 from experiments.engine.design import Design
+from experiments.engine.inputs import copy_by_sha256
 from experiments.engine.runfolder import DESIGN_FILE, read_manifest
 from experiments.kinds.benchmark.data import Benchmark, Conversation, Format, load_benchmark
 from experiments.kinds.benchmark.grader import Grader, load_grader
@@ -32,7 +33,12 @@ def _recorded(design: Design, section: str) -> Path | None:
     folder = design.path.parent
     if design.path.name != DESIGN_FILE or not (folder / "manifest.json").is_file():
         return None
-    recorded = read_manifest(folder).get(section, {}).get("path")
+    table = read_manifest(folder).get(section, {})
+    sha = table.get("sha256") or table.get("sample", {}).get("data_sha256")
+    copy = copy_by_sha256(folder, sha) if isinstance(sha, str) else None
+    if copy is not None:  # the folder's own copy: the recorded path may be gone or elsewhere
+        return copy
+    recorded = table.get("path")
     return Path(recorded) if recorded else None
 
 

@@ -188,6 +188,8 @@ def judge_agreement(entries: pd.DataFrame, judge_a: str, judge_b: str, path: Pat
         return _empty(path, f"{judge_a} vs {judge_b}")
     wide = wide[[judge_a, judge_b]].dropna().reset_index()
     kinds = ordered(wide["kind"])
+    if not kinds:  # no entry both judges read: nothing to plot, not a crash
+        return _empty(path, f"{judge_a} vs {judge_b}")
     fig, axes = _figure(1, len(kinds), width=3.6, height=3.4)
     for k, kind in enumerate(kinds):
         ax: Axes = axes[0, k]
