@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
 from experiments.engine.design import Design
+from experiments.power_check import power_lines
 from experiments.profile_making import profile_ids
 from foundation.errors import LabError
 from model_access.loading import resolve
@@ -30,6 +31,7 @@ def preflight(design: Design, *, environment: bool = True) -> list[str]:
     """Raise the first problem as a LabError; returns the profile ids in design order. With
     environment=False only what the files show is checked (no key variables, no probes)."""
     ids = profile_ids(design)
+    power_lines(design)  # refuses hypotheses the design's clusters can never support
     spec = design.spec
     where = str(design.path)
     if spec.diarist_model is not None:

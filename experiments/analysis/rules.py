@@ -122,7 +122,8 @@ def mde(
     """The MDE in the units of the values: `sd` × the rule's MDE in SDs."""
     if math.isnan(sd) or n < 2:
         return math.nan
-    return sd * mde_sd(rule, n, hypotheses, alpha, power)
+    in_sds = mde_sd(rule, n, hypotheses, alpha, power)
+    return in_sds if math.isinf(in_sds) else sd * in_sds
 
 
 def supports(rule: Rule, values: np.ndarray, hypotheses: int, alpha: float = ALPHA) -> np.ndarray:

@@ -101,6 +101,10 @@ class DiaryAnalysis(TestedAnalysis):
         description="fewer diarists than this give a hypothesis no verdict ('too few diarists')",
     )
 
+    @property
+    def min_clusters(self) -> int:
+        return self.min_diarists
+
 
 class DiaryDesignFile(DesignFile):
     cast: Cast

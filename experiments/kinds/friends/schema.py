@@ -167,6 +167,10 @@ class FriendsAnalysis(TestedAnalysis):
         description="fewer role cards than this give a hypothesis no verdict",
     )
 
+    @property
+    def min_clusters(self) -> int:
+        return self.min_role_cards
+
 
 class FriendsDesignFile(DesignFile):
     pairs: Pairs = Pairs()
