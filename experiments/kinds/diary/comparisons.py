@@ -283,8 +283,9 @@ def judge_agreement(
             )
             rows.append(
                 {"judge_a": a, "judge_b": b, "score": score, "n": len(wide)}
-                | {"pearson": interval.estimate, "pearson_low": interval.low}
-                | {"pearson_high": interval.high, "spearman": float(rho)}
+                # A t interval of a correlation can pass ±1: it is cut there.
+                | {"pearson": interval.estimate, "pearson_low": max(-1.0, interval.low)}
+                | {"pearson_high": min(1.0, interval.high), "spearman": float(rho)}
                 | {"sources": tuple(sorted(set(wide[unit])))}
             )
     return pd.DataFrame(rows, columns=COLUMNS["agreement"])
