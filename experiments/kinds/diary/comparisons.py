@@ -50,17 +50,17 @@ COLUMNS = {
         "judge", "profile", "pattern", "chatbot", "baseline", "entry_index", *SUMMARY
     ],
     "behaviors": [
-        "judge", "chatbot", "profile", "behavior", "n_replies", "weighted_answers", "n_diarists",
-        "estimate", "low", "high", "sources",
+        "judge", "chatbot", "profile", "behavior", "n_replies", "weighted_answers", "kish_n",
+        "n_diarists", "estimate", "low", "high", "sources",
     ],
     "behavior_questions": [
         "judge", "chatbot", "profile", "behavior", "question", "desired", "n_replies",
-        "effective_replies", "n_diarists", "share_estimate", "share_low", "share_high",
+        "sum_q", "kish_n", "n_diarists", "share_estimate", "share_low", "share_high",
         "appropriate_estimate", "appropriate_low", "appropriate_high", "sources",
     ],
     "hard_cut": [
         "judge", "chatbot", "question", "applies_when", "n_replies", "n_kept",
-        "effective_replies", "soft_estimate", "hard_estimate", "hard_low", "hard_high",
+        "sum_q", "kish_n", "soft_estimate", "hard_estimate", "hard_low", "hard_high",
         "sources",
     ],
     "agreement": [

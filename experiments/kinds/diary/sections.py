@@ -170,7 +170,10 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
         f"## Behaviors {EXPLORATORY}\n",
         "One rule for conditioned questions (rubric/behavior.py): each reply counts with the "
         "weight q = the judge's P(condition) for the entry it answers (1 − P for 'not X'; 1 when "
-        "unconditioned); a share is Σ p·q / Σ q and Σ q is the effective number of replies. A "
+        "unconditioned); a share is Σ p·q / Σ q. Σ q is the weights' total; the effective "
+        "number of replies is Kish's n = (Σ q)² / Σ q². Where P(condition) is soft, the share "
+        "is pulled toward the unconditioned rate (a reply without the condition still counts "
+        "with its q): for conditioned questions read it beside the hard cut below. A "
         "behavior pools its questions' *appropriate* answers (P(yes) where a good reply says "
         "yes, 1 − P(yes) where it says no), each reply × question with its weight q, so its Σq "
         "counts weighted answers, not replies; all profiles pooled. Per profile: "
@@ -180,6 +183,7 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
             who
             | {"behavior": "behavior", "replies": "n_replies"}
             | {"Σq (answers)": lambda r: md.number(r["weighted_answers"], 1)}
+            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
             | {"appropriate [95% CI]": _ci("", 2)},
         ),
         "![behavior shares](plots/behavior_shares.png)\n",
@@ -188,21 +192,25 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
             questions,
             who
             | {"question": "question", "desired": "desired", "replies": "n_replies"}
-            | {"effective replies (Σq)": lambda r: md.number(r["effective_replies"], 1)}
-            | {"share yes [95% CI]": _ci("share_", 2)}
+            | {"Σq": lambda r: md.number(r["sum_q"], 1)}
+            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
+            | {"share yes, soft [95% CI]": _ci("share_", 2)}
             | {"appropriate [95% CI]": _ci("appropriate_", 2)},
         ),
         "### Sensitivity: the hard cut\n",
         "Conditioned questions only, all profiles pooled: the hard cut keeps a reply where "
-        "P(condition) ≥ 0.5 and counts P(yes) ≥ 0.5 as yes. Shown only to judge how much the "
-        "rule matters; the report's shares are the soft ones.\n",
+        "P(condition) ≥ 0.5 and counts P(yes) ≥ 0.5 as yes. The soft share is biased toward "
+        "the unconditioned rate whenever P(condition) is soft (at q = 0.8 / 0.2 a true 0.9 "
+        "reads about 0.6); the hard cut is not, as long as the cut sorts replies correctly. "
+        "Where the two differ, the hard cut is the better reading of the conditioned rate.\n",
         md.table(
             t["hard_cut"],
             who
             | {"question": "question", "applies when": "applies_when"}
             | {"replies": "n_replies", "kept by the cut": "n_kept"}
-            | {"Σq": lambda r: md.number(r["effective_replies"], 1)}
-            | {"soft share": lambda r: md.number(r["soft_estimate"], 2)}
+            | {"Σq": lambda r: md.number(r["sum_q"], 1)}
+            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
+            | {"soft share (biased)": lambda r: md.number(r["soft_estimate"], 2)}
             | {"hard-cut share [95% CI]": _ci("hard_", 2)},
         ),
     ]
