@@ -1,16 +1,18 @@
 """Verdicts that hold their error rate at the sample sizes the lab runs (8 clusters and up).
 
-The cluster bootstrap's BCa interval stays for display, but at 8 clusters it covers about 89%,
-so a verdict read from it is anti-conservative. Verdicts come from an exact sign-flip
-permutation test on the per-cluster differences instead: under the null the differences are
+At 8 clusters the cluster bootstrap's intervals cover about 85–89%, so a verdict read from them
+would be anti-conservative. Verdicts come from an exact sign-flip permutation test on the
+per-cluster differences instead, and the interval beside a verdict is that test inverted
+(`sign_flip_bounds`, in closed form): under the null the differences are
 symmetric about zero, so every one of the 2ⁿ sign patterns is equally likely and the p-value is
 the share of patterns whose mean is at least as extreme as the observed one. It is exact at any
 n (discrete: at 8 clusters the smallest two-sided p is 2/256), enumerated up to
 `EXACT_LIMIT` clusters and sampled with a fixed seed beyond that.
 
-A family of preregistered hypotheses is corrected by Holm–Bonferroni, per judge. The two-sided
-adjusted p decides; the observed sign then says supported or contradicted. Fewer clusters than
-the design's minimum never give a verdict."""
+Under the lab's rule a family of preregistered hypotheses is corrected by Holm–Bonferroni, per
+judge: the two-sided adjusted p decides and the observed sign says supported or contradicted
+(`decide`). The other rule, and the MDE of either, are in rules.py. Fewer clusters than the
+design's minimum never give a verdict."""
 
 from __future__ import annotations
 
@@ -180,9 +182,10 @@ def sign_flip_interval(
 def minimum_detectable_effect(
     sd: float, n: int, *, alpha: float = ALPHA, power: float = 0.8
 ) -> float:
-    """Smallest true mean difference a two-sided test at `alpha` finds with `power`, for `n`
-    clusters whose per-cluster values have standard deviation `sd` (the t approximation a
-    sign-flip test tracks closely at n ≥ 8). Pass alpha/m for the first step of Holm."""
+    """The t formula's smallest true mean difference a two-sided test at `alpha` finds with
+    `power`, for `n` clusters whose values have standard deviation `sd`. Kept for comparison
+    only: the sign-flip test needs more at small n (1.92 SD, not 1.60, at n = 8 and 0.05/6),
+    and what reports print is rules.mde, for the test actually used."""
     if n < 2 or math.isnan(sd):
         return math.nan
     df = n - 1

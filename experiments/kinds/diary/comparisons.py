@@ -1,4 +1,5 @@
-"""The diary experiment's comparisons, each as a tidy table with a bootstrap interval per row.
+"""The diary experiment's comparisons, each as a tidy table with an interval per row (over
+diarists, by the design's [analysis] interval).
 
 Every comparison stays within one judge (judges' scales differ; agreeing judges are reported
 side by side, never averaged), and every row carries the ids of the store rows behind it
@@ -76,7 +77,7 @@ def interval_columns(
     settings: BootstrapSettings,
     prefix: str = "",
 ) -> dict[str, float | int]:
-    """estimate/low/high of the mean of `column` (or of a statistic), bootstrapped over
+    """estimate/low/high of the mean of `column` (or of a statistic), its interval over
     diarists. Each row uses a fresh generator from the same seed, so a row's interval does not
     depend on which other rows were computed before it."""
     interval = cluster_bootstrap(
@@ -248,7 +249,7 @@ def judge_agreement(
 ) -> pd.DataFrame:
     """(e) Pearson and Spearman correlation between each pair of judges, per score kind, over
     the entries (or replies, per rubric question) both judges read. Pearson gets a
-    cluster-bootstrap interval (a weighted correlation); Spearman is reported as a point."""
+    interval over diarists (a weighted correlation); Spearman is reported as a point."""
     entry_rows = usable(entries, "mean").drop_duplicates(["entry_id", "judge", "score"])
     units = [(score, group, "entry_id", "mean") for score, group in entry_rows.groupby("score")]
     patterns = entry_rows[entry_rows["score"].str.startswith("pattern:")]

@@ -116,7 +116,7 @@ def _sections(
         "## Pattern scores letter by letter (descriptive)\n",
         "Mean score per letter of the writer, for each writer group — a condition seen from one "
         "writer: own profile → friend's profile, so seat A of condition X+Y and seat B of Y+X "
-        "are both X → Y; `fixed` is the fixed letter — with bootstrap bands over role cards. "
+        "are both X → Y; `fixed` is the fixed letter — with interval bands over role cards. "
         "Every row: `tables/by_letter.csv`.\n",
         *(f"![pattern scores by letter, {j.id}](plots/letters_{j.id}.png)\n" for j in spec.judges),
         "## Primary outcome against both controls (exploratory)\n",
