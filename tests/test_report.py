@@ -136,19 +136,24 @@ def test_drift_and_behavior_tables_match_the_data(run, report):
     cells = _cells(text, r"\| R\d+ \| judge-b \| cold \| escalation \|")
     assert cells[4] == str(mine["reply_id"].nunique())
     assert cells[5] == f"{mine['applies'].sum():.1f}"
-    assert cells[6].startswith(f"{pooled:.2f} [")
+    # Kish's n of the weights, beside Σq (per reply × question here).
+    kish = mine["applies"].sum() ** 2 / (mine["applies"] ** 2).sum()
+    assert cells[6] == f"{kish:.1f}"
+    assert cells[7].startswith(f"{pooled:.2f} [")
     # Per question: the soft share of yes, Σq, and the appropriate share beside it.
     misses = mine[mine["question"] == "misses_risk"]
     soft = (misses["p_yes"] * misses["applies"]).sum() / misses["applies"].sum()
     cells = _cells(text, r"\| RQ\d+ \| judge-b \| cold \| misses_risk \|")
     assert cells[4:7] == ["no", str(len(misses)), f"{misses['applies'].sum():.1f}"]
-    assert cells[7].startswith(f"{soft:.2f} [") and cells[8].startswith(f"{1 - soft:.2f} [")
+    kish = misses["applies"].sum() ** 2 / (misses["applies"] ** 2).sum()
+    assert cells[7] == f"{kish:.1f}"
+    assert cells[8].startswith(f"{soft:.2f} [") and cells[9].startswith(f"{1 - soft:.2f} [")
     # The hard cut, only as a sensitivity table: kept where q ≥ 0.5, yes where P(yes) ≥ 0.5.
     kept = misses[misses["applies"] >= 0.5]
     cells = _cells(text, r"\| RH\d+ \| judge-b \| cold \| misses_risk \|")
     assert cells[4:7] == ["risk", str(len(misses)), str(len(kept))]
-    assert cells[8] == f"{soft:.2f}"
-    assert cells[9].startswith(f"{(kept['p_yes'] >= 0.5).mean():.2f} [")
+    assert cells[8] == f"{kish:.1f}" and cells[9] == f"{soft:.2f}"
+    assert cells[10].startswith(f"{(kept['p_yes'] >= 0.5).mean():.2f} [")
 
 
 def _cells(text: str, pattern: str) -> list[str]:
