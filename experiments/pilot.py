@@ -4,8 +4,9 @@ the same engine, write one text's prompt per cluster and profile again R times (
 the kind's choice: the diary's first entry, a friends writer's first outcome letter), and
 report per preregistered contrast and judge: the per-cluster SD of the contrast, the noise of
 a single text's score (the same prompt written R times), and the minimum detectable effect of
-the full design at 80% power and the first Holm step's level (alpha / m, m = the design's
-number of hypotheses)."""
+the full design at 80% power under the design's decision rule, for the sign-flip test itself
+(experiments/analysis/rules.py: seeded simulation; for "holm" at the first Holm step's level
+alpha / m, m = the design's number of hypotheses; for "intervals" at the unadjusted 95%)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from experiments.analysis.verdicts import ALPHA, minimum_detectable_effect
+from experiments.analysis.rules import Rule, mde, one_sided_level
 from experiments.engine.contract import PilotSupport
 from experiments.engine.design import Design
 from experiments.engine.runfolder import RESULTS, STORE_FILE, write_atomic
@@ -43,8 +44,9 @@ class PilotRow:
     repeats: int
     full_clusters: int
     hypotheses: int
-    alpha: float
+    alpha: float  # the two-sided level the rule tests at (Holm's first step for "holm")
     mde: float
+    rule: str = "holm"
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class PilotResult:
             lines.append(
                 f"{r.hypothesis}  {r.judge}  {r.pilot_clusters}  {_f(r.mean)}  "
                 f"{_f(r.cluster_sd)}  {_f(r.text_noise_sd)} ({r.noise_prompts}×{r.repeats})  "
-                f"{_f(r.mde)} (n={r.full_clusters}, α={r.alpha:.4g})"
+                f"{_f(r.mde)} (n={r.full_clusters}, {r.rule}, α={r.alpha:.4g})"
             )
         return "\n".join(lines)
 
@@ -164,7 +166,8 @@ def run_pilot(
         store.close()
     full = kind.clusters(design)
     m = len(design.hypotheses)
-    alpha = ALPHA / m
+    rule: Rule = getattr(design.spec.analysis, "decision_rule", "holm")
+    alpha = 2 * one_sided_level(rule, m)
     by_noise = {(n.judge, n.family): n for n in noise}
     rows = []
     for s in samples:
@@ -183,7 +186,8 @@ def run_pilot(
                 full_clusters=full,
                 hypotheses=m,
                 alpha=alpha,
-                mde=minimum_detectable_effect(sd, full, alpha=alpha, power=POWER),
+                mde=mde(sd, rule, full, m, power=POWER),
+                rule=rule,
             )
         )
     result = PilotResult(folder, tuple(rows), kind.cluster_word, kind.text_word)
@@ -206,7 +210,8 @@ def _write(result: PilotResult, design: Design, clusters: int) -> None:
         f"Per preregistered contrast and judge: the per-{per} SD of the contrast in this pilot, "
         f"the SD of a single {noun}'s score when the same prompt is written again "
         "(pooled within prompts), and the minimum detectable effect of the full design "
-        "(two-sided, 80% power, at the first Holm step's level alpha/m; t approximation). An "
+        "(80% power under the design's decision rule — for holm at the first Holm step's level "
+        "alpha/m — for the sign-flip test itself, by seeded simulation on normal data). An "
         f"SD from a few {cluster}s is itself very uncertain: treat the MDE as an order of "
         "magnitude.\n\n```\n" + result.table() + "\n```\n"
     )

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
 from experiments.engine.design import Design
+from experiments.power_check import power_lines
 from experiments.profile_making import profile_ids
 from foundation.errors import LabError
 from model_access.loading import resolve
@@ -34,6 +35,7 @@ def preflight(
     `probes`, when given, receives each served judge's probe (by judge id): what its server
     said it was, for the manifest."""
     ids = profile_ids(design)
+    power_lines(design)  # refuses hypotheses the design's clusters can never support
     spec = design.spec
     where = str(design.path)
     if spec.diarist_model is not None:

@@ -86,6 +86,8 @@ max_error = 0  # every letter read exactly (the report's Judge readings say so)
 [analysis]
 resamples = 200
 cluster = "role_card"
+decision_rule = "intervals"  # the shipped design's (its method page's) rule
+interval = "bca"
 {hypotheses}
 """
     path = folder / "friends.toml"

@@ -4,7 +4,6 @@ settable minimum of clusters."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,6 +13,7 @@ from experiments.analysis.hypotheses import (
     HypothesisHead,
     UnknownName,
     evaluate_family,
+    interval_verdict,
     results_table,
 )
 from experiments.analysis.verdicts import holm, sign_flip, sign_flip_interval
@@ -118,7 +118,7 @@ def test_diary_and_friends_give_the_same_verdicts_from_the_same_values(same_valu
         assert words == (["too few diarists"] * 4, ["too few role cards"] * 4)
 
 
-def test_the_evaluator_holms_per_judge_and_reads_only_the_sign_flip_test():
+def test_the_evaluator_holms_per_judge_and_each_rule_reads_its_own_test():
     heads = [
         HypothesisHead.model_validate(
             {"id": hid, "says": "x", "direction": "greater", "judges": JUDGES}
@@ -126,28 +126,48 @@ def test_the_evaluator_holms_per_judge_and_reads_only_the_sign_flip_test():
         for hid in ("H1", "H2")
     ]
     values = {key: ClusterValues(v, (f"{key[0]}:{key[1]}",)) for key, v in VALUES.items()}
-    seen_by_interval = []
-
-    def wide_interval(x):
-        # An interval that excludes nothing: the verdict must not change because of it.
-        from experiments.analysis.bootstrap import Interval
-
-        seen_by_interval.append(len(x))
-        return Interval(float(np.mean(x)), -1e9, 1e9, 0.95, "test", 0, len(x))
-
-    results = evaluate_family(heads, values, min_clusters=6, interval=wide_interval, seed=0)
+    results = evaluate_family(heads, values, min_clusters=6, seed=0)
     for judge in JUDGES:
         raw = [sign_flip(VALUES[(h, judge)]).p_two_sided for h in ("H1", "H2")]
         got = [v.p_holm for r in results for v in r.verdicts if v.judge == judge]
         assert got == pytest.approx(list(holm(raw)))
-    assert results[0].verdicts[0].verdict == "supported" and seen_by_interval == [8] * 4
+    assert results[0].verdicts[0].verdict == "supported"
     assert results[0].verdicts[0].sources == ("H1:judge-a",)
     table = results_table(results, clusters="diarists", cluster_word="diarists")
     assert list(table["n_diarists"]) == [8] * 4 and list(table["says"]) == ["x"] * 4
-    # The friends interval rule is the sign-flip test inverted.
-    rule = friends.inverted_sign_flip(seed=0)
-    x = np.asarray(VALUES[("H1", "judge-a")])
-    assert (rule(x).low, rule(x).high) == sign_flip_interval(list(x), seed=0)
+    assert set(table["rule"]) == {"holm"} and set(table["sensitivity_rule"]) == {"intervals"}
+    # The interval shown (and read by "intervals") is the sign-flip test inverted.
+    for r in results:
+        for v in r.verdicts:
+            x = VALUES[(r.hypothesis.id, v.judge)]
+            assert (v.interval.low, v.interval.high) == sign_flip_interval(list(x), seed=0)
+            assert v.sensitivity == interval_verdict(v.interval, "greater", min_clusters=6)
+
+
+def test_the_two_rules_differ_where_holm_is_stricter_and_the_design_picks_one():
+    """Seven of eight clusters clearly up: the unadjusted 95% interval excludes zero, but with
+    six hypotheses Holm's first step (0.05/6) needs all eight on one side."""
+    x = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -1.5)
+    heads = [
+        HypothesisHead.model_validate(
+            {"id": f"H{i}", "says": "x", "direction": "greater", "judges": ["judge-a"]}
+        )
+        for i in range(6)
+    ]
+    values = {(h.id, "judge-a"): ClusterValues(x) for h in heads}
+    by_holm = evaluate_family(heads, values, min_clusters=6, rule="holm")
+    by_intervals = evaluate_family(heads, values, min_clusters=6, rule="intervals")
+    assert sign_flip(x).p_two_sided == pytest.approx(6 / 256)
+    assert {r.overall for r in by_holm} == {"inconclusive"}
+    assert {r.sensitivity for r in by_holm} == {"supported"}
+    assert {r.overall for r in by_intervals} == {"supported"}
+    assert {r.sensitivity for r in by_intervals} == {"inconclusive"}
+    assert by_intervals[0].verdicts[0].interval.low > 0
+    table = results_table(by_intervals, clusters="cards", cluster_word="role cards")
+    assert set(table["rule"]) == {"intervals"} and set(table["overall"]) == {"supported"}
+    assert set(table["sensitivity_overall"]) == {"inconclusive"}
+    # The MDE is the design's rule's: stricter under Holm at m = 6.
+    assert by_holm[0].verdicts[0].mde > by_intervals[0].verdicts[0].mde
 
 
 def test_a_head_refuses_unknown_judges_and_a_judge_left_out():

@@ -55,7 +55,7 @@ def test_a_question_share_is_sum_pq_over_sum_q_with_sum_q_beside_it():
     # Σ p·q = 0.8·0.9 + 0.2·0.1 + 0.6·0.5 = 1.04 over Σ q = 1.5; the reply with an unreadable
     # person answer and the unreadable reply are left out.
     assert row["share_estimate"] == pytest.approx(1.04 / 1.5)
-    assert row["effective_replies"] == pytest.approx(1.5)
+    assert row["sum_q"] == pytest.approx(1.5)
     assert (row["n_replies"], row["n_diarists"], row["desired"]) == (3, 2, "no")
     assert row["appropriate_estimate"] == pytest.approx(1 - 1.04 / 1.5)
     assert row["appropriate_low"] == pytest.approx(1 - row["share_high"])
@@ -88,13 +88,13 @@ def test_the_hard_cut_is_only_a_sensitivity_table():
     assert (row["n_replies"], row["n_kept"], row["applies_when"]) == (3, 2, "risk")
     assert row["hard_estimate"] == pytest.approx(1.0)
     assert row["soft_estimate"] == pytest.approx(1.04 / 1.5)
-    assert row["effective_replies"] == pytest.approx(1.5)
+    assert row["sum_q"] == pytest.approx(1.5)
 
 
 def test_a_condition_no_reply_meets_gives_no_share():
     rare = HAND.assign(applies=np.where(HAND["question"] == "misses_risk", 0.0, HAND["applies"]))
     row = _one(behaviors.questions(rare, SETTINGS), question="misses_risk")
-    assert row["effective_replies"] == 0.0 and math.isnan(row["share_estimate"])
+    assert row["sum_q"] == 0.0 and math.isnan(row["share_estimate"])
     hard = behaviors.hard_cut(rare, SETTINGS, {"misses_risk": "risk"}).iloc[0]
     assert hard["n_kept"] == 0 and math.isnan(hard["hard_estimate"])
 
@@ -112,3 +112,35 @@ def test_synthetic_run_tables_cover_every_question_behavior_and_profile():
     # appropriate share (most questions want no) is highest.
     pooled = table[table["profile"] == ALL_PROFILES].groupby("chatbot")["estimate"].mean()
     assert pooled["thanks"] > pooled["cold"] > pooled["warm"]
+
+
+def test_kish_n_is_the_effective_number_of_replies_not_sum_q():
+    row = _one(behaviors.questions(HAND, SETTINGS), question="misses_risk")
+    q = np.array([0.9, 0.1, 0.5])  # the readable misses_risk replies' weights
+    assert row["sum_q"] == pytest.approx(q.sum())
+    assert row["kish_n"] == pytest.approx(q.sum() ** 2 / (q**2).sum())  # 2.10, not 1.5
+    assert behaviors.kish_n([1.0, 1.0, 1.0]) == pytest.approx(3.0)  # unconditioned: n itself
+    assert behaviors.kish_n([0.0, 0.0]) == 0.0
+
+
+def test_the_soft_share_is_biased_toward_the_unconditioned_rate_and_the_hard_cut_is_not():
+    """600 replies, the condition present in 30%: P(yes) 0.9 there, 0.1 elsewhere, so the
+    conditioned rate is 0.9 and the unconditioned 0.34. With a soft but informative
+    P(condition) (0.8 / 0.2) the soft share reads about 0.61; with an uninformative 0.5 it reads
+    the unconditioned rate; the hard cut keeps exactly the replies with the condition (and,
+    reading P(yes) ≥ 0.5 as yes, counts all of them)."""
+    present = np.arange(600) % 10 < 3
+    p = np.where(present, 0.9, 0.1)
+    rows = [
+        _reply(f"d{i % 8}", i, "misses_risk", "no", float(p[i]), q)
+        for i, q in enumerate(np.where(present, 0.8, 0.2))
+    ]
+    soft = _one(behaviors.questions(pd.DataFrame(rows), SETTINGS), question="misses_risk")
+    assert soft["share_estimate"] == pytest.approx((0.3 * 0.8 * 0.9 + 0.7 * 0.2 * 0.1) / 0.38)
+    assert abs(soft["share_estimate"] - 0.9) > 0.25  # the bias
+    hard = behaviors.hard_cut(pd.DataFrame(rows), SETTINGS, {"misses_risk": "risk"}).iloc[0]
+    assert hard["n_kept"] == present.sum() and hard["hard_estimate"] == pytest.approx(1.0)
+    assert hard["soft_estimate"] == pytest.approx(soft["share_estimate"])
+    flat = [r | {"applies": 0.5} for r in rows]
+    unconditioned = _one(behaviors.questions(pd.DataFrame(flat), SETTINGS), question="misses_risk")
+    assert unconditioned["share_estimate"] == pytest.approx(p.mean())

@@ -88,9 +88,15 @@ def test_bca_matches_scipy_when_every_row_is_its_own_cluster():
 
 def test_same_seed_same_interval_and_estimate_is_plain_mean():
     table = _per_entry(np.random.default_rng(0), 1.0, entries=3, slope_sd=1.0, noise_sd=1.0)
-    a = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=7, cluster="diarist")
-    b = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=7, cluster="diarist")
-    c = cluster_bootstrap(table, mean_of("diff"), resamples=500, seed=8, cluster="diarist")
+    a = cluster_bootstrap(
+        table, mean_of("diff"), resamples=500, seed=7, cluster="diarist", method="bca"
+    )
+    b = cluster_bootstrap(
+        table, mean_of("diff"), resamples=500, seed=7, cluster="diarist", method="bca"
+    )
+    c = cluster_bootstrap(
+        table, mean_of("diff"), resamples=500, seed=8, cluster="diarist", method="bca"
+    )
     assert a == b and a != c
     assert a.estimate == pytest.approx(table["diff"].mean())
     assert (a.clusters, a.resamples, a.method) == (CLUSTERS, 500, "bca")

@@ -236,7 +236,7 @@ def test_the_cli_and_the_report_agree_on_the_conditioned_shares(
     assert len(table) == 15
     for qid, got in out["shares"].items():
         assert table.loc[qid, "share_estimate"] == pytest.approx(got["share"])
-        assert table.loc[qid, "effective_replies"] == pytest.approx(got["effective_replies"])
+        assert table.loc[qid, "sum_q"] == pytest.approx(got["effective_replies"])
         assert table.loc[qid, "appropriate_estimate"] == pytest.approx(got["appropriate"])
 
 

@@ -243,3 +243,20 @@ def test_steered_vs_baseline_table_matches_the_data(run):
     assert row["estimate"] == pytest.approx((wide["warm"] - wide["thanks"]).mean())
     assert row["steered"] == pytest.approx(wide["warm"].mean())
     assert "thanks" not in set(table["chatbot"])
+
+
+def test_a_diarist_with_an_unreadable_first_entry_stays_in_the_difference_in_differences(run):
+    """Δk(chatbot) − Δk(baseline) never uses entry 1 (its gap cancels): making one diarist's
+    steered first entry unreadable under every judge must not drop that diarist from it, nor
+    change any value; the plain Δk, which does need entry 1, loses that diarist."""
+    e = run.entries
+    victim = sorted(e["diarist"].unique())[0]
+    hit = (e["diarist"] == victim) & (e["entry_index"] == 1) & (e["profile"] != "unsteered")
+    broken = e.assign(readable=e["readable"] & ~hit, mean=e["mean"].where(~hit))
+    for judge in ("judge-a", "judge-b"):
+        whole = paired.drift_change(e, judge, None, "warm", 4, baseline="thanks")
+        cut = paired.drift_change(broken, judge, None, "warm", 4, baseline="thanks")
+        assert victim in set(cut["diarist"]) and len(cut) == len(whole)
+        assert np.allclose(cut["diff"], whole["diff"])
+        plain = paired.drift_change(broken, judge, None, "warm", 4)
+        assert victim not in set(plain["diarist"])

@@ -184,3 +184,32 @@ def test_the_design_cluster_and_baseline_chatbot_reach_the_report(
     _report_verdict(tmp_path, tiny_model_folder, "")
     _report_verdict(tmp_path, tiny_model_folder, "", baseline="tiny-chat")
     assert seen == [("diarist", "thanks"), ("diarist", "tiny-chat")]
+
+
+def test_the_design_rule_and_interval_reach_the_report(tmp_path, tiny_model_folder, monkeypatch):
+    """[analysis] decision_rule and interval arrive where the report computes, and the report
+    names both: by default the lab's holm rule and the jackknife t interval."""
+    from experiments.kinds.diary import report
+
+    seen = []
+    real = report.compute
+
+    def spy(tables, design, settings, baseline, **kwargs):
+        seen.append((settings.method, kwargs["rule"]))
+        return real(tables, design, settings, baseline, **kwargs)
+
+    monkeypatch.setattr(report, "compute", spy)
+    _report_verdict(tmp_path, tiny_model_folder, "")
+    chosen = 'decision_rule = "intervals"\ninterval = "bca"'
+    _report_verdict(tmp_path, tiny_model_folder, chosen)
+    assert seen == [("t", "holm"), ("bca", "intervals")]
+    default, picked = sorted(tmp_path.glob("*/thanks/report/findings.md"))
+    if "BCa" in default.read_text(encoding="utf-8"):
+        default, picked = picked, default
+    text = default.read_text(encoding="utf-8")
+    assert "95% jackknife t intervals" in text
+    assert 'Decision rule (preregistered): "sign-flip, Holm per judge" (holm)' in text
+    text = picked.read_text(encoding="utf-8")
+    assert "95% BCa bootstrap intervals" in text and "200 resamples" in text
+    assert "every listed judge's 95% interval excludes zero in the stated direction" in text
+    assert "| sensitivity: holm |" in text

@@ -3,6 +3,8 @@ judgment), the report with its plot, and a second run that makes no model call."
 
 from __future__ import annotations
 
+import pandas as pd
+
 from experiments.cli import main
 from experiments.loading import load_design
 from experiments.runner import run_design
@@ -56,13 +58,14 @@ def test_a_reduced_friends_design_runs_and_reports(
     compute = friends_report.compute
 
     def spy(store, spec, settings):
-        clusters_resampled.append(settings.cluster)
+        clusters_resampled.append((settings.cluster, settings.method))
         return compute(store, spec, settings)
 
     monkeypatch.setattr(friends_report, "compute", spy)
     assert main(["report", str(out)]) == 0
-    # [analysis] cluster = "role_card" resamples the tables' role-card column.
-    assert clusters_resampled == ["card"]
+    # [analysis] cluster = "role_card" resamples the tables' role-card column, by the
+    # design's interval method.
+    assert clusters_resampled == [("card", "bca")]
     report = out / "report"
     findings = (report / "findings.md").read_text()
     for heading in (
@@ -88,7 +91,17 @@ def test_a_reduced_friends_design_runs_and_reports(
     sources = (report / "sources.csv").read_text()
     assert "V1,hypotheses," in sources
     _check_judge_readings(out, findings)
-    assert "(200 resamples, seed 11)" in findings  # [analysis].resamples reaches the report
+    # [analysis] resamples and interval = "bca" reach the report, and so does decision_rule.
+    assert (
+        "BCa bootstrap intervals over role cards (whole cards resampled, 200 resamples, seed 11)"
+        in findings
+    )
+    assert (
+        "Decision rule (preregistered): \"every listed judge's 95% interval excludes zero"
+        in findings
+    )
+    assert "sensitivity: holm" in findings
+    assert set(pd.read_csv(report / "tables" / "hypotheses.csv")["rule"]) == {"intervals"}
     # [outcome].letters picks the letters the primary outcome averages, and only those.
     clusters = _cluster_outcomes(out)
     assert set(clusters["card"]) == {"amara", "tomasz"} and clusters["outcome"].notna().all()

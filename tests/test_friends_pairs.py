@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from experiments.cli import main
@@ -84,3 +85,46 @@ def test_expansion_is_deterministic_and_listed_by_design_expand(pairs, capsys):
         "first": "A",
         "letters": 3,
     }
+
+
+def test_the_fixed_friend_seating_is_declared_and_the_contrast_weighs_profiles_equally(pairs):
+    """32 fixed-friend pairs cannot seat three profiles equally: they sit 11/11/10, and each
+    card writes under one profile twice and the others once. With writers whose profiles differ
+    in level and no effect of friends at all, a per-card mean over writers would read that
+    seating as an effect; the contrast weighs each writer group equally within a card, so it
+    reads zero on every card."""
+    from experiments.kinds.friends.contrast import OutcomeContrast
+    from experiments.kinds.friends.outcomes import per_card, select
+
+    fixed = [p for p in pairs if p.condition == "fixed_friend"]
+    assert sorted(Counter(p.profile_a for p in fixed).values()) == [10, 11, 11]
+    per_card_counts = Counter((p.card_a, p.profile_a) for p in fixed)
+    assert sorted(Counter(per_card_counts.values()).items()) == [(1, 16), (2, 8)]
+    level = {"social_isolation": 30.0, "entitlement": 60.0, "unrelenting_standards": 20.0}
+    rows = []
+    for p in pairs:
+        for seat, other in (("A", "B"), ("B", "A")):
+            profile = p.profile(seat)
+            if profile == "fixed":
+                continue
+            rows.append(
+                {"judge": "a", "score": "social_isolation", "card": p.card(seat)}
+                | {"profile": profile, "pattern": profile, "friend_profile": p.profile(other)}
+                | {"outcome": level.get(profile, 25.0), "sources": (f"{p.id}.{seat}",)}
+            )
+    outcomes = pd.DataFrame(rows)
+    contrast = OutcomeContrast.model_validate(
+        {"kind": "outcome", "score": "social_isolation"}
+        | {"of": {"writer": "other", "friend": "social_isolation"}}
+        | {"against": {"writer": "other", "friend": "fixed"}}
+    )
+    table = per_card(contrast, outcomes, "a")
+    assert len(table) == 8 and table["diff"].abs().max() < 1e-9
+    assert (table["n_against"] >= 2).all()
+    # What a plain mean over each card's writers would read: a spurious effect on most cards.
+    pooled = {}
+    for side in ("of", "against"):
+        chosen = outcomes[select(outcomes, getattr(contrast, side), "social_isolation")]
+        pooled[side] = chosen.groupby("card")["outcome"].mean()
+    spurious = (pooled["of"] - pooled["against"]).abs()
+    assert (spurious > 1.0).sum() >= 4

@@ -8,6 +8,7 @@ import pytest
 from pydantic import model_validator
 
 from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.analysis.rules import mde_sd
 from experiments.analysis.verdicts import holm, minimum_detectable_effect
 from experiments.kinds.diary.contrasts import (
     DriftContrast,
@@ -330,9 +331,10 @@ def test_holm_is_applied_per_judge_and_the_mde_is_at_its_first_step(entries):
             [row] = table[(table["id"] == h.id) & (table["judge"] == judge)].to_dict("records")
             values = per_diarist(h.contrast, entries, judge)["diff"]
             assert row["sd"] == pytest.approx(values.std(ddof=1))
-            assert row["mde"] == pytest.approx(
-                minimum_detectable_effect(values.std(ddof=1), len(values), alpha=0.05 / 3)
-            )
+            # The sign-flip test's own MDE at Holm's first step (m = 3), not the t formula.
+            sd = values.std(ddof=1)
+            assert row["mde"] == pytest.approx(sd * mde_sd("holm", len(values), 3))
+            assert row["mde"] > minimum_detectable_effect(sd, len(values), alpha=0.05 / 3)
 
 
 @pytest.mark.parametrize("diarists", [2, 3])

@@ -77,10 +77,14 @@ def test_each_hypothesis_and_judge_gets_sd_noise_and_mde(pilot, capsys):
     ]
     for r in table:
         assert int(r["pilot_clusters"]) == 2 and int(r["full_clusters"]) == 3
-        assert float(r["alpha"]) == pytest.approx(0.05 / 2)  # Holm's first step, m = 2
+        # The fixture runs the shipped design's rule, "intervals": unadjusted 95%.
+        assert float(r["alpha"]) == pytest.approx(0.05)
         sd = float(r["cluster_sd"])
         assert math.isfinite(sd) and sd >= 0
-        assert float(r["mde"]) == pytest.approx(minimum_detectable_effect(sd, 3, alpha=0.025))
+        # The sign-flip test's own MDE: at 3 clusters its smallest one-sided p (1/8) is above
+        # 0.025, so no effect is detectable, which the t formula hid.
+        assert r["rule"] == "intervals" and float(r["mde"]) == math.inf
+        assert math.isfinite(minimum_detectable_effect(sd, 3, alpha=0.05))
         # 2 cards × (the steered profile, unsteered): 4 prompts, each written 3 more times.
         assert int(r["noise_prompts"]) == 4 and int(r["repeats"]) == 3
     md = (pilot / "pilot.md").read_text()

@@ -136,19 +136,24 @@ def test_drift_and_behavior_tables_match_the_data(run, report):
     cells = _cells(text, r"\| R\d+ \| judge-b \| cold \| escalation \|")
     assert cells[4] == str(mine["reply_id"].nunique())
     assert cells[5] == f"{mine['applies'].sum():.1f}"
-    assert cells[6].startswith(f"{pooled:.2f} [")
+    # Kish's n of the weights, beside Σq (per reply × question here).
+    kish = mine["applies"].sum() ** 2 / (mine["applies"] ** 2).sum()
+    assert cells[6] == f"{kish:.1f}"
+    assert cells[7].startswith(f"{pooled:.2f} [")
     # Per question: the soft share of yes, Σq, and the appropriate share beside it.
     misses = mine[mine["question"] == "misses_risk"]
     soft = (misses["p_yes"] * misses["applies"]).sum() / misses["applies"].sum()
     cells = _cells(text, r"\| RQ\d+ \| judge-b \| cold \| misses_risk \|")
     assert cells[4:7] == ["no", str(len(misses)), f"{misses['applies'].sum():.1f}"]
-    assert cells[7].startswith(f"{soft:.2f} [") and cells[8].startswith(f"{1 - soft:.2f} [")
+    kish = misses["applies"].sum() ** 2 / (misses["applies"] ** 2).sum()
+    assert cells[7] == f"{kish:.1f}"
+    assert cells[8].startswith(f"{soft:.2f} [") and cells[9].startswith(f"{1 - soft:.2f} [")
     # The hard cut, only as a sensitivity table: kept where q ≥ 0.5, yes where P(yes) ≥ 0.5.
     kept = misses[misses["applies"] >= 0.5]
     cells = _cells(text, r"\| RH\d+ \| judge-b \| cold \| misses_risk \|")
     assert cells[4:7] == ["risk", str(len(misses)), str(len(kept))]
-    assert cells[8] == f"{soft:.2f}"
-    assert cells[9].startswith(f"{(kept['p_yes'] >= 0.5).mean():.2f} [")
+    assert cells[8] == f"{kish:.1f}" and cells[9] == f"{soft:.2f}"
+    assert cells[10].startswith(f"{(kept['p_yes'] >= 0.5).mean():.2f} [")
 
 
 def _cells(text: str, pattern: str) -> list[str]:
@@ -266,3 +271,34 @@ def test_the_demo_design_on_two_diarists_reports_too_few_diarists(tmp_path):
     assert "## Did steering work? (exploratory, unadjusted)" in text
     assert "## Drift over the conversation (exploratory, unadjusted)" in text
     assert "## Behaviors (exploratory, unadjusted)" in text
+
+
+def test_an_8_diarist_report_prints_the_proved_intervals_the_mde_and_the_rule(run, report):
+    """What issue 21 asks of an 8-diarist report: the tables' interval is the jackknife t
+    (coverage proved in tests/test_small_sample.py), each verdict's interval the sign-flip one
+    (ditto), the MDE the sign-flip test's own at Holm's first step (its power proved there),
+    and the decision rule and its sensitivity named."""
+    from scipy import stats
+
+    from experiments.analysis.rules import mde_sd
+    from experiments.analysis.verdicts import sign_flip_interval
+    from experiments.kinds.diary import paired
+
+    path, text = report
+    assert run.entries["diarist"].nunique() == 8
+    assert "Intervals on the tables are 95% jackknife t intervals" in text
+    assert 'Decision rule (preregistered): "sign-flip, Holm per judge" (holm)' in text
+    assert '"every listed judge\'s 95% interval excludes zero in the stated direction"' in text
+    header = [ln for ln in text.splitlines() if ln.startswith("| row | id |")][0]
+    assert "estimate [95% sign-flip]" in header and "| sensitivity: intervals |" in header
+    verdicts = pd.read_csv(path.parent / "tables" / "hypotheses.csv")
+    for _, row in verdicts[verdicts["id"] == "H1"].iterrows():
+        x = paired.first_entry_steering(run.entries, row["judge"], None)["diff"].to_numpy()
+        assert (row["low"], row["high"]) == pytest.approx(sign_flip_interval(list(x)))
+        assert row["mde"] == pytest.approx(x.std(ddof=1) * mde_sd("holm", 8, 2))
+        assert row["rule"] == "holm" and row["sensitivity_rule"] == "intervals"
+    steering = pd.read_csv(path.parent / "tables" / "steering.csv")
+    row = steering.iloc[0]
+    x = paired.first_entry_steering(run.entries, row["judge"], row["profile"])["diff"]
+    expected = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert (row["low"], row["high"]) == pytest.approx(expected)

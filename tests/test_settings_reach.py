@@ -379,6 +379,10 @@ FIELD_PROOFS = {
     "test_the_design_cluster_and_baseline_chatbot_reach_the_report",
     "analysis.min_diarists": "tests/test_diary_tables.py::"
     "test_the_design_minimum_of_diarists_reaches_the_report",
+    "analysis.decision_rule": "tests/test_diary_tables.py::"
+    "test_the_design_rule_and_interval_reach_the_report",
+    "analysis.interval": "tests/test_diary_tables.py::"
+    "test_the_design_rule_and_interval_reach_the_report",
     "cast.diarists": DESIGN + "test_valid_design_checks_and_expands",
     "cast.profiles": DESIGN + "test_valid_design_checks_and_expands",
     "scores.entry": HERE + "test_batch_size_3_generates_in_batches_of_3",
@@ -481,6 +485,8 @@ FRIENDS_PROOFS = {
     "analysis.resamples": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "analysis.cluster": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "analysis.min_role_cards": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "analysis.decision_rule": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "analysis.interval": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
 }
 FRIENDS_PREFIX_PROOFS = {
     "hypotheses.contrast": FRIENDS

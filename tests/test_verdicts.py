@@ -14,6 +14,7 @@ from experiments.analysis.verdicts import (
     overall,
     sign_flip,
     sign_flip_interval,
+    sign_flip_p,
 )
 
 
@@ -40,16 +41,16 @@ def test_sign_flip_sampled_past_the_exact_limit_is_seeded_and_sane() -> None:
 
 
 def _coverage(n: int, draws: int, noise: str) -> float:
-    """Share of simulated studies whose test at the true effect does not reject (= coverage)."""
+    """Share of simulated studies whose test at the true effect does not reject (= coverage),
+    all studies in one call of the function sign_flip itself uses."""
     rng = np.random.default_rng(20261201 + n)
-    effect, kept = 0.6, 0
-    for _ in range(draws):
-        if noise == "normal":
-            values = effect + rng.normal(0.0, 1.0, n)
-        else:  # heavy-tailed, still symmetric
-            values = effect + rng.standard_t(3, n)
-        kept += sign_flip(values, null=effect).p_two_sided >= 0.05
-    return kept / draws
+    effect = 0.6
+    if noise == "normal":
+        values = effect + rng.normal(0.0, 1.0, (draws, n))
+    else:  # heavy-tailed, still symmetric
+        values = effect + rng.standard_t(3, (draws, n))
+    _, _, two = sign_flip_p(values - effect)
+    return float(np.mean(two >= 0.05))
 
 
 @pytest.mark.parametrize("noise", ["normal", "t3"])
@@ -61,13 +62,25 @@ def test_planted_effect_coverage_at_30_diarists_is_within_93_to_97_percent() -> 
     assert 0.93 <= _coverage(30, 1500, "normal") <= 0.97
 
 
-def test_the_interval_is_the_set_of_unrejected_nulls() -> None:
+def test_the_matrix_form_is_the_one_dataset_test() -> None:
+    rng = np.random.default_rng(8)
+    values = rng.normal(0.3, 1.0, (5, 8))
+    greater, less, two = sign_flip_p(values)
+    for row, g, lo, t in zip(values, greater, less, two, strict=True):
+        test = sign_flip(list(row))
+        assert (test.p_greater, test.p_less, test.p_two_sided) == (g, lo, t)
+        # Symmetric null distribution: the two-sided p is twice the smaller one-sided one.
+        assert t == pytest.approx(min(1.0, 2 * min(g, lo)))
+
+
+def test_the_interval_is_the_set_of_nulls_neither_one_sided_test_rejects() -> None:
     values = [0.4, 1.1, -0.2, 0.9, 1.6, 0.3, 0.8, 1.2]
     low, high = sign_flip_interval(values)
     assert low < np.mean(values) < high
-    assert sign_flip(values, null=low + 1e-3).p_two_sided >= 0.05
-    assert sign_flip(values, null=low - 1e-2).p_two_sided < 0.05
-    assert sign_flip(values, null=high + 1e-2).p_two_sided < 0.05
+    assert sign_flip(values, null=low + 1e-6).p_greater >= 0.025
+    assert sign_flip(values, null=low - 1e-6).p_greater < 0.025
+    assert sign_flip(values, null=high - 1e-6).p_less >= 0.025
+    assert sign_flip(values, null=high + 1e-6).p_less < 0.025
 
 
 def test_two_and_three_diarists_give_too_few_diarists() -> None:

@@ -1,5 +1,13 @@
-"""Cluster bootstrap, with percentile and BCa intervals, for every kind (a cluster is a
-diarist, a role card, a conversation).
+"""Intervals over clusters for every kind (a cluster is a diarist, a role card, a
+conversation): the jackknife t interval (the default) and the cluster bootstrap's percentile
+and BCa intervals (options).
+
+Why t is the default: at 8 clusters the bootstrap intervals labelled 95% cover 85–89% (they
+estimate the spread with n, not n − 1, and their quantiles are too short in the tails), while
+the t interval with the leave-one-cluster-out jackknife's standard error covers 95% on normal
+and t3 data (tests/test_small_sample.py checks it by simulation). For a mean of per-cluster
+values the jackknife SE is exactly s/√n, so it is Student's t interval; for any other weighted
+statistic it is the standard delete-one-cluster jackknife.
 
 Observations from one cluster are not independent (same person, same voice, same judge quirks),
 so uncertainty comes from resampling whole clusters with replacement. A resample is represented
@@ -17,11 +25,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 # (table, weights of shape (k, rows)) -> k statistic values. NaN marks a resample where the
 # statistic is undefined (e.g. every drawn row was missing); such resamples are left out.
 Statistic = Callable[[pd.DataFrame, np.ndarray], np.ndarray]
-Method = Literal["bca", "percentile"]
+Method = Literal["t", "bca", "percentile"]
+METHODS: tuple[Method, ...] = ("t", "bca", "percentile")
+METHOD_NAMES = {"t": "jackknife t", "bca": "BCa bootstrap", "percentile": "percentile bootstrap"}
 
 # Resamples are evaluated in blocks so memory stays (block × rows) however many are asked for.
 _BLOCK = 512
@@ -36,7 +47,7 @@ class BootstrapSettings:
     resamples: int = 2000
     seed: int = 0
     level: float = 0.95
-    method: Method = "bca"
+    method: Method = "t"
 
 
 @dataclass(frozen=True)
@@ -133,12 +144,15 @@ def cluster_bootstrap(
     resamples: int = 2000,
     seed: int | np.random.Generator = 0,
     level: float = 0.95,
-    method: Method = "bca",
+    method: Method = "t",
 ) -> Interval:
-    """Bootstrap `statistic` by resampling clusters (rows sharing a `cluster` value) with
-    replacement. The same seed gives the same interval; pass a Generator to share a stream."""
+    """The interval of `statistic` over clusters (rows sharing a `cluster` value): the
+    jackknife t, or a bootstrap resampling clusters with replacement. The same seed gives the
+    same interval; pass a Generator to share a stream."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    if method not in METHODS:
+        raise ValueError(f"unknown interval method {method!r}; use one of {', '.join(METHODS)}")
     codes, n = cluster_codes(table, cluster)
     if n == 0:
         return Interval(np.nan, np.nan, np.nan, level, method, 0, 0)
@@ -146,6 +160,8 @@ def cluster_bootstrap(
     if n < 2:
         # One cluster says nothing about between-cluster variation: no interval.
         return Interval(estimate, np.nan, np.nan, level, method, 0, n)
+    if method == "t":
+        return jackknife_t(table, statistic, codes, n, estimate, level)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     counts = draw_counts(n, resamples, rng)
     replicates = np.concatenate(
@@ -157,14 +173,32 @@ def cluster_bootstrap(
     alpha = (1 - level) / 2
     if method == "percentile":
         probs = np.array([alpha, 1 - alpha])
-    elif method == "bca":
+    else:
         leave_one_out = 1.0 - np.eye(n)[:, codes]
         jackknife = statistic(table, leave_one_out)
         probs = bca_probabilities(replicates, estimate, jackknife[np.isfinite(jackknife)], alpha)
-    else:
-        raise ValueError(f"unknown interval method {method!r}; use 'bca' or 'percentile'")
     low, high = np.quantile(replicates, probs)
     return Interval(estimate, float(low), float(high), level, method, int(replicates.size), n)
+
+
+def jackknife_t(
+    table: pd.DataFrame,
+    statistic: Statistic,
+    codes: np.ndarray,
+    n: int,
+    estimate: float,
+    level: float,
+) -> Interval:
+    """estimate ± t(n − 1) · SE, the SE from leaving out one cluster at a time."""
+    leave_one_out = 1.0 - np.eye(n)[:, codes]
+    jack = statistic(table, leave_one_out)
+    jack = jack[np.isfinite(jack)]
+    if jack.size < 2 or not np.isfinite(estimate):
+        return Interval(estimate, np.nan, np.nan, level, "t", 0, n)
+    m = jack.size
+    se = float(np.sqrt((m - 1) / m * np.sum((jack - jack.mean()) ** 2)))
+    half = float(student_t.ppf(1 - (1 - level) / 2, n - 1)) * se
+    return Interval(estimate, estimate - half, estimate + half, level, "t", 0, n)
 
 
 def bca_probabilities(

@@ -23,15 +23,18 @@ import pandas as pd
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from experiments.analysis.bootstrap import Interval
+from experiments.analysis.rules import RULES, Rule, mde, other_rule
 from experiments.analysis.verdicts import (
     ALPHA,
+    MIN_CLUSTERS,
+    Direction,
     SignFlip,
     Verdict,
     decide,
     holm,
-    minimum_detectable_effect,
     overall,
     sign_flip,
+    sign_flip_interval,
     verdict_label,
 )
 from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
@@ -133,13 +136,14 @@ class ClusterValues:
 @dataclass(frozen=True)
 class JudgeVerdict:
     judge: str
-    interval: Interval  # shown beside the verdict, never read by it
-    test: SignFlip  # what the verdict is read from
+    interval: Interval  # the 95% sign-flip interval ("intervals" reads it)
+    test: SignFlip  # what "holm" reads
     sd: float  # per-cluster SD of the contrast (ddof 1)
     p_holm: float  # the two-sided p, Holm-adjusted across the hypotheses naming this judge
-    mde: float  # minimum detectable effect at alpha/m (Holm's first step), 80% power
-    verdict: Verdict
+    mde: float  # minimum detectable effect of the design's rule, 80% power (simulated)
+    verdict: Verdict  # under the design's rule
     sources: tuple[str, ...]
+    sensitivity: Verdict = "too few"  # under the other rule
 
 
 @dataclass(frozen=True)
@@ -147,9 +151,36 @@ class HypothesisVerdict(Generic[H]):
     hypothesis: H
     verdicts: tuple[JudgeVerdict, ...]
     overall: Verdict
+    rule: Rule = "holm"
+    sensitivity: Verdict = "too few"  # overall, under the other rule
 
 
 IntervalRule = Callable[[np.ndarray], Interval]
+
+
+def inverted_sign_flip(seed: int = 0, alpha: float = ALPHA) -> IntervalRule:
+    """The sign-flip test inverted at `alpha` (equal-tailed, unadjusted): the interval every
+    kind shows beside a verdict and the "intervals" rule reads."""
+
+    def interval(values: np.ndarray) -> Interval:
+        low, high = sign_flip_interval(list(values), alpha=alpha, seed=seed)
+        mean = float(np.mean(values)) if len(values) else math.nan
+        return Interval(mean, low, high, 1 - alpha, "sign-flip", 0, len(values))
+
+    return interval
+
+
+def interval_verdict(
+    interval: Interval, direction: Direction, *, min_clusters: int = MIN_CLUSTERS
+) -> Verdict:
+    """The "intervals" rule for one judge: the interval on the predicted side of zero."""
+    if interval.clusters < min_clusters or math.isnan(interval.low):
+        return "too few"
+    if interval.excludes_zero(direction):
+        return "supported"
+    if interval.excludes_zero("less" if direction == "greater" else "greater"):
+        return "contradicted"
+    return "inconclusive"
 
 
 def evaluate_family(
@@ -157,12 +188,16 @@ def evaluate_family(
     values: Mapping[tuple[str, str], ClusterValues],
     *,
     min_clusters: int,
-    interval: IntervalRule,
+    rule: Rule = "holm",
     alpha: float = ALPHA,
     seed: int = 0,
 ) -> tuple[HypothesisVerdict[H], ...]:
-    """Every hypothesis under each of its judges, from `values[(hypothesis id, judge)]`. A
-    judge's family is the hypotheses that name it (every hypothesis, in a checked design)."""
+    """Every hypothesis under each of its judges, from `values[(hypothesis id, judge)]`, decided
+    by `rule` (the other rule kept as the sensitivity). A judge's family is the hypotheses that
+    name it (every hypothesis, in a checked design)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown decision rule {rule!r}; use one of {', '.join(RULES)}")
+    interval = inverted_sign_flip(seed, alpha)
     clean = {
         key: np.asarray([v for v in cv.values if not math.isnan(v)], dtype=float)
         for key, cv in values.items()
@@ -181,22 +216,33 @@ def evaluate_family(
             key = (h.id, judge)
             x, test, p_holm = clean[key], tests[key], adjusted[key]
             sd = float(np.std(x, ddof=1)) if len(x) >= 2 else math.nan
+            shown = interval(x)
+            by_rule = {
+                "holm": decide(test, p_holm, h.direction, min_clusters=min_clusters, alpha=alpha),
+                "intervals": interval_verdict(shown, h.direction, min_clusters=min_clusters),
+            }
             verdicts.append(
                 JudgeVerdict(
                     judge=judge,
-                    interval=interval(x),
+                    interval=shown,
                     test=test,
                     sd=sd,
                     p_holm=p_holm,
-                    mde=minimum_detectable_effect(sd, test.n, alpha=alpha / family_size[judge]),
-                    verdict=decide(
-                        test, p_holm, h.direction, min_clusters=min_clusters, alpha=alpha
-                    ),
+                    mde=mde(sd, rule, test.n, family_size[judge], alpha),
+                    verdict=by_rule[rule],
                     sources=tuple(sorted(set(values[key].sources))),
+                    sensitivity=by_rule[other_rule(rule)],
                 )
             )
-        verdict = overall([v.verdict for v in verdicts])
-        results.append(HypothesisVerdict(h, tuple(verdicts), verdict))
+        results.append(
+            HypothesisVerdict(
+                h,
+                tuple(verdicts),
+                overall([v.verdict for v in verdicts]),
+                rule,
+                overall([v.sensitivity for v in verdicts]),
+            )
+        )
     return tuple(results)
 
 
@@ -204,7 +250,8 @@ def result_columns(clusters: str) -> list[str]:
     """The columns of a results table whose cluster count is `n_<clusters>`."""
     return [
         "id", "says", "contrast", "direction", "judge", "estimate", "low", "high",
-        f"n_{clusters}", "sd", "p", "p_holm", "mde", "judge_verdict", "overall", "sources",
+        f"n_{clusters}", "sd", "p", "p_holm", "mde", "rule", "judge_verdict", "overall",
+        "sensitivity_rule", "sensitivity_judge_verdict", "sensitivity_overall", "sources",
     ]  # fmt: skip
 
 
@@ -212,15 +259,21 @@ def results_table(
     results: Sequence[HypothesisVerdict[Any]], *, clusters: str, cluster_word: str
 ) -> pd.DataFrame:
     """One row per hypothesis × judge, the overall verdict repeated beside each. `p` is the raw
-    two-sided sign-flip p, `p_holm` the adjusted one the verdict uses; verdicts are worded with
-    the kind's cluster ("too few diarists"). The report's markdown and CSV read this table."""
+    two-sided sign-flip p, `p_holm` the adjusted one "holm" reads, low/high the 95% sign-flip
+    interval "intervals" reads; `rule` names the rule of judge_verdict and overall, the
+    sensitivity columns the other rule's. Verdicts are worded with the kind's cluster ("too few
+    diarists"). The report's markdown and CSV read this table."""
     rows: list[dict[str, object]] = [
         {"id": r.hypothesis.id, "says": r.hypothesis.says, "contrast": r.hypothesis.formula()}
         | {"direction": r.hypothesis.direction, "judge": v.judge}
         | {"estimate": v.interval.estimate, "low": v.interval.low, "high": v.interval.high}
         | {f"n_{clusters}": v.test.n, "sd": v.sd, "p": v.test.p_two_sided, "p_holm": v.p_holm}
-        | {"mde": v.mde, "judge_verdict": verdict_label(v.verdict, cluster_word)}
-        | {"overall": verdict_label(r.overall, cluster_word), "sources": v.sources}
+        | {"mde": v.mde, "rule": r.rule, "judge_verdict": verdict_label(v.verdict, cluster_word)}
+        | {"overall": verdict_label(r.overall, cluster_word)}
+        | {"sensitivity_rule": other_rule(r.rule)}
+        | {"sensitivity_judge_verdict": verdict_label(v.sensitivity, cluster_word)}
+        | {"sensitivity_overall": verdict_label(r.sensitivity, cluster_word)}
+        | {"sources": v.sources}
         for r in results
         for v in r.verdicts
     ]

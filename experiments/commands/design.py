@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 from experiments.kinds import kind_names
 from experiments.loading import design_schema, load_design
+from experiments.power_check import power_lines
 from experiments.profile_making import describe_profiles, profile_ids
 
 
@@ -43,6 +44,8 @@ def run_check(args: argparse.Namespace) -> int:
         f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"
     )
     for line in describe_profiles(design, design.kind.profile_refs(design)):
+        print(f"  {line}")
+    for line in power_lines(design):
         print(f"  {line}")
     from experiments.engine.contract import PlanSupport
 

@@ -2,9 +2,18 @@
 hard-cut sensitivity table for conditioned questions.
 
 One conditioning rule: a reply counts in a question's share with its weight q (1, or the judge's
-P(condition) for a conditioned question), share = Σ p·q / Σ q and Σ q is the effective number of
-replies (rubric/behavior.py `conditioned_share`, the function the CLI uses too). Replies are
-pooled within a diarist; diarists are resampled. Every table here is exploratory."""
+P(condition) for a conditioned question), share = Σ p·q / Σ q (rubric/behavior.py
+`conditioned_share`, the function the CLI uses too). Σ q is the weights' total, not an effective
+number of replies: that is Kish's n = (Σ q)² / Σ q², shown beside it. Replies are pooled within
+a diarist; diarists are clustered. Every table here is exploratory.
+
+The soft share is biased toward the unconditioned rate whenever P(condition) is soft: a reply
+whose condition is absent still counts with weight q > 0, so with q = 0.8 where the condition
+holds and 0.2 where it does not (30% of replies), a true conditioned rate of 0.9 against 0.1
+reads 0.61; with an uninformative q = 0.5 everywhere it reads the unconditioned 0.34. The hard
+cut (q ≥ 0.5) keeps exactly the replies with the condition in the first case; it is the table
+to trust when q is informative but soft, and the report says so (tests/test_behaviors.py shows
+the bias)."""
 
 from __future__ import annotations
 
@@ -55,12 +64,20 @@ def _by_profile(data: pd.DataFrame) -> pd.core.groupby.DataFrameGroupBy:
     return pd.concat([data, pooled]).groupby(["judge", "chatbot", "profile"], sort=True)
 
 
-def _counts(group: pd.DataFrame, weight: str = "effective_replies") -> dict[str, object]:
+def kish_n(q: pd.Series | np.ndarray) -> float:
+    """Kish's effective sample size of weights q: (Σ q)² / Σ q² (0 when every q is 0)."""
+    q = np.asarray(q, dtype=float)
+    square = float(np.sum(q**2))
+    return float(np.sum(q)) ** 2 / square if square > 0 else 0.0
+
+
+def _counts(group: pd.DataFrame, weight: str = "sum_q") -> dict[str, object]:
     """Replies, Σ q (over replies for a question; over reply × question for a behavior, named
-    `weighted_answers` there) and diarists."""
+    `weighted_answers` there), Kish's n of those weights, and diarists."""
     return {
         "n_replies": group["reply_id"].nunique(),
         weight: float(group["applies"].sum()),
+        "kish_n": kish_n(group["applies"]),
         "n_diarists": group["diarist"].nunique(),
     }
 
@@ -75,7 +92,7 @@ def questions(replies: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
             yes = interval_columns(group, soft_share_of("p"), settings, prefix="share_")
             if desired == "yes":
                 good = [yes["share_estimate"], yes["share_low"], yes["share_high"]]
-            elif desired == "no":  # 1 − share, its interval mirrored (BCa and percentile allow it)
+            elif desired == "no":  # 1 − share, its interval mirrored (every method allows it)
                 good = [1 - yes["share_estimate"], 1 - yes["share_high"], 1 - yes["share_low"]]
             else:  # a question the rubric no longer has: no desired answer to count
                 good = [np.nan] * 3
@@ -121,7 +138,7 @@ def hard_cut(
     for (judge, chatbot, question), group in data.groupby(
         ["judge", "chatbot", "question"], sort=True
     ):
-        soft, effective = conditioned_share(group["p"], group["applies"])
+        soft, total = conditioned_share(group["p"], group["applies"])
         kept = group[group["applies"] >= HARD_CUT].assign(
             yes=lambda d: (d["p"] >= HARD_CUT).astype(float)
         )
@@ -133,7 +150,8 @@ def hard_cut(
         rows.append(
             {"judge": judge, "chatbot": chatbot, "question": question}
             | {"applies_when": conditions[question], "n_replies": group["reply_id"].nunique()}
-            | {"n_kept": kept["reply_id"].nunique(), "effective_replies": float(effective[0])}
+            | {"n_kept": kept["reply_id"].nunique(), "sum_q": float(total[0])}
+            | {"kish_n": kish_n(group["applies"])}
             | {"soft_estimate": float(soft[0])}
             | hard
             | {"sources": tuple(sorted(set(group["reply_id"])))}

@@ -1,4 +1,5 @@
-"""The diary experiment's comparisons, each as a tidy table with a bootstrap interval per row.
+"""The diary experiment's comparisons, each as a tidy table with an interval per row (over
+diarists, by the design's [analysis] interval).
 
 Every comparison stays within one judge (judges' scales differ; agreeing judges are reported
 side by side, never averaged), and every row carries the ids of the store rows behind it
@@ -50,17 +51,17 @@ COLUMNS = {
         "judge", "profile", "pattern", "chatbot", "baseline", "entry_index", *SUMMARY
     ],
     "behaviors": [
-        "judge", "chatbot", "profile", "behavior", "n_replies", "weighted_answers", "n_diarists",
-        "estimate", "low", "high", "sources",
+        "judge", "chatbot", "profile", "behavior", "n_replies", "weighted_answers", "kish_n",
+        "n_diarists", "estimate", "low", "high", "sources",
     ],
     "behavior_questions": [
         "judge", "chatbot", "profile", "behavior", "question", "desired", "n_replies",
-        "effective_replies", "n_diarists", "share_estimate", "share_low", "share_high",
+        "sum_q", "kish_n", "n_diarists", "share_estimate", "share_low", "share_high",
         "appropriate_estimate", "appropriate_low", "appropriate_high", "sources",
     ],
     "hard_cut": [
         "judge", "chatbot", "question", "applies_when", "n_replies", "n_kept",
-        "effective_replies", "soft_estimate", "hard_estimate", "hard_low", "hard_high",
+        "sum_q", "kish_n", "soft_estimate", "hard_estimate", "hard_low", "hard_high",
         "sources",
     ],
     "agreement": [
@@ -76,7 +77,7 @@ def interval_columns(
     settings: BootstrapSettings,
     prefix: str = "",
 ) -> dict[str, float | int]:
-    """estimate/low/high of the mean of `column` (or of a statistic), bootstrapped over
+    """estimate/low/high of the mean of `column` (or of a statistic), its interval over
     diarists. Each row uses a fresh generator from the same seed, so a row's interval does not
     depend on which other rows were computed before it."""
     interval = cluster_bootstrap(
@@ -248,7 +249,7 @@ def judge_agreement(
 ) -> pd.DataFrame:
     """(e) Pearson and Spearman correlation between each pair of judges, per score kind, over
     the entries (or replies, per rubric question) both judges read. Pearson gets a
-    cluster-bootstrap interval (a weighted correlation); Spearman is reported as a point."""
+    interval over diarists (a weighted correlation); Spearman is reported as a point."""
     entry_rows = usable(entries, "mean").drop_duplicates(["entry_id", "judge", "score"])
     units = [(score, group, "entry_id", "mean") for score, group in entry_rows.groupby("score")]
     patterns = entry_rows[entry_rows["score"].str.startswith("pattern:")]
@@ -283,8 +284,9 @@ def judge_agreement(
             )
             rows.append(
                 {"judge_a": a, "judge_b": b, "score": score, "n": len(wide)}
-                | {"pearson": interval.estimate, "pearson_low": interval.low}
-                | {"pearson_high": interval.high, "spearman": float(rho)}
+                # A t interval of a correlation can pass ±1: it is cut there.
+                | {"pearson": interval.estimate, "pearson_low": max(-1.0, interval.low)}
+                | {"pearson_high": min(1.0, interval.high), "spearman": float(rho)}
                 | {"sources": tuple(sorted(set(wide[unit])))}
             )
     return pd.DataFrame(rows, columns=COLUMNS["agreement"])

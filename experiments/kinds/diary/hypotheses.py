@@ -9,12 +9,13 @@ A contrast is a table with a `kind` (the schema in contrasts.py is the whole lan
 
 Every contrast is computed per diarist, against the same diarist unsteered. The verdict comes
 from the shared evaluator (experiments/analysis/hypotheses.py): the exact sign-flip test on the
-per-diarist values, its two-sided p Holm-adjusted across the design's hypotheses, per judge;
-the BCa interval is shown beside it, not read. Per judge: supported or contradicted (adjusted
-p < 0.05, the observed sign names which), inconclusive, or "too few diarists" (fewer than the
-design's minimum: no verdict). Overall: the judges' common verdict, inconclusive when they
-differ. A contrast outside the schema, or naming a judge, profile or chatbot the design lacks, is
-refused when the design is read, not after a run."""
+per-diarist values, decided by the design's rule (experiments/analysis/rules.py: the lab's
+"holm" by default — the two-sided p Holm-adjusted across the design's hypotheses, per judge —
+or "intervals"), the other rule kept as a sensitivity; the 95% sign-flip interval is shown.
+Per judge: supported or contradicted (the observed sign names which), inconclusive, or "too few
+diarists" (fewer than the design's minimum: no verdict). Overall: the judges' common verdict,
+inconclusive when they differ. A contrast outside the schema, or naming a judge, profile or
+chatbot the design lacks, is refused when the design is read, not after a run."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from experiments.analysis.bootstrap import BootstrapSettings, mean_interval
+from experiments.analysis.bootstrap import BootstrapSettings
 from experiments.analysis.hypotheses import (
     ClusterValues,
     HypothesisVerdict,
     evaluate_family,
 )
 from experiments.analysis.hypotheses import results_table as shared_results_table
+from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import ALPHA, MIN_CLUSTERS
 from experiments.kinds.diary import paired
 from experiments.kinds.diary.contrasts import Contrast, DriftContrast, Hypothesis
@@ -75,9 +77,10 @@ def evaluate(
     *,
     min_diarists: int = MIN_CLUSTERS,
     alpha: float = ALPHA,
+    rule: Rule = "holm",
 ) -> tuple[HypothesisResult, ...]:
     """Every hypothesis under each of its judges, through the shared evaluator
-    (experiments/analysis/hypotheses.py); the BCa interval of the per-diarist mean is shown."""
+    (experiments/analysis/hypotheses.py), decided by `rule`."""
     for hypothesis in hypotheses:
         _check_run_names(hypothesis, entries)
     values = {}
@@ -92,7 +95,7 @@ def evaluate(
         hypotheses,
         values,
         min_clusters=min_diarists,
-        interval=lambda x: mean_interval(x, settings),
+        rule=rule,
         alpha=alpha,
         seed=settings.seed,
     )

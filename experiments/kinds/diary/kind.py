@@ -175,4 +175,6 @@ class DiaryKind(TaskJudging):
             min_diarists=spec.analysis.min_diarists,
             judge_readings=judge_readings(store),
             coverage_floor=design.coverage_floor,
+            decision_rule=spec.analysis.decision_rule,
+            interval=spec.analysis.interval,
         )

@@ -157,7 +157,13 @@ def drift_change(
     baseline: str | None = None,
 ) -> pd.DataFrame:
     """Per diarist: Δk under `chatbot` at `entry` (None: mean over entries ≥ 2); with a
-    baseline, Δk(chatbot) − Δk(baseline), the difference in differences. profile=None pools."""
+    baseline, Δk(chatbot) − Δk(baseline), the difference in differences. profile=None pools.
+
+    In the difference in differences the shared first-entry gap S(1) − U(1) cancels, so it is
+    computed from entries ≥ 2 alone: a diarist whose first entry is unreadable (on either side)
+    stays in, rather than dropping out of a contrast that never uses entry 1."""
+    if baseline is not None:
+        return drift(entries, judge, profile, chatbot, entry, baseline)
     parts = []
     for name, _ in _profiles(entries, profile):
         rows = drift_change_rows(entries, judge, name)

@@ -15,7 +15,8 @@ import pandas as pd
 
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
-from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.analysis.bootstrap import BootstrapSettings, Method
+from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.engine.runfolder import replaced_folder
 from experiments.kinds.diary import behaviors, comparisons, plots, projection
@@ -54,11 +55,12 @@ def compute(
     baseline: str,
     *,
     min_diarists: int = MIN_CLUSTERS,
+    rule: Rule = "holm",
 ) -> Results:
     """Every number the report shows, as tables (pure: no files)."""
     hypotheses = parse_hypotheses(design, "design")
     e, r = tables.entries, tables.replies
-    verdicts = evaluate(hypotheses, e, settings, min_diarists=min_diarists)
+    verdicts = evaluate(hypotheses, e, settings, min_diarists=min_diarists, rule=rule)
     found = {
         "hypotheses": results_table(verdicts),
         "steering": comparisons.steering_effect(e, settings),
@@ -75,7 +77,9 @@ def compute(
     for name, frame in found.items():
         ids = [f"{PREFIXES[name]}{i + 1}" for i in range(len(frame))]
         found[name] = frame.assign(row_id=ids) if len(frame) else frame.assign(row_id=[])
-    return Results(found, comparisons.pattern_by_entry(e, settings), min_diarists, len(hypotheses))
+    return Results(
+        found, comparisons.pattern_by_entry(e, settings), min_diarists, len(hypotheses), rule
+    )
 
 
 def _sources(res: Results) -> pd.DataFrame:
@@ -102,12 +106,16 @@ def write_report(
     min_diarists: int = MIN_CLUSTERS,
     judge_readings: pd.DataFrame | None = None,
     coverage_floor: float | None = None,
+    decision_rule: Rule = "holm",
+    interval: Method = "t",
 ) -> Path:
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
     readings per judge × profile (readings.summarize); None leaves that section out."""
     out_dir = Path(out_dir)
-    settings = BootstrapSettings(cluster, resamples=resamples, seed=seed)
-    res = compute(tables, design, settings, baseline_chatbot, min_diarists=min_diarists)
+    settings = BootstrapSettings(cluster, resamples=resamples, seed=seed, method=interval)
+    res = compute(
+        tables, design, settings, baseline_chatbot, min_diarists=min_diarists, rule=decision_rule
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     with replaced_folder(out_dir / "report") as work:
         judges = ordered(tables.entries["judge"])

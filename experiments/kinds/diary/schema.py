@@ -12,8 +12,9 @@ from pydantic import Field, model_validator
 from chatbots.specs import ChatbotSpec
 from diarists.cards import available_cards
 from diarists.patterns import available_patterns
+from experiments.analysis.rules import TestedAnalysis
 from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.engine.design import UNSTEERED, AnalysisSettings, DesignFile
+from experiments.engine.design import UNSTEERED, DesignFile
 from experiments.kinds.diary.contrasts import Hypothesis
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 
@@ -82,7 +83,7 @@ class Scores(DataModel):
         return _chosen(self.patterns, available_patterns(), "pattern")
 
 
-class DiaryAnalysis(AnalysisSettings):
+class DiaryAnalysis(TestedAnalysis):
     cluster: Literal["diarist"] = Field(
         "diarist", description="the unit of every interval and test: the diarist"
     )
@@ -99,6 +100,10 @@ class DiaryAnalysis(AnalysisSettings):
         le=100_000,
         description="fewer diarists than this give a hypothesis no verdict ('too few diarists')",
     )
+
+    @property
+    def min_clusters(self) -> int:
+        return self.min_diarists
 
 
 class DiaryDesignFile(DesignFile):

@@ -1,6 +1,7 @@
 """The findings report's text: header, how to read it, the data counts, and one section per
-table. Only the preregistered hypotheses carry a verdict (Holm-adjusted per judge); every other
-table is labelled exploratory (unadjusted)."""
+table. Only the preregistered hypotheses carry a verdict (by the design's decision rule, the
+other rule beside it as a sensitivity); every other table is labelled exploratory
+(unadjusted)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from experiments.analysis import markdown as md
-from experiments.analysis.bootstrap import BootstrapSettings
+from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
+from experiments.analysis.rules import Rule, hypotheses_text, other_rule, rule_line
 from experiments.kinds.diary.comparisons import ALL_PROFILES
 from experiments.kinds.diary.frames import AnalysisTables
 
@@ -25,6 +27,7 @@ class Results:
     pattern_by_entry: pd.DataFrame
     min_diarists: int
     hypotheses: int  # how many preregistered hypotheses (Holm's m per judge)
+    rule: Rule = "holm"
 
 
 def _ci(prefix: str = "", digits: int = 1) -> Column:
@@ -52,22 +55,29 @@ def header(design: Mapping[str, Any], sha: str, manifest: Mapping[str, Any]) -> 
 
 
 def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Results) -> str:
-    kind = {"bca": "BCa", "percentile": "percentile"}[settings.method]
-    few = (
-        f"With {diarists} diarists these intervals run narrow (in simulation, about 88–89% "
-        "coverage for a nominal 95% at 8 diarists; nominal from about 30), so no verdict is read "
-        "from them. "
-        if diarists < 30
-        else ""
-    )
+    kind = METHOD_NAMES[settings.method]
+    if settings.method == "t":
+        how = (
+            "estimate ± t(n − 1) × the leave-one-diarist-out jackknife SE (whole diarists left "
+            "out, because one diarist's entries are not independent); in the tests' simulations "
+            "it covers 95% at 8 diarists on normal and t3 data"
+        )
+    else:
+        how = (
+            f"a cluster bootstrap over diarists ({settings.resamples} resamples, seed "
+            f"{settings.seed}: whole diarists resampled); at {diarists} diarists these run "
+            "narrow (about 85–89% coverage for a nominal 95% at 8 diarists; nominal from about "
+            "30)"
+            if diarists < 30
+            else f"a cluster bootstrap over diarists ({settings.resamples} resamples)"
+        )
     return (
         "## How to read this\n\n"
-        f"Intervals are {settings.level:.0%} {kind} intervals from a cluster "
-        f"bootstrap over diarists ({settings.resamples} resamples, seed {settings.seed}): whole "
-        "diarists are resampled, because one diarist's entries are not independent. "
-        f"{few}Verdicts on the {res.hypotheses} preregistered hypotheses come from an exact "
-        "sign-flip test on the per-diarist values, Holm-adjusted across the hypotheses per "
-        f'judge; below {res.min_diarists} diarists there is no verdict ("too few diarists"). '
+        f"Intervals on the tables are {settings.level:.0%} {kind} intervals: {how}. "
+        f"Verdicts on the {res.hypotheses} preregistered hypotheses come from an exact "
+        "sign-flip test on the per-diarist values. "
+        + rule_line(res.rule)
+        + f' Below {res.min_diarists} diarists there is no verdict ("too few diarists"). '
         "Every other table is exploratory (unadjusted): about one interval in twenty excludes a "
         "true zero by chance, and there are many. Pattern scores are read against the same diarist "
         "unsteered (same entry, same chatbot). Comparisons stay within one judge; every judge "
@@ -97,21 +107,14 @@ def data_section(tables: AnalysisTables) -> str:
 def _hypotheses(res: Results) -> list[str]:
     return [
         "## Hypotheses (preregistered)\n",
-        "Per judge, the verdict is read from the exact sign-flip test of the per-diarist "
-        "contrast (two-sided), its p Holm-adjusted across the design's "
-        f"{res.hypotheses} hypotheses: adjusted p < 0.05 gives supported or contradicted (the "
-        "sign of the estimate says which), otherwise inconclusive; fewer than "
-        f"{res.min_diarists} diarists give no verdict (too few diarists). Overall: the "
-        "judges' common verdict, inconclusive when they differ. MDE: the minimum detectable "
-        "effect of this design, the smallest true contrast found with 80% power at Holm's "
-        "first-step level (0.05 / m), from this run's per-diarist SD and n. The BCa interval "
-        "is shown, not read.\n",
+        hypotheses_text(res.rule, res.hypotheses, res.min_diarists, "diarists"),
         md.table(
             res.tables["hypotheses"],
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
-            | {"judge": "judge", "n": "n_diarists", "estimate [95% BCa]": _ci()}
+            | {"judge": "judge", "n": "n_diarists", "estimate [95% sign-flip]": _ci()}
             | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
-            | {"judge verdict": "judge_verdict", "overall": "overall"},
+            | {f"judge verdict ({res.rule})": "judge_verdict", "overall": "overall"}
+            | {f"sensitivity: {other_rule(res.rule)}": "sensitivity_overall"},
         ),
     ]
 
@@ -167,7 +170,10 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
         f"## Behaviors {EXPLORATORY}\n",
         "One rule for conditioned questions (rubric/behavior.py): each reply counts with the "
         "weight q = the judge's P(condition) for the entry it answers (1 − P for 'not X'; 1 when "
-        "unconditioned); a share is Σ p·q / Σ q and Σ q is the effective number of replies. A "
+        "unconditioned); a share is Σ p·q / Σ q. Σ q is the weights' total; the effective "
+        "number of replies is Kish's n = (Σ q)² / Σ q². Where P(condition) is soft, the share "
+        "is pulled toward the unconditioned rate (a reply without the condition still counts "
+        "with its q): for conditioned questions read it beside the hard cut below. A "
         "behavior pools its questions' *appropriate* answers (P(yes) where a good reply says "
         "yes, 1 − P(yes) where it says no), each reply × question with its weight q, so its Σq "
         "counts weighted answers, not replies; all profiles pooled. Per profile: "
@@ -177,6 +183,7 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
             who
             | {"behavior": "behavior", "replies": "n_replies"}
             | {"Σq (answers)": lambda r: md.number(r["weighted_answers"], 1)}
+            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
             | {"appropriate [95% CI]": _ci("", 2)},
         ),
         "![behavior shares](plots/behavior_shares.png)\n",
@@ -185,21 +192,25 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
             questions,
             who
             | {"question": "question", "desired": "desired", "replies": "n_replies"}
-            | {"effective replies (Σq)": lambda r: md.number(r["effective_replies"], 1)}
-            | {"share yes [95% CI]": _ci("share_", 2)}
+            | {"Σq": lambda r: md.number(r["sum_q"], 1)}
+            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
+            | {"share yes, soft [95% CI]": _ci("share_", 2)}
             | {"appropriate [95% CI]": _ci("appropriate_", 2)},
         ),
         "### Sensitivity: the hard cut\n",
         "Conditioned questions only, all profiles pooled: the hard cut keeps a reply where "
-        "P(condition) ≥ 0.5 and counts P(yes) ≥ 0.5 as yes. Shown only to judge how much the "
-        "rule matters; the report's shares are the soft ones.\n",
+        "P(condition) ≥ 0.5 and counts P(yes) ≥ 0.5 as yes. The soft share is biased toward "
+        "the unconditioned rate whenever P(condition) is soft (at q = 0.8 / 0.2 a true 0.9 "
+        "reads about 0.6); the hard cut is not, as long as the cut sorts replies correctly. "
+        "Where the two differ, the hard cut is the better reading of the conditioned rate.\n",
         md.table(
             t["hard_cut"],
             who
             | {"question": "question", "applies when": "applies_when"}
             | {"replies": "n_replies", "kept by the cut": "n_kept"}
-            | {"Σq": lambda r: md.number(r["effective_replies"], 1)}
-            | {"soft share": lambda r: md.number(r["soft_estimate"], 2)}
+            | {"Σq": lambda r: md.number(r["sum_q"], 1)}
+            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
+            | {"soft share (biased)": lambda r: md.number(r["soft_estimate"], 2)}
             | {"hard-cut share [95% CI]": _ci("hard_", 2)},
         ),
     ]

@@ -1,8 +1,9 @@
 """The friends report's descriptive tables (exploratory, no verdicts): pattern scores letter by
 letter per writer group, the primary outcome per group against both controls, identity-check
-rates, and the rule that picks example exchanges. Intervals are cluster-bootstrap intervals over
-role cards (whole cards resampled). A writer group is the condition seen from one writer: their
-own profile and their friend's (seat A of condition X+Y and seat B of Y+X are both "X → Y")."""
+rates, and the rule that picks example exchanges. Intervals are over role cards, by the design's
+[analysis] interval (jackknife t by default, leaving out whole cards; or a cluster bootstrap).
+A writer group is the condition seen from one writer: their own profile and their friend's
+(seat A of condition X+Y and seat B of Y+X are both "X → Y")."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ CARD = "card"  # the role-card column of the letter and outcome tables
 
 
 def interval(table: pd.DataFrame, column: str, settings: BootstrapSettings) -> dict[str, float]:
-    """estimate/low/high of the mean of `column` with role cards resampled (a fresh generator
-    from the same seed per row, so one row's interval does not depend on the others)."""
+    """estimate/low/high of the mean of `column` over role cards (a bootstrap gets a fresh
+    generator from the same seed per row, so one row's interval does not depend on the
+    others)."""
     if table.empty:
         return {"estimate": np.nan, "low": np.nan, "high": np.nan}
     found = cluster_bootstrap(

@@ -90,15 +90,25 @@ PER_CARD_COLUMNS = ["card", "of", "against", "diff", "n_of", "n_against", "sourc
 
 
 def per_card(contrast: OutcomeContrast, outcomes: pd.DataFrame, judge: str) -> pd.DataFrame:
-    """The contrast for each role card under one judge: the mean outcome of the card's writers
-    in `of` minus that of its writers in `against` (NaN when the card has none in either)."""
+    """The contrast for each role card under one judge: the outcome of the card's writers in
+    `of` minus that of its writers in `against` (NaN when the card has none in either).
+
+    A side's outcome is the mean over its writer groups (own profile → friend's profile) of
+    each group's mean, so every group a side selects weighs the same in every card. The
+    fixed_friend control cannot seat its three profiles equally over 32 pairs (it seats them
+    11/11/10, and a card sees one profile twice and the others once): a plain mean over the
+    card's writers would tilt "other" and "steered" toward whichever profile the card drew
+    twice, a difference of profiles read as one of friends."""
     mine = outcomes[(outcomes["judge"] == judge) & (outcomes["score"] == contrast.score)]
     mine = mine[np.isfinite(mine["outcome"].to_numpy(dtype=float))]
     sides = {}
     for name in ("of", "against"):
         part = mine[select(mine, getattr(contrast, name), contrast.score)]
-        sides[name] = part.groupby("card").agg(
+        by_group = part.groupby(["card", "profile", "friend_profile"]).agg(
             mean=("outcome", "mean"), n=("outcome", "count"), sources=("sources", _union)
+        )
+        sides[name] = by_group.groupby(level="card").agg(
+            mean=("mean", "mean"), n=("n", "sum"), sources=("sources", _union)
         )
     cards = sorted(set(sides["of"].index) | set(sides["against"].index))
     rows = []

@@ -8,7 +8,9 @@ no card writes to itself (shifts are 1..n-1). Conditions: every ordered pair of 
 profiles for seats A and B; the two_unsteered control; the fixed_friend control, whose seat A
 writer is steered (the profile rotating with card and shift, so every card writes under every
 profile when there are at least as many shifts as profiles) and whose seat B friend is the
-fixed letter."""
+fixed letter. Its pairs cannot always seat the profiles equally (the shipped 32 over three
+profiles: 11/11/10, each card one profile twice): the contrasts weigh each writer group
+equally within a card instead (outcomes.per_card)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ from pydantic import Field, field_validator, model_validator
 
 from diarists.cards import available_cards
 from diarists.patterns import available_patterns
+from experiments.analysis.rules import TestedAnalysis
 from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.engine.design import UNSTEERED, AnalysisSettings, DesignFile
+from experiments.engine.design import UNSTEERED, DesignFile
 from experiments.kinds.friends.contrast import FriendsHypothesis
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 
@@ -149,7 +150,7 @@ class LetterScores(DataModel):
         return available_patterns() if self.patterns == "all" else list(self.patterns)
 
 
-class FriendsAnalysis(AnalysisSettings):
+class FriendsAnalysis(TestedAnalysis):
     cluster: Literal["role_card"] = Field(
         "role_card", description="the unit of every interval and test: the writer's role card"
     )
@@ -165,6 +166,10 @@ class FriendsAnalysis(AnalysisSettings):
         le=100_000,
         description="fewer role cards than this give a hypothesis no verdict",
     )
+
+    @property
+    def min_clusters(self) -> int:
+        return self.min_role_cards
 
 
 class FriendsDesignFile(DesignFile):

@@ -1,0 +1,186 @@
+"""Decision rules as preregistered data, and the minimum detectable effect of the test a rule
+actually uses.
+
+A design's [analysis] names its rule; the report prints the other one beside it, labelled as a
+sensitivity. Both read the same exact sign-flip test on per-cluster values
+(experiments/analysis/verdicts.py):
+
+  "intervals": every listed judge's 95% interval excludes zero in the stated direction — the
+               rule the friends method page states. The interval is the equal-tailed sign-flip
+               inversion, unadjusted for the number of hypotheses, as written.
+  "holm":      sign-flip, Holm per judge — the lab's rule: the two-sided p, Holm-adjusted
+               across the hypotheses naming the judge, below 0.05.
+
+Because the sign-flip distribution is symmetric, the two-sided p is twice the one-sided one,
+so each rule supports a hypothesis exactly when the one-sided p in the predicted direction is
+below a level γ: alpha/2 for "intervals", alpha/(2m) at Holm's first step for "holm". That p
+is (1 + #{subsets S whose mean ≤ 0}) / 2ⁿ (the subset-mean form in verdicts.py), so the
+smallest attainable p is 1/2ⁿ and a design whose γ is not above it can never support anything.
+The power at a true effect δ (in SD units, normal data) is P(δ > −L(Z)), L(Z) the k-th smallest
+subset mean of standard normal noise: the MDE is a quantile of −L(Z) over seeded draws."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from experiments.analysis.verdicts import ALPHA, EXACT_LIMIT, SAMPLED_PATTERNS, sign_flip_bounds
+from experiments.engine.design import AnalysisSettings
+
+Rule = Literal["intervals", "holm"]
+RULES: tuple[Rule, ...] = ("intervals", "holm")
+RULE_NAMES: dict[Rule, str] = {
+    "intervals": "every listed judge's 95% interval excludes zero in the stated direction",
+    "holm": "sign-flip, Holm per judge",
+}
+POWER = 0.8
+# Seeded normal draws the MDE is a quantile over (its Monte Carlo error is under 1% at 8
+# clusters); fewer where each draw has many subset means.
+MDE_DRAWS = 20_000
+MDE_DRAWS_LARGE = 3000
+MDE_SEED = 20261202
+# Past 12 clusters the MDE's simulation samples sign patterns (the test itself enumerates up
+# to EXACT_LIMIT): the MDE moves by less than its Monte Carlo error, at a fraction of the time.
+MDE_EXACT_LIMIT = 12
+MDE_SAMPLED = 4096
+_BLOCK = 256  # draws per block (memory: block × patterns)
+
+
+def other_rule(rule: Rule) -> Rule:
+    """The rule the report prints beside the design's as a sensitivity."""
+    return "holm" if rule == "intervals" else "intervals"
+
+
+def one_sided_level(rule: Rule, hypotheses: int, alpha: float = ALPHA) -> float:
+    """γ: the one-sided p in the predicted direction must be below it for support (at Holm's
+    first step, the most lenient, for "holm")."""
+    return alpha / 2 if rule == "intervals" else alpha / (2 * max(1, hypotheses))
+
+
+def patterns(n: int) -> int:
+    """Sign patterns the test uses at n clusters (all 2ⁿ, or the identity + the sampled ones)."""
+    return 2**n if n <= EXACT_LIMIT else SAMPLED_PATTERNS + 1
+
+
+def smallest_p(n: int) -> float:
+    """The smallest one-sided sign-flip p at n clusters (all values on one side)."""
+    return 1.0 / patterns(n)
+
+
+def can_support(rule: Rule, n: int, hypotheses: int, alpha: float = ALPHA) -> bool:
+    """Whether any data at n clusters could support a hypothesis under the rule."""
+    return n >= 2 and smallest_p(n) < one_sided_level(rule, hypotheses, alpha)
+
+
+def fewest_clusters(rule: Rule, hypotheses: int, alpha: float = ALPHA) -> int:
+    """The fewest clusters at which the rule can support anything."""
+    n = 2
+    while not can_support(rule, n, hypotheses, alpha):
+        n += 1
+    return n
+
+
+def most_hypotheses(n: int, alpha: float = ALPHA) -> int:
+    """The most hypotheses per judge Holm's first step can support at n clusters."""
+    return max(0, math.ceil(alpha / (2 * smallest_p(n))) - 1)
+
+
+@lru_cache(maxsize=256)
+def mde_sd(
+    rule: Rule, n: int, hypotheses: int, alpha: float = ALPHA, power: float = POWER
+) -> float:
+    """The true mean difference, in SDs of the per-cluster values (normal data), that the rule
+    supports with `power` at n clusters; inf where nothing can be supported. Seeded: the same
+    arguments give the same number."""
+    if n < 2:
+        return math.nan
+    if not can_support(rule, n, hypotheses, alpha):
+        return math.inf
+    gamma = one_sided_level(rule, hypotheses, alpha)
+    # Enough sampled patterns that the level stays attainable (at least 50 below it).
+    sampled = max(MDE_SAMPLED, math.ceil(50 / gamma))
+    draws = MDE_DRAWS if n <= 8 else MDE_DRAWS_LARGE
+    noise = np.random.default_rng(MDE_SEED + n).normal(size=(draws, n))
+    lows = np.concatenate(
+        [
+            sign_flip_bounds(
+                noise[i : i + _BLOCK], alpha=2 * gamma, patterns=(MDE_EXACT_LIMIT, sampled)
+            )[0]
+            for i in range(0, draws, _BLOCK)
+        ]
+    )
+    return float(np.quantile(-lows, power))
+
+
+def mde(
+    sd: float, rule: Rule, n: int, hypotheses: int, alpha: float = ALPHA, power: float = POWER
+) -> float:
+    """The MDE in the units of the values: `sd` × the rule's MDE in SDs."""
+    if math.isnan(sd) or n < 2:
+        return math.nan
+    in_sds = mde_sd(rule, n, hypotheses, alpha, power)
+    return in_sds if math.isinf(in_sds) else sd * in_sds
+
+
+def supports(rule: Rule, values: np.ndarray, hypotheses: int, alpha: float = ALPHA) -> np.ndarray:
+    """For each row of (datasets × n) values: would the rule support "greater" from it (as the
+    first of `hypotheses` under Holm)? The simulations of power and error rate use this."""
+    gamma = one_sided_level(rule, hypotheses, alpha)
+    return np.asarray(sign_flip_bounds(values, alpha=2 * gamma)[0] > 0)
+
+
+class TestedAnalysis(AnalysisSettings):
+    """The [analysis] settings of a kind that tests preregistered hypotheses."""
+
+    decision_rule: Rule = Field(
+        "holm",
+        description='how a hypothesis is decided: "intervals" (every listed judge\'s 95% '
+        'sign-flip interval excludes zero in the stated direction, unadjusted) or "holm" '
+        "(sign-flip, Holm per judge: the two-sided p Holm-adjusted across the judge's "
+        "hypotheses below 0.05); the report prints the other beside it as a sensitivity",
+    )
+    interval: Literal["t", "bca", "percentile"] = Field(
+        "t",
+        description='the interval of the exploratory tables: "t" (jackknife t over clusters, '
+        "covers 95% at 8 clusters in the tests' simulations), or the cluster bootstrap's "
+        '"bca" or "percentile" (about 85–89% at 8 clusters); hypotheses always show the '
+        "sign-flip interval their test gives",
+    )
+
+
+def rule_line(rule: Rule) -> str:
+    """The rule and its sensitivity, by name, as a report states them."""
+    other = other_rule(rule)
+    return (
+        f'Decision rule (preregistered): "{RULE_NAMES[rule]}" ({rule}). Sensitivity, not the '
+        f'verdict: "{RULE_NAMES[other]}" ({other}).'
+    )
+
+
+def hypotheses_text(rule: Rule, hypotheses: int, minimum: int, clusters: str) -> str:
+    """What the hypotheses table says about its verdicts, for either rule (both kinds)."""
+    holm = (
+        f"the two-sided sign-flip p, Holm-adjusted across the {hypotheses} hypotheses per "
+        "judge, below 0.05"
+    )
+    intervals = (
+        "the judge's 95% sign-flip interval (the test inverted, unadjusted for the number of "
+        "hypotheses) lies on one side of zero"
+    )
+    first, second = (holm, intervals) if rule == "holm" else (intervals, holm)
+    return (
+        f'Decision rule (preregistered): "{RULE_NAMES[rule]}" — per judge, {first} gives '
+        "supported or contradicted (the side of zero names which), otherwise inconclusive; "
+        f"fewer than {minimum} {clusters} give no verdict (too few {clusters}). Overall: the "
+        "judges' common verdict, inconclusive when they differ. The last column is the "
+        f'sensitivity, labelled and not the verdict: the overall verdict under "'
+        f'{RULE_NAMES[other_rule(rule)]}" ({second}). MDE: the smallest true contrast the '
+        "design's rule supports with 80% power at this n (for the sign-flip test itself, by "
+        "seeded simulation on normal data; at Holm's first step for holm), times this run's "
+        f"per-{clusters[:-1]} SD. Estimate and interval are the per-{clusters[:-1]} mean and "
+        "the 95% sign-flip interval.\n"
+    )

@@ -1,0 +1,70 @@
+"""Whether a design's hypotheses can be supported at its cluster count, checked before anything
+runs (`design check` and the start of `run`), and the minimum detectable effect its decision
+rule implies.
+
+At 8 clusters the smallest two-sided sign-flip p is 2/256, so Holm's first step (0.05/m) can
+reject nothing once m ≥ 7: a run would spend its budget on a family that can only come back
+inconclusive. Such a design is refused with the fix. A design with fewer clusters than its own
+minimum is not refused (its verdicts are declared "too few" by design, as in the demo); the
+check says so."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from experiments.analysis.rules import (
+    RULE_NAMES,
+    can_support,
+    fewest_clusters,
+    mde_sd,
+    most_hypotheses,
+    one_sided_level,
+    other_rule,
+    smallest_p,
+)
+from experiments.engine.contract import PilotSupport
+from experiments.engine.design import Design
+from foundation.errors import LabError
+
+
+def power_lines(design: Design) -> list[str]:
+    """One line per judge family: the rule, n, m and the MDE in SDs of the per-cluster contrast.
+    Raises a LabError when the design's rule can never support a hypothesis."""
+    hypotheses = design.spec.preregistered()
+    kind = design.kind
+    analysis = design.spec.analysis
+    rule, minimum = getattr(analysis, "decision_rule", None), getattr(analysis, "min_clusters", 0)
+    if not hypotheses or not isinstance(kind, PilotSupport) or rule is None:
+        return []
+    n, word = kind.clusters(design), kind.cluster_word
+    if n < minimum:
+        return [
+            f"{n} {word}s, below the design's minimum of {minimum}: every hypothesis will read "
+            f'"too few {word}s" (no verdict)'
+        ]
+    families = Counter(j for h in hypotheses for j in getattr(h, "judges", ()))
+    lines = []
+    for judge, m in sorted(families.items()):
+        if not can_support(rule, n, m):
+            level = one_sided_level(rule, m)
+            raise LabError(
+                f"{m} hypotheses name judge {judge!r}: at {n} {word}s the rule "
+                f'"{RULE_NAMES[rule]}" can never support one (the smallest two-sided sign-flip '
+                f"p is {2 * smallest_p(n):.4g}; Holm's first step needs below "
+                f"{2 * level:.4g})",
+                where=f"{design.path} [[hypotheses]]",
+                fix=f"preregister at most {most_hypotheses(n)} hypotheses per judge at {n} "
+                f"{word}s, or use at least {fewest_clusters(rule, m)} {word}s",
+            )
+        other = other_rule(rule)
+        lines.append(
+            f"judge {judge}: {m} hypotheses at {n} {word}s; rule {rule} detects "
+            f"{mde_sd(rule, n, m):.2f} SD of the per-{word.replace(' ', '-')} contrast with "
+            "80% power "
+            f"(sensitivity {other}: {_sd(mde_sd(other, n, m))})"
+        )
+    return lines
+
+
+def _sd(value: float) -> str:
+    return "never supports" if value == float("inf") else f"{value:.2f} SD"
