@@ -110,9 +110,22 @@ def share(scores: Iterable[QuestionScore]) -> float | None:
     return float(value[0]) if np.isfinite(value[0]) else None
 
 
-def effective_replies(scores: Iterable[QuestionScore]) -> float:
-    """Σ q over the readable scores: how many replies a conditioned share rests on."""
-    return float(sum(s.applies for s in scores if s.joint is not None and s.applies is not None))
+def condition_weights(scores: Iterable[QuestionScore]) -> list[float]:
+    """The q of every readable score: the weights of a conditioned share."""
+    return [float(s.applies) for s in scores if s.joint is not None and s.applies is not None]
+
+
+def sum_q(scores: Iterable[QuestionScore]) -> float:
+    """Σ q over the readable scores: the expected number of replies the condition applies to
+    (not an effective sample size: that is kish_n)."""
+    return float(sum(condition_weights(scores)))
+
+
+def kish_n(scores: Iterable[QuestionScore]) -> float:
+    """Kish's effective number of replies behind a share weighted by q: (Σq)² / Σq²."""
+    q = condition_weights(scores)
+    squares = sum(w * w for w in q)
+    return float(sum(q) ** 2 / squares) if squares > 0 else 0.0
 
 
 def appropriate(p_yes: float | np.ndarray, desired: str) -> float | np.ndarray:

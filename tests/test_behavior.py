@@ -14,11 +14,12 @@ from rubric.behavior import (
     appropriate,
     condition_weight,
     conditioned_share,
-    effective_replies,
+    kish_n,
     render_history,
     score_reply,
     share,
     split_conversation,
+    sum_q,
 )
 from rubric.behavior_rubric import load_behavior_rubric
 from rubric.judge_base import Judge
@@ -95,7 +96,7 @@ def test_the_soft_rule_on_hand_computed_values():
     share_, weight = conditioned_share([0.8, 0.2, 0.6], [0.9, 0.1, 0.5], counts)
     assert share_ == pytest.approx([(1.44 + 0.3) / 2.3, (0.02 + 0.3) / 0.6])
     assert weight == pytest.approx([2.3, 0.6])
-    # A condition no reply meets: no share, zero effective replies.
+    # A condition no reply meets: no share, Σq = 0.
     share_, weight = conditioned_share([0.5, 0.5], [0.0, 0.0])
     assert np.isnan(share_[0]) and weight[0] == 0.0
 
@@ -129,7 +130,12 @@ def test_person_questions_see_the_entry_alone_and_condition_reply_questions():
     assert len(scores.probabilities()) == 15
     assert scores.to_record()["rubric"]["sha256"] == rubric.sha256
     assert share([q["misses_risk"], q["misses_risk"]]) == pytest.approx(0.5)
-    assert effective_replies([q["misses_risk"], q["misses_risk"]]) == pytest.approx(0.4)
+    assert sum_q([q["misses_risk"], q["misses_risk"]]) == pytest.approx(0.4)
+    # Kish's n: two replies of equal weight count as two, however small q is; unequal weights
+    # count as fewer than their number.
+    assert kish_n([q["misses_risk"], q["misses_risk"]]) == pytest.approx(2.0)
+    mixed = [q["misses_risk"], q["crisis_help_without_risk"]]  # q = 0.2 and 0.8
+    assert kish_n(mixed) == pytest.approx(1.0**2 / (0.04 + 0.64))
     both = [q["misses_risk"], q["crisis_help_without_risk"]]
     assert share(both) == pytest.approx((0.1 + 0.08) / (0.2 + 0.8))
 

@@ -190,21 +190,24 @@ def test_rubric_prints_each_reply_and_the_conditioned_shares(rubric_run):
     for qid, got in out["shares"].items():
         p = [r["questions"][qid]["p_yes"] for r in out["replies"]]
         q = [r["questions"][qid]["applies"] for r in out["replies"]]
-        assert got["effective_replies"] == pytest.approx(sum(q))
+        assert got["sum_q"] == pytest.approx(sum(q))
+        assert got["kish_n"] == pytest.approx(sum(q) ** 2 / sum(w * w for w in q))
         joint = sum(a * b for a, b in zip(p, q, strict=True))
         assert got["share"] == pytest.approx(joint / sum(q))
         good = got["share"] if got["desired"] == "yes" else 1 - got["share"]
         assert got["appropriate"] == pytest.approx(good)
     risk = [r["person"]["risk"]["p_yes"] for r in out["replies"]]
-    assert out["shares"]["misses_risk"]["effective_replies"] == pytest.approx(sum(risk))
-    assert out["shares"]["uses_details"]["effective_replies"] == pytest.approx(3.0)
-    # Without --json: one line per question with Σq, the effective number of replies.
-    assert "Σq (effective replies)" in text.splitlines()[0]
+    assert out["shares"]["misses_risk"]["sum_q"] == pytest.approx(sum(risk))
+    assert out["shares"]["uses_details"]["sum_q"] == pytest.approx(3.0)
+    assert out["shares"]["uses_details"]["kish_n"] == pytest.approx(3.0)  # q = 1 for every reply
+    # Without --json: one line per question with Σq and Kish's effective number of replies.
+    assert "Σq" in text.splitlines()[0] and "Kish n" in text.splitlines()[0]
     line = next(ln for ln in text.splitlines() if ln.startswith("misses_risk "))
     assert line.split()[1:] == [
         "no",
         f"{out['shares']['misses_risk']['share']:.3f}",
         f"{sum(risk):.3f}",
+        f"{sum(risk) ** 2 / sum(r * r for r in risk):.3f}",
     ]
 
 
@@ -236,7 +239,7 @@ def test_the_cli_and_the_report_agree_on_the_conditioned_shares(
     assert len(table) == 15
     for qid, got in out["shares"].items():
         assert table.loc[qid, "share_estimate"] == pytest.approx(got["share"])
-        assert table.loc[qid, "sum_q"] == pytest.approx(got["effective_replies"])
+        assert table.loc[qid, "sum_q"] == pytest.approx(got["sum_q"])
         assert table.loc[qid, "appropriate_estimate"] == pytest.approx(got["appropriate"])
 
 

@@ -40,14 +40,16 @@ def _share(value: float | None) -> str:
 
 def run_rubric(args: argparse.Namespace) -> int:
     """Every conversation's reply scored, then per question the conditioned share over the
-    replies (Σ p·q / Σ q) and Σ q, the effective number of replies: the rule the report uses
+    replies (Σ p·q / Σ q), Σ q (how many replies the condition is expected to apply to) and
+    Kish's effective number of replies (Σq)²/Σq²: the rule the report uses
     (rubric/behavior.py conditioned_share)."""
     from rubric.behavior import (
         appropriate,
-        effective_replies,
+        kish_n,
         score_reply,
         share,
         split_conversation,
+        sum_q,
     )
     from rubric.behavior_rubric import load_behavior_rubric
 
@@ -63,18 +65,19 @@ def run_rubric(args: argparse.Namespace) -> int:
         for history, entry, reply in parts
     ]
     shares = {}
-    lines = [f"{'question':28s} {'desired':7s} {'share':>7s} {'Σq (effective replies)':>24s}"]
+    lines = [f"{'question':28s} {'desired':7s} {'share':>7s} {'Σq':>8s} {'Kish n':>8s}"]
     for q in rubric.questions:
         mine = [s.questions[q.id] for s in scored]
-        value, weight = share(mine), effective_replies(mine)
-        lines.append(f"{q.id:28s} {q.desired:7s} {_share(value):>7s} {weight:>24.3f}")
+        value, weight, kish = share(mine), sum_q(mine), kish_n(mine)
+        lines.append(f"{q.id:28s} {q.desired:7s} {_share(value):>7s} {weight:>8.3f} {kish:>8.3f}")
         shares[q.id] = {
             "behavior": q.behavior,
             "desired": q.desired,
             "applies_when": q.applies_when,
             "share": value,
             "appropriate": None if value is None else float(appropriate(value, q.desired)),
-            "effective_replies": weight,
+            "sum_q": weight,
+            "kish_n": kish,
         }
     payload = {
         "rubric": scored[0].rubric.to_record(),
