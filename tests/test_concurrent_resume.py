@@ -114,10 +114,13 @@ def test_concurrent_judges_killed_while_judging_resume_to_the_same_store(
     assert {r[5] for r in expected["replies"]} == {"served-chat", "tiny-chat"}
     assert {r[3] for r in expected["judgments"]} == {"judge-a", "judge-b"} and judged > 4
 
-    # Killed twice while judging (both judges in flight), then finished.
+    # Killed twice while judging (both judges in flight), then finished. A judge's batch is
+    # stored all at once, so the store grows in jumps (measured under load: 3 → 43 → 73): the
+    # first kill comes at the first batch stored, which must leave readings still to make; the
+    # second may find everything stored and the run only closing, still a kill to resume from.
     broken = tmp_path / "broken"
-    seen = kill_partway(design, broken, total, [(writes + judged * f) / total for f in (0.3, 0.6)])
-    assert all(writes < n < total for n in seen), (seen, writes, total)
+    seen = kill_partway(design, broken, total, [(writes + judged * f) / total for f in (0.05, 0.6)])
+    assert writes < seen[0] < total and seen[0] <= seen[1] <= total, (seen, writes, total)
     finish(design, broken, timeout_s=900)
     assert tables(broken) == expected
     assert frames(broken) == frames(reference)
