@@ -45,19 +45,16 @@ def parse_rates(values: list[str], design: Design) -> dict[str, float]:
     known = [*(j.id for j in spec.judges), *(c.id for c in spec.chatbots)]
     if spec.writes:
         known.append(DIARIST)
+    fix = f"write --rate NAME=PER_S with NAME one of {', '.join(known)} and PER_S > 0"
     out: dict[str, float] = {}
-    for value in values:
-        name, sep, number = value.partition("=")
-        name = name.strip()
-        fix = f"write --rate NAME=PER_S with NAME one of {', '.join(known)} and PER_S > 0"
-        if not sep or not name:
-            raise LabError(f"{value!r} is not NAME=PER_S", where="--rate", fix=fix)
-        if name not in known:
-            raise LabError(
-                f"{name!r} is not a judge, chatbot or the diarist of {design.path}",
-                where="--rate",
-                fix=fix,
-            )
+    for name, number in _named(
+        values,
+        "--rate",
+        "NAME=PER_S",
+        known,
+        f"a judge, chatbot or the diarist of {design.path}",
+        fix,
+    ).items():
         try:
             rate = float(number)
         except ValueError:
@@ -68,22 +65,32 @@ def parse_rates(values: list[str], design: Design) -> dict[str, float]:
     return out
 
 
+def _named(
+    values: list[str], option: str, shape: str, known: list[str], what: str, fix: str
+) -> dict[str, str]:
+    """NAME=VALUE pairs of a repeatable option, each NAME one of `known` (`what` says which)."""
+    out = {}
+    for value in values:
+        name, sep, given = (part.strip() for part in value.partition("="))
+        if not sep or not name or not given:
+            raise LabError(f"{value!r} is not {shape}", where=option, fix=fix)
+        if name not in known:
+            raise LabError(f"{name!r} is not {what}", where=option, fix=fix)
+        out[name] = given
+    return out
+
+
 def parse_tokenizers(values: list[str], design: Design) -> dict[str, str]:
     exact = [j.id for j in design.spec.judges if getattr(j, "tokenizer", None)]
     fix = f"write --tokenizer JUDGE=NAME with JUDGE one of {', '.join(exact) or '(none)'}"
-    out = {}
-    for value in values:
-        judge, sep, name = (part.strip() for part in value.partition("="))
-        if not sep or not judge or not name:
-            raise LabError(f"{value!r} is not JUDGE=NAME", where="--tokenizer", fix=fix)
-        if judge not in exact:
-            raise LabError(
-                f"{judge!r} is not a judge of {design.path} that names a tokenizer",
-                where="--tokenizer",
-                fix=fix,
-            )
-        out[judge] = name
-    return out
+    return _named(
+        values,
+        "--tokenizer",
+        "JUDGE=NAME",
+        exact,
+        f"a judge of {design.path} that names a tokenizer",
+        fix,
+    )
 
 
 def run_plan(args: argparse.Namespace) -> int:

@@ -79,19 +79,24 @@ def lock(paths: list[Path], folder: Path) -> dict[str, Locked]:
     return out
 
 
+def read_json(path: Path, what: str) -> Any:
+    """A run folder's JSON file, or one clear error naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LabError(
+            f"{what} is unreadable ({type(exc).__name__})",
+            where=str(path),
+            fix="restore it from a backup, or run the design into a new folder",
+        ) from None
+
+
 def _read(folder: Path) -> tuple[dict[str, Locked], bool]:
     """The locked inputs and whether the folder holds copies of them."""
     path = folder / INPUTS_FILE
     if not path.exists():
         return {}, True
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise LabError(
-            f"the list of locked inputs is unreadable ({type(exc).__name__})",
-            where=str(path),
-            fix="restore it from a backup, or run the design into a new folder",
-        ) from None
+    data = read_json(path, "the list of locked inputs")
     bad = LabError("not a map of file → sha256 and copy", where=str(path), fix="restore it")
     if not isinstance(data, dict):
         raise bad

@@ -24,6 +24,7 @@ from experiments.engine.inputs import (
     INPUTS_FILE,
     claim_inputs,
     holds_copies,
+    read_json,
     verify_sources,
 )
 from experiments.engine.inputs import add_inputs as add_inputs  # the runner locks made profiles
@@ -65,17 +66,6 @@ def replaced_folder(final: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise LabError(
-            f"{what} is unreadable ({type(exc).__name__})",
-            where=str(path),
-            fix="restore it from a backup, or run the design into a new folder",
-        ) from None
 
 
 # ----------------------------------------------------------------------------- claiming
@@ -181,7 +171,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST_FILE
     if not path.exists():
         return {}
-    data = _read_json(path, "manifest.json")
+    data = read_json(path, "manifest.json")
     if not isinstance(data, dict):
         raise LabError("manifest.json is not a JSON object", where=str(path), fix="restore it")
     return data
