@@ -33,6 +33,14 @@ def make_profile(
     )
 
 
+# Only the fixed-reply baseline: a run whose chatbot turns call no model.
+FIXED_ONLY = """
+[[chatbots]]
+id = "thanks"
+kind = "fixed"
+"""
+
+
 def design_text(
     model_folder: Path,
     profile: Path | None,

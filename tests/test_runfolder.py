@@ -13,13 +13,7 @@ import pytest
 from experiments.cli import main
 from experiments.loading import load_design
 from experiments.runner import run_design
-from tests.lab_fixtures import design_text, make_profile
-
-CHATBOT = """
-[[chatbots]]
-id = "thanks"
-kind = "fixed"
-"""
+from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +22,7 @@ def finished(tmp_path_factory, tiny_model_folder):
     folder = tmp_path_factory.mktemp("runfolder")
     profile = make_profile(folder, tiny_model_folder)
     text = design_text(
-        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=CHATBOT
+        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
     ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
     design = folder / "design.toml"
     design.write_text(text)

@@ -20,13 +20,7 @@ from experiments.runner import run_design
 from foundation.datafiles import file_sha256, located, reading_from
 from foundation.errors import LabError
 from rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
-from tests.lab_fixtures import design_text, make_profile
-
-CHATBOT = """
-[[chatbots]]
-id = "thanks"
-kind = "fixed"
-"""
+from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +30,7 @@ def finished(tmp_path_factory, tiny_model_folder):
     origin = tmp_path_factory.mktemp("origin")
     profile = make_profile(origin, tiny_model_folder)
     text = design_text(
-        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=CHATBOT
+        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
     ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
     design = origin / "design.toml"
     design.write_text(text)
