@@ -73,6 +73,13 @@ class FakeServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
 
+class _Server(ThreadingHTTPServer):
+    # Real servers (uvicorn under vLLM: backlog 2048) queue far more than socketserver's 5
+    # pending connections; with 5, many clients at once on a busy machine are reset, and a test
+    # of concurrency would test the backlog instead.
+    request_queue_size = 128
+
+
 @contextmanager
 def serve(handler: Handler, *, keep_alive: bool = False) -> Iterator[FakeServer]:
     """keep_alive: answer in HTTP/1.1 and keep connections open, as vLLM's uvicorn server does
@@ -116,7 +123,7 @@ def serve(handler: Handler, *, keep_alive: bool = False) -> Iterator[FakeServer]
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server = _Server(("127.0.0.1", 0), _Handler)
     state.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -246,6 +246,7 @@ def test_one_forward_pass_per_prompt_under_concurrent_requests(tiny_model, prefi
             t.start()
         for t in threads:
             t.join()
+    assert sorted(answers) == list(range(24))  # every request was answered
     assert handler.engine is not None and handler.engine.forward_passes == 4
     expected = [float(tiny_model.next_token_logprobs(p)[0].max()) for p in prompts]
     for k, value in answers.items():
