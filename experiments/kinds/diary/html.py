@@ -36,7 +36,9 @@ def _texts(tables: AnalysisTables, bounds: Bounds) -> dict[str, Text]:
     flags = flags_by_target(tables.flags, ids)
 
     def text(tid: str, kind: str, label: str, body: object, scores: dict[str, list[Score]]) -> Text:
-        return Text(tid, kind, label, str(body), tuple(scores.get(tid, ())), tuple(flags.get(tid, ())))
+        return Text(
+            tid, kind, label, str(body), tuple(scores.get(tid, ())), tuple(flags.get(tid, ()))
+        )
 
     out = {
         str(row.entry_id): text(
@@ -84,7 +86,9 @@ def viewer(
         if profile != UNSTEERED:
             beside.append(column((diarist, UNSTEERED, chatbot), f"unsteered twin with {chatbot}"))
         if baseline is not None and chatbot != baseline:
-            beside.append(column((diarist, profile, baseline), f"{profile} with {baseline} (baseline)"))
+            beside.append(
+                column((diarist, profile, baseline), f"{profile} with {baseline} (baseline)")
+            )
         groups.append(
             Group(
                 id=f"{diarist}.{profile}.{chatbot}",
@@ -95,8 +99,12 @@ def viewer(
         )
     return Viewer(
         title=title,
-        facets=(("diarist", "diarist"), ("profile", "profile"), ("chatbot", "chatbot"),
-                ("entry", "entry")),
+        facets=(
+            ("diarist", "diarist"),
+            ("profile", "profile"),
+            ("chatbot", "chatbot"),
+            ("entry", "entry"),
+        ),
         groups=tuple(groups),
         texts=_texts(tables, bounds or {}),
         rows=rows_from_sources(sources),

@@ -15,8 +15,8 @@ import pandas as pd
 
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
-from experiments.analysis.html_page import write_page
 from experiments.analysis.bootstrap import BootstrapSettings, Method
+from experiments.analysis.html_page import write_page
 from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.engine.runfolder import replaced_folder
@@ -172,6 +172,5 @@ def write_report(
         )
         (work / "findings.md").write_text(findings, encoding="utf-8")
         title = f"Findings: {design.get('design', {}).get('name', 'diary')}"
-        page = html.viewer(tables, sources, baseline_chatbot, title, bounds)
-        write_page(work, findings, page)
+        write_page(work, findings, html.viewer(tables, sources, baseline_chatbot, title, bounds))
     return out_dir / "report" / "findings.md"
