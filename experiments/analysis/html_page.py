@@ -65,11 +65,12 @@ class Column:
 
 @dataclass(frozen=True)
 class Group:
-    """What is compared side by side; facets are the values the filters select on."""
+    """What is compared side by side; facets are the values the filters select on (several
+    where a group has several: the two writers of a letter exchange)."""
 
     id: str
     title: str
-    facets: Mapping[str, str]
+    facets: Mapping[str, str | tuple[str, ...]]
     columns: tuple[Column, ...]
     lead: tuple[str, ...] = ()  # texts shown above the columns (a benchmark conversation)
 

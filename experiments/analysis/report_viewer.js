@@ -26,7 +26,7 @@
       if (key === data.step_facet) {
         for (const c of g.columns) Object.keys(c.steps).forEach((s) => found.add(s));
       } else if (g.facets[key] !== undefined) {
-        found.add(g.facets[key]);
+        [].concat(g.facets[key]).forEach((v) => found.add(v));
       }
     }
     return [...found].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
@@ -99,7 +99,7 @@
       const want = chosen(key);
       if (want === ALL) return true;
       if (key === data.step_facet) return group.columns.some((c) => want in c.steps);
-      return group.facets[key] === want;
+      return [].concat(group.facets[key]).includes(want);
     });
   }
 
