@@ -440,3 +440,23 @@ def test_the_friends_and_benchmark_pages_load_and_filter(
     assert "no safety question" in page.inner_text("article.group .scores")
     assert page.get_by_text("<script>x</script>", exact=False).count() == 1
     page.close()
+
+
+@pytest.mark.browser
+def test_a_large_run_is_drawn_a_page_at_a_time(browser, tmp_path):
+    from experiments.analysis.html_page import Column, Group, Text, Viewer, write_page
+
+    texts = {f"t{i}": Text(f"t{i}", "entry", "entry 1", f"text {i}") for i in range(35)}
+    groups = tuple(
+        Group(f"g{i}", f"g{i}", {"diarist": f"d{i % 5}"}, (Column("c", {"1": (f"t{i}",)}),))
+        for i in range(35)
+    )
+    viewer = Viewer("big", (("diarist", "diarist"),), groups, texts)
+    page, problems = _open(browser, write_page(tmp_path, "# Findings\n", viewer))
+    assert page.locator("article.group").count() == 30
+    assert page.inner_text("#count").startswith("35 of 35 shown (drawn: the first 30)")
+    page.click("#more")
+    assert page.locator("article.group").count() == 35 and page.locator("#more").count() == 0
+    page.select_option("#filter-diarist", "d1")
+    assert page.locator("article.group").count() == 7 and problems == []
+    page.close()

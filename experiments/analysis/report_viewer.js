@@ -127,13 +127,29 @@
     return box;
   }
 
-  function render() {
+  // A large run has hundreds of conversations: draw them a page at a time, so the page opens
+  // fast; the filters narrow what there is to draw.
+  const PAGE = 30;
+  let limit = PAGE;
+
+  function render(event) {
+    if (event) limit = PAGE;
     const holder = document.getElementById("groups");
     holder.replaceChildren();
-    const shown = data.groups.filter(shows);
-    for (const g of shown) holder.appendChild(groupBox(g));
-    document.getElementById("count").textContent =
-      shown.length + " of " + data.groups.length + " shown";
+    const matching = data.groups.filter(shows);
+    const drawn = matching.slice(0, limit);
+    for (const g of drawn) holder.appendChild(groupBox(g));
+    const count = document.getElementById("count");
+    count.textContent = matching.length + " of " + data.groups.length + " shown";
+    if (drawn.length < matching.length) {
+      count.textContent += " (drawn: the first " + drawn.length + ") ";
+      const more = el("button", { type: "button", id: "more" }, "draw " + PAGE + " more");
+      more.addEventListener("click", () => {
+        limit += PAGE;
+        render();
+      });
+      count.appendChild(more);
+    }
   }
 
   // ---- a table row's texts: #row-R4 ----
