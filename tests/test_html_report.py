@@ -240,6 +240,14 @@ def test_the_page_loads_filters_and_row_links_show_their_texts(browser, report, 
     shown = panel.locator(".text").evaluate_all("els => els.map(e => e.dataset.text)")
     assert shown == sources.loc[row, "ids"].split()
     assert panel.locator(".text .body").first.inner_text().strip() != ""
+    # From a row's text to the conversation it sits in, the filters set to that conversation.
+    first = shown[0]
+    panel.locator(".text a.open").first.click()
+    assert not panel.is_visible()
+    assert page.locator("article.group").count() == 1
+    group = page.locator("article.group")
+    assert group.locator(f'.text[data-text="{first}"]').count() >= 1
+    assert page.evaluate("location.hash") == "#group-" + group.get_attribute("id")[6:]
     assert problems == []
 
     # The conversation viewer, as the README's screenshot shows it.

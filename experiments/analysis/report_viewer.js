@@ -67,7 +67,25 @@
     return wrap;
   }
 
-  function textBox(id) {
+  // The conversation a text belongs to: the first group that shows it in its own (first) column.
+  const home = {};
+  for (const g of data.groups) {
+    for (const id of g.lead) home[id] = home[id] || g;
+    for (const ids of Object.values(g.columns[0].steps)) {
+      for (const id of ids) home[id] = home[id] || g;
+    }
+  }
+
+  function openGroup(group) {
+    for (const [key] of data.facets) {
+      const value = key === data.step_facet ? ALL : [].concat(group.facets[key])[0];
+      if (selects[key]) selects[key].value = value === undefined ? ALL : value;
+    }
+    render(true);
+    location.hash = "group-" + group.id;
+  }
+
+  function textBox(id, linked) {
     const t = data.texts[id];
     const box = el("div", { class: "text " + (t ? t.kind : "missing"), "data-text": id });
     if (!t) {
@@ -77,6 +95,14 @@
     const label = el("p", { class: "label" }, t.label + " ");
     label.appendChild(el("code", {}, t.id));
     for (const f of t.flags) label.appendChild(el("span", { class: "flag" }, f));
+    if (linked && home[id]) {
+      const open = el("a", { href: "#viewer", class: "open" }, "its conversation");
+      open.addEventListener("click", (event) => {
+        event.preventDefault();
+        openGroup(home[id]);
+      });
+      label.appendChild(open);
+    }
     box.appendChild(label);
     box.appendChild(el("div", { class: "body" }, t.text));
     if (t.scores.length) {
@@ -166,7 +192,7 @@
       row.ids.length + " texts behind it"));
     const back = el("a", { href: "#findings" }, "close");
     panel.appendChild(back);
-    for (const id of row.ids) panel.appendChild(textBox(id));
+    for (const id of row.ids) panel.appendChild(textBox(id, true));
     panel.hidden = false;
     panel.scrollIntoView();
   }
