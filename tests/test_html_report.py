@@ -167,6 +167,8 @@ def test_every_reading_is_shown_with_its_coverage_bound_and_flags(report, tables
 def _chromium() -> str:
     found = os.environ.get("DIARYLAB_CHROMIUM") or shutil.which("chromium")
     found = found or shutil.which("chromium-browser")
+    if not found and os.environ.get("CI"):
+        pytest.fail("CI must run the browser tests: scripts/setup-env.sh did not install chromium")
     if not found:
         pytest.skip(
             "no Chromium here: scripts/setup-env.sh installs Debian's `chromium` where apt and "
