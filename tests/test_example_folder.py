@@ -33,5 +33,6 @@ def test_the_example_opens_and_reports_as_shipped_from_a_copy(example, capsys):
     assert "the folder's copy of every input unchanged" in capsys.readouterr().out
     shutil.rmtree(example / "report")
     assert main(["report", str(example)]) == 0
-    shipped = (EXAMPLE / "report" / "findings.md").read_bytes()
-    assert (example / "report" / "findings.md").read_bytes() == shipped
+    for name in ("findings.md", "index.html"):  # index.html: the browsable report
+        shipped = (EXAMPLE / "report" / name).read_bytes()
+        assert (example / "report" / name).read_bytes() == shipped, name

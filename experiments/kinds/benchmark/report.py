@@ -20,9 +20,11 @@ import pandas as pd
 
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
+from experiments.analysis.html_page import write_page
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.engine.runfolder import replaced_folder
 from experiments.engine.store import Store
+from experiments.kinds.benchmark import html
 from experiments.kinds.benchmark.calibrate import AnchorPoint
 from experiments.kinds.benchmark.inputs import conversations_of
 from experiments.kinds.benchmark.leaderboard import Board, agreement, board
@@ -110,6 +112,8 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
                 work / "tables" / f"comparisons_{b.reading}.csv", index=False
             )
         (work / "findings.md").write_text("\n".join(parts), encoding="utf-8")
+        page = html.viewer(store, conversations, graded, f"Findings: {design.name}")
+        write_page(work, "\n".join(parts), page)
     return out / "report" / "findings.md"
 
 

@@ -157,6 +157,7 @@ class DiaryKind(TaskJudging):
         return contrast_samples(store, design)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        from experiments.analysis.html_page import judgment_bounds
         from experiments.engine.runfolder import read_manifest
         from experiments.kinds.diary.report import write_report
         from experiments.kinds.diary.tables import judge_readings, load_tables
@@ -174,6 +175,7 @@ class DiaryKind(TaskJudging):
             cluster=spec.analysis.cluster_column,
             min_diarists=spec.analysis.min_diarists,
             judge_readings=judge_readings(store),
+            bounds=judgment_bounds(store),
             coverage_floor=design.coverage_floor,
             decision_rule=spec.analysis.decision_rule,
             interval=spec.analysis.interval,

@@ -16,10 +16,11 @@ import pandas as pd
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
 from experiments.analysis.bootstrap import BootstrapSettings, Method
+from experiments.analysis.html_page import write_page
 from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.engine.runfolder import replaced_folder
-from experiments.kinds.diary import behaviors, comparisons, plots, projection
+from experiments.kinds.diary import behaviors, comparisons, html, plots, projection
 from experiments.kinds.diary.contrasts import parse_hypotheses
 from experiments.kinds.diary.frames import AnalysisTables, ordered
 from experiments.kinds.diary.hypotheses import evaluate, results_table
@@ -105,12 +106,14 @@ def write_report(
     cluster: str = "diarist",
     min_diarists: int = MIN_CLUSTERS,
     judge_readings: pd.DataFrame | None = None,
+    bounds: Mapping[tuple[str, str, str], tuple[float, float]] | None = None,
     coverage_floor: float | None = None,
     decision_rule: Rule = "holm",
     interval: Method = "t",
 ) -> Path:
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
-    readings per judge × profile (readings.summarize); None leaves that section out."""
+    readings per judge × profile (readings.summarize); None leaves that section out. bounds:
+    each reading's certified interval (html_page.judgment_bounds), shown on index.html."""
     out_dir = Path(out_dir)
     settings = BootstrapSettings(cluster, resamples=resamples, seed=seed, method=interval)
     res = compute(
@@ -144,7 +147,8 @@ def write_report(
         if judge_readings is not None:
             judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
             reading_lines = readings.section(judge_readings, "profile", coverage_floor)
-        _sources(res).to_csv(work / "sources.csv", index=False)
+        sources = _sources(res)
+        sources.to_csv(work / "sources.csv", index=False)
         (work / "diarists").mkdir()
         diarists = ordered(pd.concat([tables.entries["diarist"], tables.replies["diarist"]]))
         for diarist in diarists:
@@ -167,4 +171,6 @@ def write_report(
             ]
         )
         (work / "findings.md").write_text(findings, encoding="utf-8")
+        title = f"Findings: {design.get('design', {}).get('name', 'diary')}"
+        write_page(work, findings, html.viewer(tables, sources, baseline_chatbot, title, bounds))
     return out_dir / "report" / "findings.md"

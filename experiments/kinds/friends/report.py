@@ -16,10 +16,12 @@ import pandas as pd
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
 from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
+from experiments.analysis.html_page import judgment_bounds, write_page
 from experiments.analysis.rules import hypotheses_text, other_rule, rule_line
 from experiments.engine.design import Design
 from experiments.engine.runfolder import replaced_folder
 from experiments.engine.store import Store
+from experiments.kinds.friends import html
 from experiments.kinds.friends.describe import (
     EXAMPLE_RULE,
     by_letter,
@@ -225,6 +227,7 @@ def write_friends_report(
         spec.analysis.cluster_column, resamples, design.seed, method=spec.analysis.interval
     )
     res = compute(store, spec, settings)
+    bounds = judgment_bounds(store)
     # Judge readings per judge × the writer's profile (a letter's judgments under its writer's).
     groups = {
         ("letter", i): p for i, p in store.db.execute("SELECT letter_id, profile FROM letters")
@@ -242,7 +245,8 @@ def write_friends_report(
                 frame = frame.assign(sources=frame["sources"].map(md.join_ids))
             frame.to_csv(work / "tables" / f"{name}.csv", index=False)
         judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
-        _sources(res.tables).to_csv(work / "sources.csv", index=False)
+        sources = _sources(res.tables)
+        sources.to_csv(work / "sources.csv", index=False)
         (work / "examples.md").write_text(
             examples_page(store, res.examples, res.letters), encoding="utf-8"
         )
@@ -255,4 +259,6 @@ def write_friends_report(
             ]
         )
         (work / "findings.md").write_text(findings, encoding="utf-8")
+        page = html.viewer(store, res.letters, sources, f"Findings: {design.name}", bounds)
+        write_page(work, findings, page)
     return folder / "report" / "findings.md"
