@@ -6,6 +6,7 @@ demo: setup
 
 test: setup
 	.venv/bin/ruff check .
+	./scripts/setup-browser.sh
 	@start=$$(date +%s); ./scripts/setup-vllm.sh >/dev/null; \
 	  echo "vLLM venv ready in $$(( $$(date +%s) - start )) s (scripts/setup-vllm.sh)"
 	.venv/bin/python -m pytest

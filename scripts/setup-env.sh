@@ -6,14 +6,6 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 VENV=${DIARYLAB_VENV:-.venv}
 stamp="$VENV/.diarylab-installed"
-# The HTML report's browser tests drive the system Chromium (playwright never downloads one:
-# its CDN is not reachable from every machine). Installed where apt and root are at hand (CI);
-# elsewhere those tests skip and say why.
-if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
-  && [ "$(id -u)" = 0 ]; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
-    >/dev/null 2>&1 || echo "setup-env: could not install chromium; browser tests will skip" >&2
-fi
 want=$(cat pyproject.toml scripts/setup-env.sh | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
