@@ -18,6 +18,7 @@ from chatbots.local import LocalChatbot
 from experiments.cli import main
 from experiments.engine.reuse import store_texts
 from experiments.engine.runfolder import read_locked_sha
+from experiments.kinds.benchmark.rows import BenchReplyRow
 from experiments.kinds.diary.rows import EntryRow, ReplyRow
 from experiments.kinds.friends.rows import LetterRow
 from experiments.loading import load_design
@@ -25,12 +26,24 @@ from experiments.runner import run_design
 from tests.conftest import build_tiny_llama
 from tests.friends_fixtures import friends_design
 from tests.lab_fixtures import design_text, make_profile
+from tests.test_benchmark_run import design as bench_design
+from tests.test_benchmark_run import servers as servers  # the fixture, for this module
 
 SECOND_JUDGE = """
 [[judges]]
 id = "second-judge"
 kind = "local"
 model = "{model}"
+"""
+
+SERVED_GRADER = """
+[[judges]]
+id = "served"
+kind = "openai-compatible"
+model = "openai/fake-judge"
+tokenizer = "{model}"
+probe_floor = 0.0
+endpoint = {{ base_url = "{url}", api_key_env = "DIARYLAB_TEST_KEY" }}
 """
 
 
@@ -77,8 +90,12 @@ def derived(
 
 
 class Counts:
+    """Texts written by the diarist model, and replies asked of each chatbot (by id: a local
+    judge writes a benchmark's grader answers through the same chatbot door, as itself)."""
+
     def __init__(self, monkeypatch) -> None:
-        self.writes = self.replies = 0
+        self.writes = 0
+        self.by: dict[str, int] = {}
         real_write, real_local, real_fixed = (
             writes.write_steered,
             LocalChatbot.reply_many,
@@ -90,16 +107,19 @@ class Counts:
             return real_write(*args, **kwargs)
 
         def local(bot, views, seeds):
-            self.replies += len(views)
+            self.by[bot.id] = self.by.get(bot.id, 0) + len(views)
             return real_local(bot, views, seeds)
 
         def fixed(bot, views, seeds):
-            self.replies += len(views)
+            self.by[bot.id] = self.by.get(bot.id, 0) + len(views)
             return real_fixed(bot, views, seeds)
 
         monkeypatch.setattr(writes, "write_steered", write)
         monkeypatch.setattr(LocalChatbot, "reply_many", local)
         monkeypatch.setattr(FixedReply, "reply_many", fixed)
+
+    def asked(self, *chatbots: str) -> int:
+        return sum(self.by.get(bot, 0) for bot in chatbots)
 
 
 def rows(folder: Path, query: str) -> list[tuple]:
@@ -135,7 +155,7 @@ def test_adding_a_judge_writes_nothing_and_reads_the_run_judge_from_its_calls(
     counts = Counts(monkeypatch)
     out = work / "derived-run"
     summary = run_design(load_design(path), out, progress=False)
-    assert counts.writes == 0 and counts.replies == 0
+    assert counts.writes == 0 and counts.asked("thanks", "tiny-chat") == 0
     assert summary.calls_made > 0  # the new judge's readings, and nothing else
     made = rows(out, "SELECT kind, COUNT(*) FROM calls GROUP BY kind")
     theirs = rows(run, "SELECT kind, COUNT(*) FROM calls GROUP BY kind")
@@ -165,7 +185,7 @@ def test_adding_a_judge_writes_nothing_and_reads_the_run_judge_from_its_calls(
     findings = (moved / "report" / "findings.md").read_text()
     assert "second-judge" in findings and "tiny-judge" in findings
     again = run_design(load_design(path), moved, progress=False)
-    assert again.calls_made == 0 and counts.writes == 0 and counts.replies == 0
+    assert again.calls_made == 0 and counts.writes == 0 and counts.asked("thanks", "tiny-chat") == 0
 
 
 def test_missing_hashes_are_printed_as_the_fix(diary, tmp_path, capsys):
@@ -288,3 +308,38 @@ def test_friends_letters_are_reused_by_a_design_adding_a_judge(
         run, "SELECT target_id, item FROM judgments WHERE judge = 'tiny-judge'"
     )
     assert main(["report", str(out), "--resamples", "200"]) == 0
+
+
+def test_benchmark_replies_are_reused_by_a_design_adding_a_grader_judge(
+    tmp_path, tiny_model_folder, servers, monkeypatch
+):
+    chat, judge = servers
+    path = bench_design(
+        tmp_path, tiny_model_folder, chat.base_url, judge.base_url, sample=2, local_judge=True
+    )
+    run = tmp_path / "run"
+    run_design(load_design(path), run, progress=False)
+    asked = len(chat.requests)
+    assert asked > 0
+    text = path.read_text().replace('name = "bench-test"', 'name = "bench-derived"')
+    # A served grader (the loopback stand-in writes well-formed answers, read by probability).
+    text += SERVED_GRADER.format(model=tiny_model_folder, url=judge.base_url)
+    text += f'\n[derived_from]\nrun = "run"\n{locks(run, (BenchReplyRow,))}'
+    second = tmp_path / "derived.toml"
+    second.write_text(text)
+
+    counts = Counts(monkeypatch)
+    out = tmp_path / "derived-run"
+    summary = run_design(load_design(second), out, progress=False)
+    assert counts.asked("thanks", "tiny") == 0 and len(chat.requests) == asked
+    assert summary.calls_made > 0
+    replies = "SELECT * FROM bench_replies"
+    assert rows(out, replies) == rows(run, replies)
+    first = "SELECT * FROM judgments WHERE judge = 'tiny-judge'"
+    assert rows(out, first) == rows(run, first)
+    # The new judge wrote its own answer to every criterion of every reply the run's judge did.
+    answered = "SELECT reply_id, item FROM grader_answers WHERE judge = '{}' AND attempt = 0"
+    theirs = rows(run, answered.format("tiny-judge"))
+    assert theirs and rows(out, answered.format("served")) == theirs
+    assert rows(out, "SELECT COUNT(*) FROM judgments WHERE judge = 'served'")[0][0] > 0
+    assert main(["report", str(out)]) == 0
