@@ -25,7 +25,7 @@ from experiments.loading import load_design
 from experiments.runner import run_design
 from tests.conftest import build_tiny_llama
 from tests.friends_fixtures import friends_design
-from tests.lab_fixtures import design_text, make_profile
+from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
 from tests.test_benchmark_run import design as bench_design
 from tests.test_benchmark_run import servers as servers  # the fixture, for this module
 
@@ -343,3 +343,42 @@ def test_benchmark_replies_are_reused_by_a_design_adding_a_grader_judge(
     assert theirs and rows(out, answered.format("served")) == theirs
     assert rows(out, "SELECT COUNT(*) FROM judgments WHERE judge = 'served'")[0][0] > 0
     assert main(["report", str(out)]) == 0
+
+
+INLINE = """
+[[profiles]]
+id = "lonely"
+pattern = "social_isolation"
+extraction = { pairs = 2, generation = { max_new_tokens = 5, temperature = 0.8 } }
+steer = { layers = [1], strength = 0.5 }
+"""
+
+
+def test_inline_profiles_come_from_the_run_and_are_never_made_again(
+    tmp_path, tiny_model_folder, other_model_folder, monkeypatch, capsys
+):
+    text = design_text(
+        tiny_model_folder, None, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
+    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    text = text.replace('profiles = ["unsteered"]', 'profiles = ["unsteered", "lonely"]') + INLINE
+    path = tmp_path / "source.toml"
+    path.write_text(text)
+    run = tmp_path / "run"
+    run_design(load_design(path), run, progress=False)
+
+    counts = Counts(monkeypatch)  # extraction writes through the same door as entries
+    second = derived(tmp_path, text, run, more=SECOND_JUDGE.format(model=other_model_folder))
+    out = tmp_path / "derived-run"
+    run_design(load_design(second), out, progress=False)
+    assert counts.writes == 0
+    for name in ("lonely.toml", "lonely.safetensors", "lonely.json"):
+        assert (out / "profiles" / name).read_bytes() == (run / "profiles" / name).read_bytes()
+    ours, theirs = (json.loads((f / "manifest.json").read_text()) for f in (out, run))
+    assert ours["profiles"] == theirs["profiles"]
+    assert rows(out, "SELECT * FROM entries") == rows(run, "SELECT * FROM entries")
+
+    # The rule changed: refused naming the field, nothing written.
+    changed = derived(tmp_path, text.replace("strength = 0.5", "strength = 0.6"), run)
+    assert main(["design", "check", "--offline", str(changed)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "`profiles` differs" in err and "profiles[0].steer.strength" in err
