@@ -2,43 +2,38 @@
 texts (entries and replies, letters, benchmark replies) and makes only what it judges, scores or
 analyses differently.
 
-Before anything is claimed, `check_reuse` refuses, with one error naming the field, a derived
-design that could not have written those texts: the run's design and texts must be the ones
-[derived_from] locks by hash, every field that determines a text must equal the run's (only the
-schema's `judging_fields` may differ; transport settings never matter), each profile must steer
-as the run's did, the data files the texts were made from must be the run's, and the run must
-hold every text the cells need. The run then copies the run's calls and text rows into its own
-store (experiments/engine/reuse.py) and its inline profiles into its own profiles/, records what
-it reused in the store and the manifest, and seals its writing and chatbot calls: the folder is
-self-contained, a resume needs no source, and nothing is ever written again."""
+Before anything is claimed, experiments/derived_checks.py refuses, with one error naming the
+field, a derived design that could not have written those texts (only the schema's
+`judging_fields` may differ; transport settings never matter), and `Reuse.check_models` a loaded
+diarist model or chatbot other than the run's. The run then copies the run's calls and text
+rows into its own store (experiments/engine/reuse.py) and its inline profiles into its own
+profiles/, records what it reused in the store and the manifest, and seals its writing and
+chatbot calls: the folder is self-contained, a resume needs no source, and nothing is ever
+written again."""
 
 from __future__ import annotations
 
 import json
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
+from chatbots.base import Chatbot
 from experiments.engine.contract import ReuseSupport
 from experiments.engine.design import Design
-from experiments.engine.inputs import file_sha256, locked_inputs
 from experiments.engine.reuse import (
     TEXT_CALLS,
     Texts,
     copy_texts,
     first_difference,
-    present_ids,
     reused_record,
-    store_texts,
-    text_view,
 )
-from experiments.engine.runfolder import SHA_FILE, STORE_FILE, read_locked_sha, read_manifest
+from experiments.engine.runfolder import STORE_FILE
 from experiments.engine.store import Store
-from experiments.loading import open_run_folder
-from experiments.profile_making import profile_ids, resolve_profiles
 from foundation.errors import LabError
+from model_access.local import LocalModel
 from steering.vectors import vector_paths
 
 PROFILES_DIR = "profiles"
@@ -53,6 +48,9 @@ class Reuse:
     texts: Texts
     row_types: tuple[Any, ...]
     inline: tuple[str, ...]  # inline profile ids whose files come from the run's folder
+    # The run's manifest record of its diarist model and chatbots (None on a resume, which
+    # checked them when the copy was made).
+    models: Mapping[str, Any] | None = None
 
     def record(self) -> dict[str, Any]:
         """What the derived store and manifest say was reused."""
@@ -70,6 +68,27 @@ class Reuse:
             f"reused from {self.source} (design sha256 {self.design_sha256[:12]}…, texts sha256 "
             f"{self.texts.sha256[:12]}…): {rows}"
         )
+
+    def check_models(self, writer: LocalModel | None, chatbots: Mapping[str, Chatbot]) -> None:
+        """The loaded diarist model and chatbots are the ones that wrote the run's texts (the
+        design names them alike, but a model folder or hub id may hold other weights now)."""
+        if self.models is None:
+            return
+        name = self.source.name
+        now = {
+            "diarist_model": None if writer is None else asdict(writer.info()),
+            "chatbots": {k: bot.identity() for k, bot in chatbots.items()},
+        }
+        for what, where in (("diarist_model", "[diarist_model]"), ("chatbots", "[[chatbots]]")):
+            ours, theirs = _model_view(now[what]), _model_view(self.models.get(what))
+            at = first_difference(theirs, ours)
+            if at is not None:
+                raise LabError(
+                    f"a derived run reuses the texts of {name}, but the loaded {what} is not "
+                    f"the one that wrote them (at {at or what})",
+                    where=where,
+                    fix=f"load the model {name} used (see its manifest.json), or make a new run",
+                )
 
     def copy_profiles(self, folder: Path) -> None:
         """The run's inline profiles (file, vector, calibration record, the calls that made
@@ -106,211 +125,14 @@ def reuse_support(design: Design) -> ReuseSupport:
     return kind
 
 
-def reuse_for_run(design: Design, folder: Path) -> Reuse | None:
-    """The reuse a run of `design` into `folder` does: none for a design that derives nothing;
-    a folder whose store already holds the copy resumes from it (the source may be gone since);
-    otherwise every check of `check_reuse`."""
-    if design.spec.derived_from is None:
-        return None
-    kind = reuse_support(design)
-    store_path = folder / STORE_FILE
-    ours = (folder / SHA_FILE).is_file() and read_locked_sha(folder) == design.sha256
-    if ours and store_path.is_file():
-        store = Store(store_path, design.kind.row_types)
-        try:
-            record = reused_record(store)
-        finally:
-            store.close()
-        if record is not None:
-            texts = Texts(record["texts_sha256"], record["calls"], record["rows"])
-            return Reuse(
-                Path(record["run"]),
-                record["design_sha256"],
-                texts,
-                tuple(kind.text_rows),
-                _inline_ids(design),
-            )
-    return check_reuse(design)
-
-
-def check_reuse(design: Design) -> Reuse | None:
-    """Everything that must hold before a design may reuse a run's texts, checked without
-    writing anything; None for a design that derives nothing."""
-    table = design.spec.derived_from
-    if table is None:
-        return None
-    kind = reuse_support(design)
-    where = f"{design.path} derived_from"
-    source = Path(table.run).expanduser()
-    source = (source if source.is_absolute() else design.path.parent / source).resolve()
-    run = open_run_folder(source)  # a run folder, its design, copies and store all intact
-    run.store.close()
-    if run.design.kind.name != design.kind.name:
-        raise LabError(
-            f"{source} is a {run.design.kind.name} run; this is a {design.kind.name} design",
-            where=f"{where}.run",
-            fix="name a run of the same kind",
-        )
-    texts = store_texts(source / STORE_FILE, kind.text_rows)
-    _check_locks(table.design_sha256, table.texts_sha256, run.design.sha256, texts, where)
-    name = source.name
-    difference = first_difference(text_view(run.design.spec), text_view(design.spec))
-    if difference is not None:
-        field = difference.split(".")[0].split("[")[0]
-        raise LabError(
-            f"a derived run reuses the texts of {name}: `{field}` differs from {name}'s design "
-            f"(at {difference})",
-            where=f"{design.path} {field}",
-            fix=f"make it equal to {name}'s, or remove [derived_from] and make a new run",
-        )
-    _check_profiles(design, read_manifest(source).get("profiles") or {}, source)
-    _check_inputs(design, kind, locked_inputs(source), name)
-    _check_complete(design, kind, source)
-    return Reuse(source, run.design.sha256, texts, tuple(kind.text_rows), _inline_ids(design))
-
-
-def _check_locks(
-    design_sha: str | None, texts_sha: str | None, run_design: str, texts: Texts, where: str
-) -> None:
-    if design_sha is None or texts_sha is None:
-        raise LabError(
-            "the run reused is not locked by its hashes",
-            where=where,
-            fix=f'add design_sha256 = "{run_design}" and texts_sha256 = "{texts.sha256}" to '
-            "[derived_from] (the run as it is now)",
-        )
-    if design_sha != run_design:
-        raise LabError(
-            f"the run's design is not the one locked (design sha256 {run_design[:12]}…, locked "
-            f"{design_sha[:12]}…)",
-            where=f"{where}.design_sha256",
-            fix="name the run this design was written for, or lock this one's design sha256",
-        )
-    if texts_sha != texts.sha256:
-        raise LabError(
-            f"the run's texts changed since this design locked them (texts sha256 now "
-            f"{texts.sha256[:12]}…, locked {texts_sha[:12]}…)",
-            where=f"{where}.texts_sha256",
-            fix="restore the run's store from its original, or make a new run",
-        )
-
-
-def _inline_ids(design: Design) -> tuple[str, ...]:
+def inline_ids(design: Design) -> tuple[str, ...]:
     refs = design.kind.profile_refs(design)
     return tuple(r for r in refs if design.spec.profile_rule(r) is not None)
 
 
-def _check_profiles(design: Design, recorded: Mapping[str, Any], source: Path) -> None:
-    """Each profile steers as the run's did: a file's steering equals the run's record of it, an
-    inline rule's (equal to the run's, as its design field) is the file the run made."""
-    name = source.name
-    where = f"{design.path} profiles"
-    inline = set(_inline_ids(design))
-    refs = [r for r in design.kind.profile_refs(design) if r not in inline]
-    mine: dict[str, Any] = {p.id: p.spec() for p in resolve_profiles(design, refs).values()}
-    ids = set(profile_ids(design))
-    if ids != set(recorded):
-        raise LabError(
-            f"a derived run reuses the texts of {name}: its profiles are "
-            f"{', '.join(sorted(recorded))}, this design's {', '.join(sorted(ids))}",
-            where=where,
-            fix=f"name {name}'s profiles, or remove [derived_from] and make a new run",
-        )
-    for pid in sorted(ids):
-        entry = recorded[pid]
-        if pid in inline:
-            made = source / PROFILES_DIR / f"{pid}.toml"
-            if not isinstance(entry, dict) or entry.get("file") != f"{PROFILES_DIR}/{pid}.toml":
-                raise LabError(
-                    f"profile {pid!r} is an inline rule here but was not made by {name}",
-                    where=where,
-                    fix=f"name the profile file {name} used, or make a new run",
-                )
-            if not made.is_file() or file_sha256(made) != entry.get("file_sha256"):
-                raise LabError(
-                    f"{name}'s profile {pid!r} is missing or changed",
-                    where=str(made),
-                    fix="restore the run folder whole, or make a new run",
-                )
-            continue
-        theirs = entry.get("steer") if isinstance(entry, dict) else None
-        ours = json.loads(json.dumps(mine.get(pid)))
-        if theirs != ours:
-            at = first_difference(theirs, ours) or "steer"
-            raise LabError(
-                f"a derived run reuses the texts of {name}: profile {pid!r} steers differently "
-                f"from {name}'s (at {at or 'steer'})",
-                where=where,
-                fix=f"use the profile {name} used, or remove [derived_from] and make a new run",
-            )
-
-
-def _check_inputs(design: Design, kind: ReuseSupport, locked: Mapping[str, str], name: str) -> None:
-    """The data files the texts were made from are the ones the run locked (by content: a
-    user's file may sit elsewhere now)."""
-    have = set(locked.values())
-    for path in kind.text_inputs(design):
-        if not Path(path).is_file():
-            continue  # a missing data file is refused where the kind reads it, naming its field
-        if file_sha256(path) not in have:
-            raise LabError(
-                f"a derived run reuses the texts of {name}, which were made from another "
-                f"version of this file",
-                where=str(path),
-                fix=f"restore the version {name} used (its folder holds a copy under inputs/), "
-                "or make a new run",
-            )
-
-
-def _check_complete(design: Design, kind: ReuseSupport, source: Path) -> None:
-    cells = design.kind.cells(design, profile_ids(design))
-    needed = kind.text_ids(design, cells)
-    for row_type in kind.text_rows:
-        have = present_ids(source / STORE_FILE, row_type)
-        missing = sorted(needed.get(row_type.TABLE, set()) - have)
-        if missing:
-            raise LabError(
-                f"{source.name} holds {len(missing)} fewer {row_type.TABLE} than this design "
-                f"needs (first: {missing[0]}): it is not finished",
-                where=f"{design.path} derived_from.run",
-                fix=f"finish it first (`diarylab run` of its design into {source}), then derive",
-            )
-
-
-def reuse_lines(design: Design) -> list[str]:
-    """For `design check`: what a derived design reuses and what it will make, per judge."""
-    reuse = check_reuse(design)
-    if reuse is None:
-        return []
-    lines = [f"{reuse.line()} — written again: none"]
-    source = open_run_folder(reuse.source)
-    source.store.close()
-    theirs = {j.id: _judge_view(j) for j in source.design.spec.judges}
-    readings = _readings_per_judge(design)
-    for judge in design.spec.judges:
-        count = f"{readings} readings" if readings is not None else "its readings"
-        if theirs.get(judge.id) == _judge_view(judge):
-            lines.append(
-                f"judge {judge.id}: as in {reuse.source.name} — {count}, read from its stored "
-                "calls where the prompt is unchanged (new ones made)"
-            )
-        else:
-            what = "changed" if judge.id in theirs else "new"
-            lines.append(f"judge {judge.id}: {what} — {count} to make")
-    return lines
-
-
-def _judge_view(judge: Any) -> Any:
-    data = judge.model_dump(mode="json")
-    data.pop("endpoint", None)  # how the judge is reached, not what it reads
-    return data
-
-
-def _readings_per_judge(design: Design) -> int | None:
-    from experiments.engine.contract import PlanSupport
-
-    kind = design.kind
-    if not isinstance(kind, PlanSupport):
-        return None
-    work = cast(Any, kind).workload(design, kind.cells(design, profile_ids(design)))
-    return int(sum(work.readings.values()))
+def _model_view(identity: Any) -> Any:
+    """A model identity as compared: without where its files sit, and without the precision it
+    was loaded in, which follows the machine (a derived run writes nothing with it)."""
+    if isinstance(identity, dict):
+        return {k: _model_view(v) for k, v in identity.items() if k not in ("location", "dtype")}
+    return json.loads(json.dumps(identity))

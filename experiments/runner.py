@@ -13,7 +13,7 @@ from typing import Any
 
 from chatbots.specs import build_chatbot
 from diarists.profiles import Profile
-from experiments.derived import reuse_for_run
+from experiments.derived_checks import reuse_for_run
 from experiments.engine.design import Design
 from experiments.engine.manifest import manifest_of, served_judges
 from experiments.engine.progress import Progress
@@ -132,6 +132,8 @@ def run_design(
     chatbots = {c.id: build_chatbot(c, models.get, models.on_vllm) for c in spec.chatbots}
     files = resolve_profiles(design, [r for r in refs if spec.profile_rule(r) is None])
     _check_profiles(files.values(), writer_model)
+    if reuse is not None:
+        reuse.check_models(writer_model, chatbots)  # the models that wrote the reused texts
     with run_lock(folder):
         first = claim(design, folder, [*kind.input_files(design), *_profile_files(files)])
         if reuse is not None:

@@ -355,10 +355,14 @@ steer = { layers = [1], strength = 0.5 }
 
 
 def test_inline_profiles_come_from_the_run_and_are_never_made_again(
-    tmp_path, tiny_model_folder, other_model_folder, monkeypatch, capsys
+    tmp_path, tiny_model_folder, other_model_folder, shipped_tokenizer, monkeypatch, capsys
 ):
+    # The diarist model named by a link, so the same name can later hold another model.
+    writer = tmp_path / "writer-model"
+    writer.symlink_to(tiny_model_folder, target_is_directory=True)
+    judge = f'[[judges]]\nid = "tiny-judge"\nkind = "local"\nmodel = "{tiny_model_folder}"\n'
     text = design_text(
-        tiny_model_folder, None, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
+        writer, None, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY, judges=judge
     ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
     text = text.replace('profiles = ["unsteered"]', 'profiles = ["unsteered", "lonely"]') + INLINE
     path = tmp_path / "source.toml"
@@ -382,3 +386,16 @@ def test_inline_profiles_come_from_the_run_and_are_never_made_again(
     assert main(["design", "check", "--offline", str(changed)]) == 2
     err = capsys.readouterr().err.strip()
     assert "`profiles` differs" in err and "profiles[0].steer.strength" in err
+
+    # The same name now holds a model of another shape: not the model that wrote the texts.
+    deeper = tmp_path / "deeper-model"
+    build_tiny_llama(shipped_tokenizer, layers=3).save_pretrained(deeper)
+    shipped_tokenizer.save_pretrained(deeper)
+    writer.unlink()
+    writer.symlink_to(deeper, target_is_directory=True)
+    again = tmp_path / "again"
+    second = derived(tmp_path, text, run, more=SECOND_JUDGE.format(model=other_model_folder))
+    assert main(["run", str(second), "--out", str(again), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "loaded diarist_model is not the one that wrote them (at num_layers)" in err, err
+    assert not again.exists()

@@ -61,7 +61,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def print_reuse(design: Design) -> None:
     """A derived design: the run it reuses, checked, and what it will make by judge."""
-    from experiments.derived import reuse_lines
+    from experiments.derived_checks import reuse_lines
 
     for line in reuse_lines(design):
         print(f"  {line}")
