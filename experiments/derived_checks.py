@@ -19,12 +19,11 @@ from experiments.engine.reuse import (
     Texts,
     first_difference,
     present_ids,
-    reused_record,
+    recorded_in,
     store_texts,
     text_view,
 )
 from experiments.engine.runfolder import SHA_FILE, STORE_FILE, read_locked_sha, read_manifest
-from experiments.engine.store import Store
 from experiments.loading import open_run_folder
 from experiments.profile_making import profile_ids, resolve_profiles
 from foundation.errors import LabError
@@ -40,11 +39,7 @@ def reuse_for_run(design: Design, folder: Path) -> Reuse | None:
     store_path = folder / STORE_FILE
     ours = (folder / SHA_FILE).is_file() and read_locked_sha(folder) == design.sha256
     if ours and store_path.is_file():
-        store = Store(store_path, design.kind.row_types)
-        try:
-            record = reused_record(store)
-        finally:
-            store.close()
+        record = recorded_in(store_path)
         if record is not None:
             texts = Texts(record["texts_sha256"], record["calls"], record["rows"])
             return Reuse(

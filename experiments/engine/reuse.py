@@ -108,6 +108,20 @@ def reused_record(store: Store) -> dict[str, Any] | None:
     return None if row is None else dict(json.loads(row[0]))
 
 
+def recorded_in(path: Path) -> dict[str, Any] | None:
+    """What the store at `path` records it reused, read without opening it for writing (a
+    resume asks before it holds the folder's lock)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        if "meta" not in tables:
+            return None
+        row = db.execute("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+    finally:
+        db.close()
+
+
 def copy_texts(
     source: Path, store: Store, row_types: Sequence[Any], record: Mapping[str, Any]
 ) -> Texts:
