@@ -13,6 +13,7 @@ from typing import Any
 
 from chatbots.specs import build_chatbot
 from diarists.profiles import Profile
+from experiments.derived_checks import reuse_for_run
 from experiments.engine.design import Design
 from experiments.engine.manifest import manifest_of, served_judges
 from experiments.engine.progress import Progress
@@ -117,6 +118,7 @@ def run_design(
     probes: dict[str, ProbeResult] = {}
     preflight(design, probes=probes)
     check_claimable(design, folder)
+    reuse = reuse_for_run(design, folder)  # a derived design: the run it reuses, checked
     models = ModelCache()
     judges = JudgeSet(design, models)
     refs = kind.profile_refs(design)
@@ -130,8 +132,12 @@ def run_design(
     chatbots = {c.id: build_chatbot(c, models.get, models.on_vllm) for c in spec.chatbots}
     files = resolve_profiles(design, [r for r in refs if spec.profile_rule(r) is None])
     _check_profiles(files.values(), writer_model)
+    if reuse is not None:
+        reuse.check_models(writer_model, chatbots)  # the models that wrote the reused texts
     with run_lock(folder):
         first = claim(design, folder, [*kind.input_files(design), *_profile_files(files)])
+        if reuse is not None:
+            reuse.copy_profiles(folder)  # its inline profiles are the run's, never made again
         inline = InlineProfiles(design, folder, writer_model, judges.get, progress=progress)
         profiles = resolve_profiles(design, refs, make_inline=inline)
         made = {p.id: p for p in profiles.values() if p.id not in files and p.steered}
@@ -140,9 +146,13 @@ def run_design(
         cells = kind.cells(design, list(profiles))
         store = Store(folder / STORE_FILE, kind.row_types)
         try:
+            if reuse is not None:
+                reuse.copy_into(store)  # the run's texts, then no writing or chatbot call
             run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
             run.judge, run.load_local = judges.get, models.get
             extra = {**kind.manifest(run), "served_judges": served_judges(probes)}
+            if reuse is not None:
+                extra["derived_from"] = reuse.record()
             manifest = manifest_of(design, _manifest(run, extra))
             write_manifest(folder, manifest, first=first)
             total = kind.planned_units(design, cells)

@@ -407,6 +407,9 @@ PREFIX_PROOFS = {
     "chatbots[local].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     "chatbots[litellm].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     "judges[": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
+    # The run reused and its two locks decide what a derived run copies and what it refuses.
+    "derived_from.": "tests/test_derived_runs.py::"
+    "test_adding_a_judge_writes_nothing_and_reads_the_run_judge_from_its_calls",
 }
 
 

@@ -7,6 +7,7 @@ import argparse
 import json
 from dataclasses import asdict
 
+from experiments.engine.design import Design
 from experiments.kinds import kind_names
 from experiments.loading import design_schema, load_design
 from experiments.power_check import power_lines
@@ -47,6 +48,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  {line}")
     for line in power_lines(design):
         print(f"  {line}")
+    print_reuse(design)
     from experiments.engine.contract import PlanSupport
 
     if isinstance(design.kind, PlanSupport):  # a kind that counts its work: the plan's totals
@@ -55,6 +57,14 @@ def run_check(args: argparse.Namespace) -> int:
 
         print(f"  {totals_line(plan_design(design))}")
     return 0
+
+
+def print_reuse(design: Design) -> None:
+    """A derived design: the run it reuses, checked, and what it will make by judge."""
+    from experiments.derived_checks import reuse_lines
+
+    for line in reuse_lines(design):
+        print(f"  {line}")
 
 
 def run_expand(args: argparse.Namespace) -> int:

@@ -123,3 +123,18 @@ class PilotSupport(Protocol):
 
     def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
         """Per-cluster values of every preregistered contrast under each of its judges."""
+
+
+@runtime_checkable
+class ReuseSupport(Protocol):
+    """What a kind supplies so a design can reuse a finished run's texts (experiments/derived.py):
+    the rows that are its texts, the ids its cells need, and the input files that made them. What
+    a derived design may change is its schema's `judging_fields`."""
+
+    text_rows: tuple[Any, ...]  # row types (of row_types) whose rows are the texts reused
+
+    def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
+        """Per text table, the ids of every text the cells need."""
+
+    def text_inputs(self, design: Design) -> list[Path]:
+        """The input files (of input_files) the texts were made from."""

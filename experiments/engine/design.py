@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
@@ -97,6 +97,28 @@ class ProfileRule(DataModel):
         return self
 
 
+HexSha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class DerivedFrom(DataModel):
+    """A finished run folder whose texts this design reuses (experiments/derived.py): its
+    entries, letters or replies are copied in and never written again; only what this design
+    judges, scores or analyses differently is made. Both hashes lock the run as it was when
+    this design was written; `design check` prints them when they are missing."""
+
+    run: NonEmpty = Field(
+        description="the finished run folder, relative to this design file (or absolute)"
+    )
+    design_sha256: HexSha256 | None = Field(
+        None, description="the sha256 of that run's design (its design.sha256)"
+    )
+    texts_sha256: HexSha256 | None = Field(
+        None,
+        description="the sha256 of the texts reused: every writing and chatbot call of the run "
+        "and its text rows (design check prints it)",
+    )
+
+
 def _unique(table: str, ids: Sequence[str], what: str) -> None:
     seen: set[str] = set()
     for i, ident in enumerate(ids):
@@ -121,6 +143,24 @@ class DesignFile(DataModel):
     judges: list[JudgeSpec] = Field(min_length=1)
     profiles: list[ProfileRule] = Field([], description="inline profiles: pattern + rule")
     analysis: AnalysisSettings = AnalysisSettings()
+    derived_from: DerivedFrom | None = Field(
+        None, description="reuse the texts of a finished run: judge or analyse them anew"
+    )
+
+    # What a derived design may set differently from the run it reuses (dotted field paths;
+    # everything else determines the texts and must be equal): a kind adds its own.
+    judging_fields: ClassVar[tuple[str, ...]] = (
+        "design.name",
+        "design.version",
+        "design.description",
+        "design.coverage_floor",
+        "judges",
+        "analysis",
+        "derived_from",
+    )
+    # Fields that determine texts but are compared in their own way, not as written: profile
+    # references (by the steering each profile applies) and data-file paths (by the file's hash).
+    compared_apart: ClassVar[tuple[str, ...]] = ()
 
     @model_validator(mode="after")
     def _writer_as_the_kind_needs(self) -> DesignFile:

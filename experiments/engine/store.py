@@ -100,6 +100,9 @@ class Store(OneWriter):
         )
         self.made = 0
         self.cached = 0
+        # Call kinds this store may read but never make: a derived run's writing and chatbot
+        # calls (experiments/derived.py), all copied in from the run it reuses.
+        self.sealed: frozenset[str] = frozenset()
         OneWriter.__init__(self)
 
     def _check_version(self) -> None:
@@ -203,6 +206,14 @@ class Store(OneWriter):
                 done(len(batch))
 
         pending = self.on_writer(look_up)
+        if pending and kind in self.sealed:
+            raise LabError(
+                f"a derived run found {len(pending)} {kind} call(s) missing from the texts it "
+                f"reuses (first request: {json.dumps(requests[pending[0]], default=str)[:160]})",
+                where=str(self.path),
+                fix="the design asks for a text the reused run never wrote: make a new run "
+                "instead of deriving this one (or report the mismatch as a bug)",
+            )
         step = max(1, batch_size)
         for start in range(0, len(pending), step):
             batch = pending[start : start + step]

@@ -7,7 +7,7 @@ and each judge's reading cost (experiments/planning/costs.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from experiments.engine.contract import PlanSupport
@@ -156,6 +156,17 @@ def _sum(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else sum(v or 0 for v in values)
 
 
+def _reused(workload: Workload) -> Workload:
+    """A derived design's work: its texts (and inline profiles) come from the run it reuses,
+    so none is written; judges' own texts (grader answers) are still theirs to write."""
+    texts = tuple(
+        t if t.per_judge else replace(t, count=0, label=f"{t.label} (reused)")
+        for t in workload.texts
+    )
+    kept = tuple(u for u in workload.uncounted if not u.startswith("making the inline profiles"))
+    return replace(workload, texts=texts, uncounted=kept)
+
+
 def plan_design(design: Design, tokenizers: Mapping[str, str] | None = None) -> Plan:
     """`tokenizers`: judge id -> a tokenizer to count that judge's readings with instead."""
     tokenizers = tokenizers or {}
@@ -168,6 +179,8 @@ def plan_design(design: Design, tokenizers: Mapping[str, str] | None = None) -> 
         )
     cells = kind.cells(design, profile_ids(design))
     workload = kind.workload(design, cells)
+    if design.spec.derived_from is not None:
+        workload = _reused(workload)
     samples = {"number": number_probe(), "yes_no": YES_NO_SAMPLE, **workload.samples}
     answers = sum(t.count for t in workload.texts if t.per_judge)
     judges = tuple(

@@ -192,6 +192,15 @@ class BenchmarkKind:
         ]
         run_lanes(run.store, lanes_of(jobs))
 
+    # ------------------------------------------------------------ derived runs (ReuseSupport)
+    text_rows = (BenchReplyRow,)
+
+    def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
+        return {BenchReplyRow.TABLE: {c.id for c in cells}}
+
+    def text_inputs(self, design: Design) -> list[Path]:
+        return [data_path(design), REFUSALS_FILE]
+
     def input_files(self, design: Design) -> list[Path]:
         return [
             data_path(design),

@@ -137,6 +137,14 @@ def _relative(value: str, design_path: Path) -> Path:
 
 class BenchmarkDesignFile(DesignFile):
     writes: ClassVar[bool] = False
+    judging_fields: ClassVar[tuple[str, ...]] = (
+        *DesignFile.judging_fields,
+        "benchmark.convention",
+        "benchmark.grader",
+        "benchmark.calibration",
+        "benchmark.validation",
+    )
+    compared_apart: ClassVar[tuple[str, ...]] = ("benchmark.data",)
 
     chatbots: list[ChatbotSpec] = Field(min_length=1, description="the chatbots that answer")
     benchmark: BenchmarkTable

@@ -104,6 +104,28 @@ class DiaryKind(TaskJudging):
     def judge_tasks(self, run: RunContext) -> Iterator[Task]:
         return diary_tasks(run.store, _spec(run.design), run.cells)
 
+    # ------------------------------------------------------------ derived runs (ReuseSupport)
+    text_rows = (EntryRow, ReplyRow)
+
+    def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
+        steps = range(1, design.entries + 1)
+        return {
+            EntryRow.TABLE: {c.entry_id(k) for c in cells for k in steps},
+            ReplyRow.TABLE: {c.reply_id(k) for c in cells for k in steps},
+        }
+
+    def text_inputs(self, design: Design) -> list[Path]:
+        from chatbots.refusals import REFUSALS_FILE
+        from diarists.cards import CARDS_DIR
+        from diarists.templates import TEMPLATES_DIR
+
+        cards = _spec(design).cast.diarist_ids
+        return [
+            TEMPLATES_DIR / "entry.toml",
+            *(CARDS_DIR / f"{c}.toml" for c in cards),
+            REFUSALS_FILE,
+        ]
+
     def input_files(self, design: Design) -> list[Path]:
         from chatbots.refusals import REFUSALS_FILE
         from diarists.cards import CARDS_DIR

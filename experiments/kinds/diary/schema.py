@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -107,6 +107,13 @@ class DiaryAnalysis(TestedAnalysis):
 
 
 class DiaryDesignFile(DesignFile):
+    judging_fields: ClassVar[tuple[str, ...]] = (
+        *DesignFile.judging_fields,
+        "scores",
+        "hypotheses",
+    )
+    compared_apart: ClassVar[tuple[str, ...]] = ("cast.profiles",)
+
     cast: Cast
     scores: Scores = Scores()
     chatbots: list[ChatbotSpec] = Field(min_length=1, description="the chatbots that answer")

@@ -103,6 +103,19 @@ class FriendsKind(TaskJudging):
         cards = {c.id: c for c in load_cards(spec.pairs.card_ids)}
         return letter_tasks(run.store, spec.scores, run.cells, cards)
 
+    # ------------------------------------------------------------ derived runs (ReuseSupport)
+    text_rows = (LetterRow,)
+
+    def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
+        return {LetterRow.TABLE: {p.letter_id(seat, k) for p in cells for seat, k in p.order()}}
+
+    def text_inputs(self, design: Design) -> list[Path]:
+        from diarists.cards import CARDS_DIR
+        from diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
+
+        cards = friends_spec(design).pairs.card_ids
+        return [LETTER_FILE, FIXED_LETTER_FILE, *(CARDS_DIR / f"{c}.toml" for c in cards)]
+
     def input_files(self, design: Design) -> list[Path]:
         from diarists.cards import CARDS_DIR
         from diarists.letters import FIXED_LETTER_FILE, LETTER_FILE

@@ -6,7 +6,7 @@ has no chatbots: the friends write to each other."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -173,6 +173,14 @@ class FriendsAnalysis(TestedAnalysis):
 
 
 class FriendsDesignFile(DesignFile):
+    judging_fields: ClassVar[tuple[str, ...]] = (
+        *DesignFile.judging_fields,
+        "scores",
+        "outcome",
+        "hypotheses",
+    )
+    compared_apart: ClassVar[tuple[str, ...]] = ("conditions.steered",)
+
     pairs: Pairs = Pairs()
     conditions: Conditions
     outcome: Outcome = Outcome()
