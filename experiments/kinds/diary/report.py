@@ -43,6 +43,26 @@ PREFIXES = {
 }
 
 
+# Tables findings.md shows only the all-profiles rows of (the per-profile rows are in tables/):
+# those rows are numbered first, so the ids a reader sees run R1, R2, … without a gap.
+POOLED_SHOWN = ("behaviors", "behavior_questions")
+
+
+def shown_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """The pooled (all profiles) rows first, each group in its own order."""
+    if frame.empty or "profile" not in frame:
+        return frame
+    pooled = frame["profile"] == comparisons.ALL_PROFILES
+    return pd.concat([frame[pooled], frame[~pooled]], ignore_index=True)
+
+
+OTHER_SCALE = (
+    "The projection is in units of the residual norm and the judge's score is 0–100: each axis "
+    "has its own range and there is no identity line; read the correlation, not the distance "
+    "from y = x.\n"
+)
+
+
 def rubric_conditions() -> dict[str, str]:
     """Question id -> applies_when, for the conditioned questions of the shipped rubric."""
     return {q.id: q.applies_when for q in load_behavior_rubric().questions if q.applies_when}
@@ -75,6 +95,7 @@ def compute(
         "agreement": comparisons.judge_agreement(e, r, settings),
     }
     for name, frame in found.items():
+        frame = shown_first(frame) if name in POOLED_SHOWN else frame
         ids = [f"{PREFIXES[name]}{i + 1}" for i in range(len(frame))]
         found[name] = frame.assign(row_id=ids) if len(frame) else frame.assign(row_id=[])
     return Results(
@@ -134,6 +155,8 @@ def write_report(
         for a, b in zip(judges, judges[1:], strict=False):
             png = plots.judge_agreement(tables.entries, a, b, figures / f"agreement_{a}__{b}.png")
             agreement.append(f"![{a} vs {b}](plots/{png.name})\n")
+            if not plots.same_scale(a, b):
+                agreement.append(OTHER_SCALE)
         (work / "tables").mkdir()
         for name, frame in res.tables.items():
             frame.assign(sources=frame["sources"].map(md.join_ids) if len(frame) else []).to_csv(
@@ -157,7 +180,7 @@ def write_report(
             [
                 header(design, design_sha256, manifest),
                 method(settings, baseline_chatbot, tables.entries["diarist"].nunique(), res),
-                data_section(tables),
+                data_section(tables, judge_readings, design),
                 *reading_lines,
                 *sections(res, baseline_chatbot),
                 *projection.section(res.tables["steering"], res.tables["agreement"]),
