@@ -157,6 +157,7 @@ class DiaryKind(TaskJudging):
         return contrast_samples(store, design)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
+        from experiments.analysis.usage import usage_table
         from experiments.engine.runfolder import read_manifest
         from experiments.kinds.diary.report import write_report
         from experiments.kinds.diary.tables import judge_readings, load_tables
@@ -177,4 +178,5 @@ class DiaryKind(TaskJudging):
             coverage_floor=design.coverage_floor,
             decision_rule=spec.analysis.decision_rule,
             interval=spec.analysis.interval,
+            usage=usage_table(store, folder),
         )

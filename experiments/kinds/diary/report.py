@@ -15,6 +15,7 @@ import pandas as pd
 
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
+from experiments.analysis import usage as calls
 from experiments.analysis.bootstrap import BootstrapSettings, Method
 from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import MIN_CLUSTERS
@@ -129,9 +130,11 @@ def write_report(
     coverage_floor: float | None = None,
     decision_rule: Rule = "holm",
     interval: Method = "t",
+    usage: pd.DataFrame | None = None,
 ) -> Path:
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
-    readings per judge × profile (readings.summarize); None leaves that section out."""
+    readings per judge × profile (readings.summarize), usage its calls and tokens per model
+    (experiments/analysis/usage.py); None leaves that section out."""
     out_dir = Path(out_dir)
     settings = BootstrapSettings(cluster, resamples=resamples, seed=seed, method=interval)
     res = compute(
@@ -167,6 +170,10 @@ def write_report(
         if judge_readings is not None:
             judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
             reading_lines = readings.section(judge_readings, "profile", coverage_floor)
+        usage_lines: list[str] = []
+        if usage is not None:
+            usage.to_csv(work / "tables" / "usage.csv", index=False)
+            usage_lines = calls.section(usage, out_dir)
         _sources(res).to_csv(work / "sources.csv", index=False)
         (work / "diarists").mkdir()
         diarists = ordered(pd.concat([tables.entries["diarist"], tables.replies["diarist"]]))
@@ -178,10 +185,11 @@ def write_report(
         links = "\n".join(f"- [{d}](diarists/{d}.md)" for d in diarists)
         findings = "\n".join(
             [
-                header(design, design_sha256, manifest),
+                header(design, design_sha256, manifest, out_dir),
                 method(settings, baseline_chatbot, tables.entries["diarist"].nunique(), res),
                 data_section(tables, judge_readings, design),
                 *reading_lines,
+                *usage_lines,
                 *sections(res, baseline_chatbot),
                 *projection.section(res.tables["steering"], res.tables["agreement"]),
                 *agreement,

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from experiments.analysis import manifest_view
 from experiments.analysis import markdown as md
 from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from experiments.analysis.rules import Rule, hypotheses_text, other_rule, rule_line
@@ -60,14 +62,15 @@ def _p(column: str) -> Column:
     return lambda row: md.number(row[column], 3)
 
 
-def header(design: Mapping[str, Any], sha: str, manifest: Mapping[str, Any]) -> str:
+def header(
+    design: Mapping[str, Any], sha: str, manifest: Mapping[str, Any], folder: Path | None = None
+) -> str:
     name = design.get("design", {}).get("name", "unnamed design")
     return "\n".join(
         [
             f"# Findings: {name}\n",
             f"Design sha256: `{sha}`\n",
-            "## Manifest\n",
-            md.key_values(manifest) if manifest else "_empty manifest_\n",
+            manifest_view.section(manifest, folder),
         ]
     )
 
