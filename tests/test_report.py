@@ -71,8 +71,10 @@ def test_header_carries_design_hash_and_manifest(report):
     assert path.name == "findings.md" and path.parent.name == "report"
     assert text.startswith("# Findings: synthetic-diary")
     assert SHA in text.split("## How to read this")[0]
-    assert "| git_commit | abc1234 |" in text
-    assert '{"diarist": "smollm2"}' in text
+    # The manifest as rows, no raw JSON: a part the view has no sentence for, as key value.
+    assert "| git commit | abc1234 |" in text
+    assert "| models | diarist smollm2 |" in text
+    assert "[manifest.json](../manifest.json)" in text
 
 
 def test_every_plot_is_a_png_that_opens(report):

@@ -47,7 +47,13 @@ def last_run_start(folder: Path) -> float | None:
     starts = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            stamp = json.loads(line)["resumed"]
+            record = json.loads(line)
+            if "started" in record:  # the call records' clock, to the microsecond
+                starts.append(float(record["started"]))
+                continue
+            # older records: to the second (a call of the run before, made in the same second
+            # the resume began, counts as the resumed run's)
+            stamp = record["resumed"]
             starts.append(float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))))
         except (ValueError, KeyError, TypeError):
             continue  # a torn last line of a killed run: the earlier records still count
@@ -94,6 +100,10 @@ def _tokens(total: str, recorded: str) -> Callable[[pd.Series], str]:
 def section(frame: pd.DataFrame, folder: Path | None = None) -> list[str]:
     """The report's "## Model calls and tokens" section (Markdown); a model given as a folder
     is named as manifest_view names paths (never the machine's path)."""
+    columns: dict[str, str | Callable[[pd.Series], str]] = {
+        "role": "role",
+        "model": lambda r: shown_path(str(r["model"]), folder),
+    }
     return [
         "## Model calls and tokens\n",
         "Per model, from the store's call records: the calls stored, how many the latest run "
@@ -105,7 +115,7 @@ def section(frame: pd.DataFrame, folder: Path | None = None) -> list[str]:
         "`tables/usage.csv`.\n",
         md.table(
             frame,
-            {"role": "role", "model": lambda r: shown_path(str(r["model"]), folder)}
+            columns
             | {"calls": "calls"}
             | {"made by the latest run": "made_last_run", "made by earlier runs": "made_earlier"}
             | {"prompt tokens": _tokens("prompt_tokens", "prompt_recorded")}

@@ -98,7 +98,15 @@ def strata_section(b: Board, fmt: str) -> str:
     shown: dict[str, Callable[[pd.Series], str]] = {}
     for c in strata.columns:
         if c in ("judge", "chatbot"):
-            shown[c] = lambda r, c=c: str(r[c])
+            shown[c] = _text(c)
         else:
-            shown[stratum_label(c, fmt)] = lambda r, c=c: md.number(r[c], 3)
+            shown[stratum_label(c, fmt)] = _score(c)
     return f"## Per {stratum_word(fmt)} (met reading)\n\n" + md.table(strata, shown)
+
+
+def _text(c: str) -> Callable[[pd.Series], str]:
+    return lambda r: str(r[c])
+
+
+def _score(c: str) -> Callable[[pd.Series], str]:
+    return lambda r: md.number(r[c], 3)
