@@ -83,9 +83,9 @@ def check_reuse(design: Design) -> Reuse | None:
             fix=f"make it equal to {name}'s, or remove [derived_from] and make a new run",
         )
     _check_profiles(design, read_manifest(source).get("profiles") or {}, source)
-    _check_inputs(design, kind, locked_inputs(source), name)
-    _check_complete(design, kind, source)
     manifest = read_manifest(source)
+    _check_inputs(design, kind, {*locked_inputs(source).values(), *recorded_hashes(manifest)}, name)
+    _check_complete(design, kind, source)
     models = {k: manifest.get(k) for k in ("diarist_model", "chatbots")}
     return Reuse(
         source, run.design.sha256, texts, tuple(kind.text_rows), inline_ids(design), models
@@ -163,10 +163,25 @@ def _check_profiles(design: Design, recorded: Mapping[str, Any], source: Path) -
             )
 
 
-def _check_inputs(design: Design, kind: ReuseSupport, locked: Mapping[str, str], name: str) -> None:
-    """The data files the texts were made from are the ones the run locked (by content: a
-    user's file may sit elsewhere now)."""
-    have = set(locked.values())
+def recorded_hashes(manifest: Any) -> set[str]:
+    """Every file hash a manifest records (keys ending in sha256): a run records some inputs
+    without copying them (the benchmark file, which may not be redistributable)."""
+    found: set[str] = set()
+    if isinstance(manifest, Mapping):
+        for key, value in manifest.items():
+            if isinstance(value, str) and str(key).endswith("sha256"):
+                found.add(value)
+            else:
+                found |= recorded_hashes(value)
+    elif isinstance(manifest, list):
+        for value in manifest:
+            found |= recorded_hashes(value)
+    return found
+
+
+def _check_inputs(design: Design, kind: ReuseSupport, have: set[str], name: str) -> None:
+    """The data files the texts were made from are the ones the run locked or recorded by hash
+    (by content: a user's file may sit elsewhere now)."""
     for path in kind.text_inputs(design):
         if not Path(path).is_file():
             continue  # a missing data file is refused where the kind reads it, naming its field

@@ -236,6 +236,18 @@ def test_a_local_judge_writes_then_is_read_and_malformed_answers_stay_ungraded(
     assert main(["report", str(out)]) == 0
     findings = (out / "report" / "findings.md").read_text()
     assert f"| tiny-judge | {criteria} | 0 | 0 | {criteria} | {2 * criteria} |" in findings
+    # The malformed answers themselves: counted per grader, the first few shown as written.
+    shown = findings.split("## Malformed grader answers")[1].split("\n## ")[0]
+    assert f"| tiny-judge | {2 * criteria} | {criteria} | {criteria} |" in shown
+    answers = pd.read_csv(
+        out / "report" / "tables" / "malformed_answers.csv", keep_default_na=False
+    )
+    assert len(answers) == 2 * criteria and answers["ungraded"].all()
+    first_text = answers["text"].iloc[0][:400]
+    assert shown.count("```text\n") + shown.count("````text\n") >= 3
+    assert first_text.strip()[:40] in shown
+    # MentalHealthBench strata are acuities, shown by name.
+    assert "sample allocation (by acuity)" in findings and "acuity: non acute" in findings
 
 
 def _criteria(folder: Path) -> int:

@@ -213,3 +213,43 @@ def test_the_design_rule_and_interval_reach_the_report(tmp_path, tiny_model_fold
     assert "95% BCa bootstrap intervals" in text and "200 resamples" in text
     assert "every listed judge's 95% interval excludes zero in the stated direction" in text
     assert "| sensitivity: holm |" in text
+
+
+def test_data_counts_reconcile_with_the_judge_readings_and_cut_texts_are_shown(
+    tmp_path, tiny_model_folder
+):
+    """Data counts each kind of judgment under its own label, and entry scores plus the
+    entry yes/no questions make the judge readings' entry total. A text the token cap cut is
+    marked beside it on its diarist's page, counted in Data, and when most model-written texts
+    were cut, Data says to raise max_new_tokens."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "design.toml").write_text(design_text(tiny_model_folder, None))
+    sha = load_design(run / "design.toml").sha256
+    (run / "design.sha256").write_text(f"{sha}  design.toml\n")
+    store = Store(run / "store.sqlite", ROWS)
+    fill(store)
+    store.db.execute("UPDATE entries SET flag = 'truncated'")  # 4 entries, new_tokens 10
+    store.db.execute("UPDATE replies SET flag = 'truncated' WHERE reply_id LIKE 'amara.%tiny%'")
+    store.db.commit()
+    store.close()
+    assert main(["report", str(run), "--resamples", "200"]) == 0
+    findings = (run / "report" / "findings.md").read_text(encoding="utf-8")
+    data = findings.split("## Data")[1].split("\n## ")[0]
+    readings = pd.read_csv(run / "report" / "tables" / "judge_readings.csv")
+    in_readings = readings[readings.reading.str.startswith("entry")]["n"].sum()
+    # fill(): per diarist × profile one first entry, scored twice and asked person:risk once.
+    assert "| entry scores (judges) | 8 |" in data
+    assert "| entry yes/no questions (judges, asked of the entry alone) | 4 |" in data
+    assert in_readings == 12 and "12 in all" in data
+    # Entries: all 4 cut; replies: 2 of the 4 tiny-chat ones (thanks is a fixed reply).
+    assert "| entries cut at the token cap | 4 of 4 |" in data
+    assert "| model-written replies cut at the token cap | 2 of 4 |" in data
+    assert "**6 of 8 model-written texts reached the token cap**" in data
+    assert "max_new_tokens" in data
+    page = (run / "report" / "diarists" / "amara.md").read_text(encoding="utf-8")
+    after = page.split("`amara.unsteered.e1`")[1]
+    assert after.split("####")[0].count("_Flagged: cut at the token cap (10 tokens)") == 1
+    reply = page.split("`amara.unsteered.tiny-chat.r1`")[1].split("####")[0]
+    assert "_Flagged: cut at the token cap" in reply
+    assert "_Flagged" not in page.split("`amara.unsteered.thanks.r1`")[1].split("####")[0]

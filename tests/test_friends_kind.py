@@ -74,8 +74,18 @@ def test_a_reduced_friends_design_runs_and_reports(
         "## Primary outcome against both controls",
         "## Identity check",
         "## Example exchanges",
+        "## Manifest",
+        "## Model calls and tokens",
     ):
         assert heading in findings
+    # The manifest as rows (no raw JSON, no machine path) and the calls per model.
+    manifest = findings.split("## Manifest")[1].split("\n## ")[0]
+    assert "| data file letter_template | sha256 " in manifest and "{" not in manifest
+    assert str(tmp_path) not in findings
+    usage = pd.read_csv(report / "tables" / "usage.csv")
+    assert {"diarist", "judge"} <= set(usage["role"])
+    # The report follows the second run, which made no call: every call is the first run's.
+    assert (usage["made_last_run"] == 0).all() and usage["made_earlier"].sum() == first.calls_made
     assert "| V1 | H1 |" in findings and "| V2 | H2 |" in findings
     assert "too few role cards" in findings  # 2 cards: no verdict
     assert "tiny-social_isolation → fixed" in findings and "unsteered → unsteered" in findings

@@ -168,11 +168,15 @@ def _chromium() -> str:
     found = os.environ.get("DIARYLAB_CHROMIUM") or shutil.which("chromium")
     found = found or shutil.which("chromium-browser")
     if not found and os.environ.get("CI"):
-        pytest.fail("CI must run the browser tests: scripts/setup-browser.sh (make test) did not install chromium")
+        pytest.fail(
+            "CI must run the browser tests: scripts/setup-browser.sh (make test) did not "
+            "install chromium"
+        )
     if not found:
         pytest.skip(
-            "no Chromium here: scripts/setup-browser.sh (make test) installs Debian's `chromium` where apt and "
-            "root are available (CI); elsewhere set DIARYLAB_CHROMIUM to a Chromium binary"
+            "no Chromium here: scripts/setup-browser.sh (make test) installs Debian's `chromium` "
+            "where apt and root are available (CI); elsewhere set DIARYLAB_CHROMIUM to a "
+            "Chromium binary"
         )
     return found
 

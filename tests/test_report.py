@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
+from experiments.analysis.markdown import MISSING
 from experiments.kinds.diary.report import write_report
 from foundation.datafiles import load_toml
 from foundation.errors import LabError
@@ -70,8 +71,10 @@ def test_header_carries_design_hash_and_manifest(report):
     assert path.name == "findings.md" and path.parent.name == "report"
     assert text.startswith("# Findings: synthetic-diary")
     assert SHA in text.split("## How to read this")[0]
-    assert "| git_commit | abc1234 |" in text
-    assert '{"diarist": "smollm2"}' in text
+    # The manifest as rows, no raw JSON: a part the view has no sentence for, as key value.
+    assert "| git commit | abc1234 |" in text
+    assert "| models | diarist smollm2 |" in text
+    assert "[manifest.json](../manifest.json)" in text
 
 
 def test_every_plot_is_a_png_that_opens(report):
@@ -302,3 +305,103 @@ def test_an_8_diarist_report_prints_the_proved_intervals_the_mde_and_the_rule(ru
     x = paired.first_entry_steering(run.entries, row["judge"], row["profile"])["diff"]
     expected = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
     assert (row["low"], row["high"]) == pytest.approx(expected)
+
+
+def _tables_blocks(text: str) -> list[tuple[str, list[str]]]:
+    """(section heading, the row ids of one Markdown table) for every table with row ids."""
+    out, heading, block = [], "", []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("#"):
+            heading = line.lstrip("# ")
+        found = re.match(r"^\| ([A-Z]+\d+) \|", line)
+        if found:
+            block.append(found.group(1))
+        elif block:
+            out.append((heading, block))
+            block = []
+    return out
+
+
+def test_row_ids_run_without_gaps_in_every_table_and_trace_to_sources(report):
+    """Rows are numbered after the report picks the rows it shows (the behavior tables show
+    only the pooled rows): R1, R2, … in each table, never R4 → R13; every id is in
+    sources.csv under its table."""
+    path, text = report
+    sources = pd.read_csv(path.parent / "sources.csv").set_index("row_id")
+    blocks = _tables_blocks(text)
+    assert len(blocks) >= 9
+    for heading, ids in blocks:
+        prefix = re.match(r"[A-Z]+", ids[0]).group(0)
+        assert ids == [f"{prefix}{i}" for i in range(1, len(ids) + 1)], (heading, ids)
+        assert set(ids) <= set(sources.index)
+    behaviors = pd.read_csv(path.parent / "tables" / "behaviors.csv")
+    pooled = behaviors[behaviors["profile"] == "(all)"]
+    assert pooled["row_id"].tolist() == [f"R{i}" for i in range(1, len(pooled) + 1)]
+    assert (sources.loc[behaviors["row_id"], "table"] == "behaviors").all()
+
+
+def with_projection(run):
+    """The synthetic run plus the judge-free projection: judge-a's pattern scores in residual
+    norm units (about 0.1), and no coherence or realism, as a real run stores it."""
+    e = run.entries
+    proj = e[(e["judge"] == "judge-a") & e["score"].str.startswith("pattern:")]
+    proj = proj.assign(judge="projection", mean=proj["mean"] / 400 + 0.0123)
+    return type(run)(pd.concat([e, proj], ignore_index=True), run.replies, run.flags)
+
+
+@pytest.fixture(scope="module")
+def projected(run, tmp_path_factory):
+    tables = with_projection(run)
+    out = tmp_path_factory.mktemp("projected")
+    path = write_report(
+        out,
+        tables,
+        design=DESIGN,
+        design_sha256=SHA,
+        manifest=MANIFEST,
+        resamples=200,
+        seed=5,
+        baseline_chatbot="thanks",
+    )
+    return tables, path, path.read_text(encoding="utf-8")
+
+
+def test_the_projection_is_shown_to_three_decimals_and_judge_scores_to_one(projected):
+    _, path, text = projected
+    three = re.compile(r"^-?\d+\.\d{3} \[-?\d+\.\d{3}, -?\d+\.\d{3}\]$")
+    one = re.compile(r"^-?\d+\.\d \[-?\d+\.\d, -?\d+\.\d\]$")
+    table = text.split("## Did steering work?")[1].split("\n## ")[0]
+    steering = [_cells(table, rf"\| S{i} \|") for i in range(1, 7)]
+    by_judge = {cells[1] for cells in steering}
+    assert by_judge == {"projection", "judge-a", "judge-b"}
+    for cells in steering:
+        shape = three if cells[1] == "projection" else one
+        assert shape.match(cells[-1]), cells
+        assert re.match(r"^-?\d+\.\d{3}$" if cells[1] == "projection" else r"^-?\d+\.\d$", cells[4])
+    page = next((path.parent / "diarists").glob("*.md")).read_text(encoding="utf-8")
+    lines = [ln for ln in page.splitlines() if ln.startswith("| pattern:isolation |")]
+    [line] = [ln for ln in lines if "unreadable" not in ln and MISSING not in ln][:1]
+    assert re.match(r"^\| pattern:isolation \| -?\d+\.\d \| -?\d+\.\d \| -?\d+\.\d{3} \|$", line)
+
+
+def test_coherence_plot_has_no_panel_for_a_measure_without_coherence(projected):
+    from experiments.kinds.diary import plots
+
+    tables, _, _ = projected
+    panels = plots.coherence_points(tables.entries)
+    assert list(panels) == ["judge-a", "judge-b"]
+    assert all(len(p) and p[["pattern", "coherence"]].notna().all().all() for p in panels.values())
+
+
+def test_agreement_plot_keeps_the_identity_line_to_judges_on_one_scale(projected):
+    from experiments.kinds.diary import plots
+
+    tables, path, text = projected
+    assert plots.same_scale("judge-a", "judge-b")
+    assert not plots.same_scale("judge-b", "projection")
+    points = plots.agreement_points(tables.entries, "judge-b", "projection")
+    assert set(points["kind"]) == {"pattern"}  # the projection reads patterns only
+    assert points["projection"].abs().max() < 1 < points["judge-b"].max()
+    assert "plots/agreement_judge-b__projection.png" in text
+    after = text.split("plots/agreement_judge-b__projection.png)")[1]
+    assert after.lstrip().startswith("The projection is in units of the residual norm")

@@ -6,8 +6,10 @@ nothing."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
+import pandas as pd
 import pytest
 
 from experiments.cli import main
@@ -162,3 +164,33 @@ def test_replaced_folder_swaps_in_whole_or_leaves_the_old_one(tmp_path):
         (work / "new.md").write_text("new")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
     assert [p.name for p in final.iterdir()] == ["new.md"]
+
+
+def test_the_report_names_no_absolute_path_and_shows_the_manifest_as_rows(
+    finished, tmp_path, capsys
+):
+    """A run made in a tmp folder (its design, profile and model folder outside it): the
+    report's Markdown names no path of the machine, the design by its locked copy and the
+    origin's name, each part of the run on a row, the full manifest by a link."""
+    run = copy_run(finished, tmp_path)
+    assert main(["report", str(run), "--resamples", "100"]) == 0
+    texts = {p.name: p.read_text(encoding="utf-8") for p in (run / "report").rglob("*.md")}
+    for name, text in texts.items():
+        assert "/tmp" not in text and "/work" not in text and str(tmp_path) not in text, name
+        assert not re.search(r"(?<![\w.)])/(?:[\w.-]+/)+[\w.-]+", text), name
+    findings = texts["findings.md"]
+    manifest = findings.split("## Manifest")[1].split("\n## ")[0]
+    assert "[manifest.json](../manifest.json)" in manifest
+    assert "the locked copy `design.toml`" in manifest
+    assert re.search(
+        r"^\| diarist model \| \S+ \(outside the run folder\) \(float32, 2 layers", manifest, re.M
+    )
+    assert re.search(
+        r"^\| profile tiny-social_isolation \| social_isolation: layers", manifest, re.M
+    )
+    assert re.search(r"^\| packages \| .*torch ", manifest, re.M)
+    assert "{" not in manifest  # no raw JSON
+    usage = pd.read_csv(run / "report" / "tables" / "usage.csv")
+    assert set(usage["role"]) >= {"diarist", "judge"}
+    assert (usage["made_last_run"] == usage["calls"]).all()  # never resumed
+    assert "## Model calls and tokens" in findings

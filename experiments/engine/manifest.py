@@ -11,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from experiments.engine.runfolder import DESIGN_FILE
+
 if TYPE_CHECKING:
     from experiments.engine.design import Design
     from rubric.served_judge import ProbeResult
@@ -63,7 +65,10 @@ def manifest_of(design: Design, extra: dict[str, Any]) -> dict[str, Any]:
             "version": design.spec.design.version,
             "description": design.spec.design.description,
             "sha256": design.sha256,
-            "file": str(Path(design.path).resolve()),  # never relative to where it ran
+            # The run reads its locked copy; the original is named, not placed: its absolute
+            # path would name the machine it ran on in every published folder.
+            "file": DESIGN_FILE,
+            "origin": Path(design.path).name,
         },
         "git_commit": git_commit(),
         "python": sys.version.split()[0],

@@ -158,6 +158,8 @@ def write_manifest(folder: Path, manifest: dict[str, Any], *, first: bool) -> No
         return
     record = {
         "resumed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        # to the call records' own precision: which calls this run made (the report's usage)
+        "started": time.time(),
         "git_commit": manifest.get("git_commit"),
         "packages": manifest.get("packages"),
         # a resumed run may read a server that changed (another dtype, another fingerprint)

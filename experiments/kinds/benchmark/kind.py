@@ -18,7 +18,7 @@ from experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from experiments.engine.store import Store
 from experiments.engine.vocabulary import RunContext
 from experiments.engine.workload import Texts, Workload, reply_texts
-from experiments.kinds.benchmark.data import Conversation
+from experiments.kinds.benchmark.data import Benchmark, Conversation
 from experiments.kinds.benchmark.grader import Grader, load_grader
 from experiments.kinds.benchmark.grading import (
     criterion_items,
@@ -33,8 +33,9 @@ from experiments.kinds.benchmark.inputs import (
     grader_of,
 )
 from experiments.kinds.benchmark.replies import Cell, expand, write_replies
-from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
+from experiments.kinds.benchmark.rows import BenchConversationRow, BenchReplyRow, GraderAnswerRow
 from experiments.kinds.benchmark.sample import sampled
+from experiments.kinds.benchmark.sample_store import check_same_data, keep_sample
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile
 from experiments.kinds.benchmark.validation_tasks import (
     borrowed_items,
@@ -49,7 +50,7 @@ from model_access.settings import GenerationSettings
 class BenchmarkKind:
     name = "benchmark"
     schema = BenchmarkDesignFile
-    row_types = (BenchReplyRow, GraderAnswerRow)
+    row_types = (BenchReplyRow, GraderAnswerRow, BenchConversationRow)
 
     def profile_refs(self, design: Design) -> list[str]:
         return []
@@ -118,7 +119,7 @@ class BenchmarkKind:
         )
 
     def converse(self, run: RunContext) -> None:
-        bench, _ = benchmark_of(run.design)
+        bench = _checked_benchmark(run)
         write_replies(
             run.store,
             run.chatbots,
@@ -203,7 +204,8 @@ class BenchmarkKind:
 
     def input_files(self, design: Design) -> list[Path]:
         return [
-            data_path(design),
+            # Not the benchmark file: it may not be redistributable. The manifest names it by
+            # name, sha256 and the sample's ids; the store keeps the sampled conversations.
             grader_of(design).path,
             REFUSALS_FILE,
             *validation_files(benchmark_spec(design)),
@@ -215,7 +217,7 @@ class BenchmarkKind:
         table = benchmark_spec(run.design).benchmark
         return {
             "benchmark": {
-                "path": str(bench.path.resolve()),
+                "file": bench.path.name,
                 "format": table.format,
                 "convention": table.scoring,
                 "sample": sample.manifest(bench.sha256, run.design.seed),
@@ -248,6 +250,17 @@ def _with_grader_template(design: Design, path: Path) -> Design:
     table = spec.benchmark.model_copy(update={"grader": grader})
     load_grader(Path(path))  # refuse a bad file before anything runs
     return replace(design, spec=spec.model_copy(update={"benchmark": table}))
+
+
+def _checked_benchmark(run: RunContext) -> Benchmark:
+    """The design's benchmark file, refused when a resumed run's file is not the one the run
+    sampled; its sampled conversations stored for the folder's report."""
+    from experiments.engine.runfolder import read_manifest
+
+    bench, sample = benchmark_of(run.design)
+    check_same_data(run.folder, read_manifest(run.folder).get("benchmark", {}), bench, sample)
+    keep_sample(run.store, sampled(bench, sample))
+    return bench
 
 
 def _same_template(folder: Path, grader: Grader) -> None:

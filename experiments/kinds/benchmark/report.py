@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from experiments.analysis import manifest_view, readings
 from experiments.analysis import markdown as md
-from experiments.analysis import readings
+from experiments.analysis import usage as calls
 from experiments.analysis.html_page import write_page
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.engine.runfolder import replaced_folder
@@ -28,6 +29,13 @@ from experiments.kinds.benchmark import html
 from experiments.kinds.benchmark.calibrate import AnchorPoint
 from experiments.kinds.benchmark.inputs import conversations_of
 from experiments.kinds.benchmark.leaderboard import Board, agreement, board
+from experiments.kinds.benchmark.report_answers import (
+    malformed_answers,
+    malformed_section,
+    strata_section,
+    stratum_label,
+    stratum_word,
+)
 from experiments.kinds.benchmark.report_grading import (
     axes_section,
     sensitivity_section,
@@ -37,6 +45,7 @@ from experiments.kinds.benchmark.report_grading import (
     verdict_agreement,
     verdict_section,
 )
+from experiments.kinds.benchmark.sample_store import stored_sample
 from experiments.kinds.benchmark.schema import BenchmarkDesignFile, Calibration
 from experiments.kinds.benchmark.scoring import ungraded_as_not_met
 from experiments.kinds.benchmark.tables import flags, graded_frame, grading_counts
@@ -53,7 +62,9 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
 
     spec = cast(BenchmarkDesignFile, design.spec)
     table = spec.benchmark
-    conversations = conversations_of(design)
+    manifest = read_manifest(folder)
+    ids = manifest.get("benchmark", {}).get("sample", {}).get("ids") or []
+    conversations = stored_sample(store, ids) or conversations_of(design)
     judges = [j.id for j in spec.judges]
     graded = graded_frame(store, conversations, judges)
     anchors = _anchor_points(table.calibration)
@@ -68,19 +79,21 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
     sensitivity = board(
         ungraded_as_not_met(graded), table.scoring, "met", resamples, design.seed, anchors
     )
-    manifest = read_manifest(folder)
+    usage = calls.usage_table(store, folder)
+    malformed = malformed_answers(store)
     criteria = sum(len(c.criteria) for c in conversations) * len(spec.chatbots)
     judge_readings = _judge_readings(store)
     verdicts = verdict_agreement(store, judges)
     scale = _scale(anchors is not None, placeholder)
     parts = [
-        _header(design, manifest, resamples),
+        _header(design, manifest, resamples, table.format),
+        manifest_view.section(manifest, folder),
         *_anchors_note(table.calibration, placeholder),
         *_leaderboard(boards[0], scale, "published reading: met = P(met) ≥ 0.5"),
         *_leaderboard(boards[1], scale, "expected points: Σ P(met) × points"),
         axes_section(boards[0]),
         tags_section(boards[0]),
-        _breakdowns(boards[0]),
+        strata_section(boards[0], table.format),
         "## Replies flagged (graded as returned)\n",
         _flags(flags(store)),
         "## Grading\n",
@@ -88,9 +101,11 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
             grading_counts(store, judges, criteria),
             {c: c for c in grading_counts(store, judges, criteria).columns},
         ),
+        malformed_section(malformed),
         sensitivity_section(graded, boards[0], sensitivity),
         verdict_section(verdicts),
         *readings.section(judge_readings, "chatbot", design.coverage_floor, UNREAD_WHY),
+        *calls.section(usage, folder),
         _comparisons(boards[0]),
         _judges(boards[0]),
         validation_section(store, design, graded, resamples),
@@ -101,6 +116,8 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
         graded.to_csv(work / "tables" / "graded_criteria.csv", index=False)
         judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
         verdicts.to_csv(work / "tables" / "verdict_agreement.csv", index=False)
+        usage.to_csv(work / "tables" / "usage.csv", index=False)
+        malformed.to_csv(work / "tables" / "malformed_answers.csv", index=False)
         ungraded_by_chatbot(graded).to_csv(work / "tables" / "ungraded.csv", index=False)
         _scores(sensitivity).to_csv(
             work / "tables" / "leaderboard_met_ungraded_as_not_met.csv", index=False
@@ -182,7 +199,7 @@ def _judge_readings(store: Store) -> pd.DataFrame:
     return readings.summarize(readings.stored_readings(store, groups))
 
 
-def _header(design: Design, manifest: dict[str, Any], resamples: int) -> str:
+def _header(design: Design, manifest: dict[str, Any], resamples: int, fmt: str) -> str:
     bench = manifest.get("benchmark", {})
     sample = bench.get("sample", {})
     grader = manifest.get("grader_template", {})
@@ -195,7 +212,9 @@ def _header(design: Design, manifest: dict[str, Any], resamples: int) -> str:
                 "scoring convention": bench.get("convention", "?"),
                 "data file sha256": sample.get("data_sha256", "?"),
                 "conversations sampled": sample.get("size", "?"),
-                "allocation (by acuity)": sample.get("allocation", {}),
+                f"sample allocation (by {stratum_word(fmt)})": ", ".join(
+                    f"{stratum_label(k, fmt)} {n}" for k, n in sample.get("allocation", {}).items()
+                ),
                 "grader template": f"{grader.get('id', '?')} sha256 {grader.get('sha256', '?')}",
                 "grader system message": "yes" if grader.get("system_message") else "none",
                 "grader generation": grader.get("generation", "?"),
@@ -242,13 +261,6 @@ def _shown(columns: Iterable[str], digits: int | None = None) -> dict[str, Shown
 
 def _sortable(value: float) -> float:
     return value if value == value else -1e9
-
-
-def _breakdowns(b: Board) -> str:
-    strata = pd.DataFrame([{"judge": s.judge, "chatbot": s.chatbot, **s.strata} for s in b.scores])
-    return "## Per acuity (met reading; HealthBench files: per theme)\n\n" + md.table(
-        strata, _shown(strata.columns, 3)
-    )
 
 
 def _flags(frame: pd.DataFrame) -> str:

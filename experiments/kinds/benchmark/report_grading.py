@@ -13,6 +13,7 @@ import pandas as pd
 from experiments.analysis import markdown as md
 from experiments.engine.store import Store
 from experiments.kinds.benchmark.leaderboard import Board
+from experiments.kinds.benchmark.report_answers import tag_label
 from experiments.kinds.benchmark.scoring import STATUS, UNGRADED
 
 AXES_WHY = (
@@ -36,7 +37,12 @@ def axes_section(b: Board) -> str:
         frame = pd.DataFrame(
             [{"judge": s.judge, "chatbot": s.chatbot, **getattr(s, attr)} for s in b.scores]
         )
-        shown = {c: _number(c) if c not in ("judge", "chatbot") else _text(c) for c in frame}
+        shown = {
+            (c if c in ("judge", "chatbot") else tag_label(f"axis:{c}")): (
+                _text(c) if c in ("judge", "chatbot") else _number(c)
+            )
+            for c in frame
+        }
         parts += [f"### Axis: {title}\n", md.table(frame, shown)]
     return "\n".join(parts)
 
@@ -63,7 +69,8 @@ def tags_section(b: Board) -> str:
     frame = tags_frame(b)
     if frame.empty:
         return "## Per tag (HealthBench reference)\n\n_no tagged criteria scored_\n"
-    shown = {c: _text(c) for c in ("judge", "chatbot", "level", "tag", "n")}
+    shown = {c: _text(c) for c in ("judge", "chatbot", "level")}
+    shown |= {"tag": lambda r: tag_label(r["tag"]), "n": _text("n")}
     shown |= {"score": _number("score"), "bootstrap std": _number("bootstrap_std")}
     return (
         "## Per tag (HealthBench reference; met reading)\n\nAs OpenAI's reference reports them: an "

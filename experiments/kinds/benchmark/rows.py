@@ -31,3 +31,14 @@ class GraderAnswerRow:
     written_met: bool | None  # the answer it wrote; None when malformed
     status: str  # "ok" | "malformed"
     call_key: str
+
+
+@dataclass(frozen=True)
+class BenchConversationRow:
+    """A sampled conversation as the run used it (messages without the canary, criteria with
+    their points, axes and tags): a report, status or export of the folder reads it from here,
+    so the folder needs no copy of the (possibly licensed) data file it was drawn from."""
+
+    TABLE: ClassVar[str] = "bench_conversations"
+    conversation_id: str
+    record: str  # JSON: experiments/kinds/benchmark/sample_store.py

@@ -180,6 +180,7 @@ class DiaryKind(TaskJudging):
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from experiments.analysis.html_page import judgment_bounds
+        from experiments.analysis.usage import usage_table
         from experiments.engine.runfolder import read_manifest
         from experiments.kinds.diary.report import write_report
         from experiments.kinds.diary.tables import judge_readings, load_tables
@@ -201,4 +202,5 @@ class DiaryKind(TaskJudging):
             coverage_floor=design.coverage_floor,
             decision_rule=spec.analysis.decision_rule,
             interval=spec.analysis.interval,
+            usage=usage_table(store, folder),
         )

@@ -155,16 +155,26 @@ def _entry_points(entries: pd.DataFrame, judge: str) -> pd.DataFrame:
     return pd.concat([pattern, coherence.rename("coherence")], axis=1).dropna().reset_index()
 
 
+def coherence_points(entries: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Judge -> its points for coherence_vs_pattern, for the judges that scored both coherence
+    and a pattern on some entry (the projection scores no coherence: it gets no panel)."""
+    out = {}
+    for judge in ordered(entries["judge"]):
+        points = _entry_points(entries, judge)
+        if len(points):
+            out[judge] = points
+    return out
+
+
 def coherence_vs_pattern(entries: pd.DataFrame, path: Path) -> Path:
     """Does pushing the pattern cost coherence? One point per entry, one panel per judge."""
-    judges = ordered(entries["judge"])
-    if entries.empty or not judges:
+    panels = coherence_points(entries)
+    if entries.empty or not panels:
         return _empty(path, "coherence vs pattern")
     profiles = ordered(entries["profile"], first=UNSTEERED)
-    fig, axes = _figure(1, len(judges))
-    for j, judge in enumerate(judges):
+    fig, axes = _figure(1, len(panels))
+    for j, (judge, points) in enumerate(panels.items()):
         ax: Axes = axes[0, j]
-        points = _entry_points(entries, judge)
         for p, profile in enumerate(profiles):
             mine = points[points["profile"] == profile]
             ax.scatter(
@@ -177,17 +187,34 @@ def coherence_vs_pattern(entries: pd.DataFrame, path: Path) -> Path:
     return _save(fig, path)
 
 
-def judge_agreement(entries: pd.DataFrame, judge_a: str, judge_b: str, path: Path) -> Path:
-    """The two judges' readings of the same entries, one panel per score (patterns pooled)."""
+def agreement_points(entries: pd.DataFrame, judge_a: str, judge_b: str) -> pd.DataFrame:
+    """The entries both judges read, one row per entry × score: columns entry_id, score, kind
+    (patterns pooled as "pattern"), judge_a, judge_b."""
     rows = usable(entries[entries["judge"].isin([judge_a, judge_b])], "mean")
     rows = rows.drop_duplicates(["entry_id", "judge", "score"]).assign(
         kind=lambda d: d["score"].where(~d["score"].str.startswith("pattern:"), "pattern")
     )
     wide = rows.pivot_table(index=["entry_id", "score", "kind"], columns="judge", values="mean")
     if judge_a not in wide or judge_b not in wide:
-        return _empty(path, f"{judge_a} vs {judge_b}")
-    wide = wide[[judge_a, judge_b]].dropna().reset_index()
-    kinds = ordered(wide["kind"])
+        return pd.DataFrame(columns=["entry_id", "score", "kind", judge_a, judge_b])
+    return wide[[judge_a, judge_b]].dropna().reset_index()
+
+
+def same_scale(judge_a: str, judge_b: str) -> bool:
+    """Whether the two read on one scale (0–100), so the identity line means agreement: the
+    projection is in units of the residual norm, where y = x says nothing."""
+    return PROJECTION not in (judge_a, judge_b)
+
+
+def _axis_label(judge: str) -> str:
+    return f"{judge} (× residual norm)" if judge == PROJECTION else f"{judge} (0–100)"
+
+
+def judge_agreement(entries: pd.DataFrame, judge_a: str, judge_b: str, path: Path) -> Path:
+    """The two judges' readings of the same entries, one panel per score (patterns pooled);
+    the identity line only where both read on the 0–100 scale, each axis its own range."""
+    wide = agreement_points(entries, judge_a, judge_b)
+    kinds = ordered(wide["kind"]) if len(wide) else []
     if not kinds:  # no entry both judges read: nothing to plot, not a crash
         return _empty(path, f"{judge_a} vs {judge_b}")
     fig, axes = _figure(1, len(kinds), width=3.6, height=3.4)
@@ -195,9 +222,10 @@ def judge_agreement(entries: pd.DataFrame, judge_a: str, judge_b: str, path: Pat
         ax: Axes = axes[0, k]
         part = wide[wide["kind"] == kind]
         ax.scatter(part[judge_a], part[judge_b], s=8, alpha=0.5)
-        ax.plot([0, 100], [0, 100], color="grey", lw=0.8, ls=":")
+        if same_scale(judge_a, judge_b):
+            ax.plot([0, 100], [0, 100], color="grey", lw=0.8, ls=":")
         r = np.corrcoef(part[judge_a], part[judge_b])[0, 1] if len(part) > 2 else np.nan
         ax.set_title(f"{kind} (n={len(part)}, r={r:.2f})", fontsize=9)
-        ax.set_xlabel(judge_a)
-        ax.set_ylabel(judge_b)
+        ax.set_xlabel(_axis_label(judge_a))
+        ax.set_ylabel(_axis_label(judge_b))
     return _save(fig, path)

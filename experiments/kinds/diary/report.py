@@ -15,6 +15,7 @@ import pandas as pd
 
 from experiments.analysis import markdown as md
 from experiments.analysis import readings
+from experiments.analysis import usage as calls
 from experiments.analysis.bootstrap import BootstrapSettings, Method
 from experiments.analysis.html_page import write_page
 from experiments.analysis.rules import Rule
@@ -42,6 +43,26 @@ PREFIXES = {
     "hard_cut": "RH",
     "agreement": "A",
 }
+
+
+# Tables findings.md shows only the all-profiles rows of (the per-profile rows are in tables/):
+# those rows are numbered first, so the ids a reader sees run R1, R2, … without a gap.
+POOLED_SHOWN = ("behaviors", "behavior_questions")
+
+
+def shown_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """The pooled (all profiles) rows first, each group in its own order."""
+    if frame.empty or "profile" not in frame:
+        return frame
+    pooled = frame["profile"] == comparisons.ALL_PROFILES
+    return pd.concat([frame[pooled], frame[~pooled]], ignore_index=True)
+
+
+OTHER_SCALE = (
+    "The projection is in units of the residual norm and the judge's score is 0–100: each axis "
+    "has its own range and there is no identity line; read the correlation, not the distance "
+    "from y = x.\n"
+)
 
 
 def rubric_conditions() -> dict[str, str]:
@@ -76,6 +97,7 @@ def compute(
         "agreement": comparisons.judge_agreement(e, r, settings),
     }
     for name, frame in found.items():
+        frame = shown_first(frame) if name in POOLED_SHOWN else frame
         ids = [f"{PREFIXES[name]}{i + 1}" for i in range(len(frame))]
         found[name] = frame.assign(row_id=ids) if len(frame) else frame.assign(row_id=[])
     return Results(
@@ -110,9 +132,11 @@ def write_report(
     coverage_floor: float | None = None,
     decision_rule: Rule = "holm",
     interval: Method = "t",
+    usage: pd.DataFrame | None = None,
 ) -> Path:
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
-    readings per judge × profile (readings.summarize); None leaves that section out. bounds:
+    readings per judge × profile (readings.summarize), usage its calls and tokens per model
+    (experiments/analysis/usage.py); None leaves that section out. bounds:
     each reading's certified interval (html_page.judgment_bounds), shown on index.html."""
     out_dir = Path(out_dir)
     settings = BootstrapSettings(cluster, resamples=resamples, seed=seed, method=interval)
@@ -137,6 +161,8 @@ def write_report(
         for a, b in zip(judges, judges[1:], strict=False):
             png = plots.judge_agreement(tables.entries, a, b, figures / f"agreement_{a}__{b}.png")
             agreement.append(f"![{a} vs {b}](plots/{png.name})\n")
+            if not plots.same_scale(a, b):
+                agreement.append(OTHER_SCALE)
         (work / "tables").mkdir()
         for name, frame in res.tables.items():
             frame.assign(sources=frame["sources"].map(md.join_ids) if len(frame) else []).to_csv(
@@ -147,6 +173,10 @@ def write_report(
         if judge_readings is not None:
             judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
             reading_lines = readings.section(judge_readings, "profile", coverage_floor)
+        usage_lines: list[str] = []
+        if usage is not None:
+            usage.to_csv(work / "tables" / "usage.csv", index=False)
+            usage_lines = calls.section(usage, out_dir)
         sources = _sources(res)
         sources.to_csv(work / "sources.csv", index=False)
         (work / "diarists").mkdir()
@@ -159,10 +189,11 @@ def write_report(
         links = "\n".join(f"- [{d}](diarists/{d}.md)" for d in diarists)
         findings = "\n".join(
             [
-                header(design, design_sha256, manifest),
+                header(design, design_sha256, manifest, out_dir),
                 method(settings, baseline_chatbot, tables.entries["diarist"].nunique(), res),
-                data_section(tables),
+                data_section(tables, judge_readings, design),
                 *reading_lines,
+                *usage_lines,
                 *sections(res, baseline_chatbot),
                 *projection.section(res.tables["steering"], res.tables["agreement"]),
                 *agreement,

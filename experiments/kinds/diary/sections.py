@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from experiments.analysis import manifest_view
 from experiments.analysis import markdown as md
 from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from experiments.analysis.rules import Rule, hypotheses_text, other_rule, rule_line
 from experiments.kinds.diary.comparisons import ALL_PROFILES
 from experiments.kinds.diary.frames import AnalysisTables
+from experiments.kinds.diary.schema import PROJECTION
 
 EXPLORATORY = "(exploratory, unadjusted)"
 Column = str | Callable[[pd.Series], str]
@@ -30,26 +33,44 @@ class Results:
     rule: Rule = "holm"
 
 
-def _ci(prefix: str = "", digits: int = 1) -> Column:
-    """'estimate [low, high]' from <prefix>estimate/low/high (or pearson, pearson_low/_high)."""
+def measure_digits(row: pd.Series) -> int:
+    """Decimals for a row's measure: the projection is in units of the residual norm (values
+    about 0.1, so one decimal would hide every difference); judges' scores are 0–100."""
+    return 3 if row.get("judge") == PROJECTION else 1
+
+
+def _ci(prefix: str = "", digits: int | None = None) -> Column:
+    """'estimate [low, high]' from <prefix>estimate/low/high (or pearson, pearson_low/_high);
+    digits None: the row's measure decides (measure_digits)."""
     names = [f"{prefix}estimate", f"{prefix}low", f"{prefix}high"]
     if prefix == "pearson":
         names = ["pearson", "pearson_low", "pearson_high"]
-    return lambda row: md.interval(row[names[0]], row[names[1]], row[names[2]], digits)
+
+    def shown(row: pd.Series) -> str:
+        places = measure_digits(row) if digits is None else digits
+        return md.interval(row[names[0]], row[names[1]], row[names[2]], places)
+
+    return shown
+
+
+def _value(column: str) -> Column:
+    """A score column at its measure's precision."""
+    return lambda row: md.number(row[column], measure_digits(row))
 
 
 def _p(column: str) -> Column:
     return lambda row: md.number(row[column], 3)
 
 
-def header(design: Mapping[str, Any], sha: str, manifest: Mapping[str, Any]) -> str:
+def header(
+    design: Mapping[str, Any], sha: str, manifest: Mapping[str, Any], folder: Path | None = None
+) -> str:
     name = design.get("design", {}).get("name", "unnamed design")
     return "\n".join(
         [
             f"# Findings: {name}\n",
             f"Design sha256: `{sha}`\n",
-            "## Manifest\n",
-            md.key_values(manifest) if manifest else "_empty manifest_\n",
+            manifest_view.section(manifest, folder),
         ]
     )
 
@@ -88,20 +109,89 @@ def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Resul
     )
 
 
-def data_section(tables: AnalysisTables) -> str:
+def fixed_chatbots(design: Mapping[str, Any]) -> set[str]:
+    """The design's fixed-reply chatbots: their replies are not model-written (no token cap)."""
+    return {str(c.get("id")) for c in design.get("chatbots", []) if c.get("kind") == "fixed"}
+
+
+def cut_texts(tables: AnalysisTables, fixed: set[str]) -> tuple[tuple[int, int], ...]:
+    """(cut, all) for the entries and for the model-written replies (not a fixed chatbot's)."""
+    f = tables.flags
+    cut = set(f.loc[f["kind"] == "truncated", "where"].astype(str))
+    entries = set(tables.entries["entry_id"].astype(str))
+    r = tables.replies
+    written = set(r.loc[~r["chatbot"].isin(fixed), "reply_id"].astype(str))
+    return (len(cut & entries), len(entries)), (len(cut & written), len(written))
+
+
+def data_counts(
+    tables: AnalysisTables, readings: pd.DataFrame | None, fixed: set[str]
+) -> dict[str, Any]:
+    """The Data section's counts, each labelled with what it counts: judges' entry scores,
+    the judge-free projection (no judge reading), the judges' yes/no questions asked of entries
+    alone (from the judge readings: the analysis tables keep them only as weights), replies'
+    rubric answers, and the model-written texts the token cap cut."""
     e, r, f = tables.entries, tables.replies, tables.flags
     judged = e.drop_duplicates(["entry_id", "judge", "score"])
-    counts = {
+    by_judge = judged[judged["judge"] != PROJECTION]
+    projected = judged[judged["judge"] == PROJECTION]
+    counts: dict[str, Any] = {
         "diarists": e["diarist"].nunique(),
         "entries": e["entry_id"].nunique(),
-        "entry judgments": len(judged),
-        "unreadable entry judgments": int((~judged["readable"].astype(bool)).sum()),
+        "entry scores (judges)": len(by_judge),
+        "unreadable entry scores": int((~by_judge["readable"].astype(bool)).sum()),
+    }
+    if len(projected):
+        counts["entry projections (judge-free measure, no judge reading)"] = len(projected)
+    if readings is not None and len(readings):
+        # The readings hold every judge judgment of an entry (scores and questions alike, the
+        # projection left out): what is not a score is a question asked of the entry alone.
+        read = readings[readings["reading"].str.startswith("entry ")]
+        unread = int(read["unreadable"].sum()) - counts["unreadable entry scores"]
+        counts["entry yes/no questions (judges, asked of the entry alone)"] = int(
+            read["n"].sum()
+        ) - len(by_judge)
+        counts["unreadable entry yes/no questions"] = unread
+    counts |= {
         "replies": r["reply_id"].nunique(),
-        "reply judgments": len(r),
+        "reply judgments (judges, rubric yes/no)": len(r),
         "unreadable reply judgments": int((~r["readable"].astype(bool)).sum()),
     }
-    counts |= {f"flags: {k}": int(n) for k, n in f["kind"].value_counts().sort_index().items()}
-    return "## Data\n\n" + md.key_values(counts)
+    (cut_e, entries), (cut_r, written) = cut_texts(tables, fixed)
+    counts["entries cut at the token cap"] = f"{cut_e} of {entries}"
+    counts["model-written replies cut at the token cap"] = f"{cut_r} of {written}"
+    others = f[f["kind"] != "truncated"]["kind"].value_counts().sort_index()
+    counts |= {f"flags: {k}": int(n) for k, n in others.items()}
+    return counts
+
+
+def data_section(
+    tables: AnalysisTables,
+    readings: pd.DataFrame | None = None,
+    design: Mapping[str, Any] | None = None,
+) -> str:
+    design = design or {}
+    counts = data_counts(tables, readings, fixed_chatbots(design))
+    notes = []
+    scores = counts["entry scores (judges)"]
+    asked = counts.get("entry yes/no questions (judges, asked of the entry alone)")
+    if asked is not None:
+        notes.append(
+            f"The judge readings below count every judge reading of an entry: its scores "
+            f"({scores}) and its yes/no questions ({asked}), {scores + asked} in all; the "
+            "projection is no judge's reading and is not among them."
+        )
+    (cut, total), (cut_r, total_r) = cut_texts(tables, fixed_chatbots(design))
+    if total + total_r and (cut + cut_r) * 2 > total + total_r:
+        cap = design.get("diarist_model", {}).get("generation", {}).get("max_new_tokens")
+        at = f" (now {cap} for entries)" if cap is not None else ""
+        notes.append(
+            f"**{cut + cut_r} of {total + total_r} model-written texts reached the token "
+            "cap**: they end where the cap stopped them, mid-sentence, and the judges read them "
+            f"so. Raise `generation.max_new_tokens` in `[diarist_model]`{at} and in each "
+            "model chatbot's `[[chatbots]]` table."
+        )
+    return "## Data\n\n" + md.key_values(counts) + "".join(f"\n{n}\n" for n in notes)
 
 
 def _hypotheses(res: Results) -> list[str]:
@@ -112,7 +202,7 @@ def _hypotheses(res: Results) -> list[str]:
             res.tables["hypotheses"],
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
             | {"judge": "judge", "n": "n_diarists", "estimate [95% sign-flip]": _ci()}
-            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
+            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": _value("mde")}
             | {f"judge verdict ({res.rule})": "judge_verdict", "overall": "overall"}
             | {f"sensitivity: {other_rule(res.rule)}": "sensitivity_overall"},
         ),
@@ -133,7 +223,7 @@ def _drift(t: dict[str, pd.DataFrame], paired_cols: dict[str, Column], baseline:
         md.table(
             t["drift_change"],
             where
-            | {"n": "n_diarists", "S change": "steered", "U change": "unsteered"}
+            | {"n": "n_diarists", "S change": _value("steered"), "U change": _value("unsteered")}
             | {"Δk [95% CI]": _ci()},
         ),
         "![drift as change](plots/drift_change.png)\n",
@@ -152,7 +242,7 @@ def _drift(t: dict[str, pd.DataFrame], paired_cols: dict[str, Column], baseline:
         md.table(
             t["steered_vs_baseline"],
             where
-            | {"n": "n_diarists", "chatbot S": "steered", "baseline S": "unsteered"}
+            | {"n": "n_diarists", "chatbot S": _value("steered"), "baseline S": _value("unsteered")}
             | {"difference [95% CI]": _ci()},
         ),
         "### Level of the gap\n",
@@ -220,8 +310,8 @@ def sections(res: Results, baseline: str) -> list[str]:
     t = res.tables
     paired_cols: dict[str, Column] = {
         "n": "n_diarists",
-        "steered": "steered",
-        "unsteered": "unsteered",
+        "steered": _value("steered"),
+        "unsteered": _value("unsteered"),
         "steered − unsteered [95% CI]": _ci(),
     }
     return [

@@ -26,6 +26,14 @@ def _value(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
+def flag_detail(flag: str, tokens: int | None, stored: str) -> str:
+    """What a flag means for the text, as its page shows it beside the text."""
+    if flag != "truncated":
+        return stored
+    cap = f" ({tokens} tokens)" if tokens is not None else ""
+    return f"cut at the token cap{cap}: {stored}, ending where the cap stopped it"
+
+
 def person_answers(store: Store) -> dict[tuple[str, str, str], float | None]:
     """(judge, entry id, person question id) -> P(yes), from questions asked of entries alone."""
     rows = store.db.execute(
@@ -124,10 +132,16 @@ def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
                     text,
                 )
             )
-    for rid, flag in store.db.execute("SELECT reply_id, flag FROM replies WHERE flag IS NOT NULL"):
-        flags.append((flag, rid, "reply stored as returned"))
-    for eid, flag in store.db.execute("SELECT entry_id, flag FROM entries WHERE flag IS NOT NULL"):
-        flags.append((flag, eid, "entry stored as written"))
+    for rid, flag, tokens in store.db.execute(
+        "SELECT r.reply_id, r.flag, coalesce(json_extract(c.result, '$.new_tokens'), "
+        "json_extract(c.result, '$.usage.completion_tokens')) FROM replies r "
+        "LEFT JOIN calls c ON c.key = r.call_key WHERE r.flag IS NOT NULL"
+    ):
+        flags.append((flag, rid, flag_detail(flag, tokens, "reply stored as returned")))
+    for eid, flag, tokens in store.db.execute(
+        "SELECT entry_id, flag, new_tokens FROM entries WHERE flag IS NOT NULL"
+    ):
+        flags.append((flag, eid, flag_detail(flag, tokens, "entry stored as written")))
     return AnalysisTables(
         pd.DataFrame(entry_rows, columns=list(ENTRY_COLUMNS)),
         pd.DataFrame(reply_rows, columns=list(REPLY_COLUMNS)),

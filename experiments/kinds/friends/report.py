@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from experiments.analysis import manifest_view, readings
 from experiments.analysis import markdown as md
-from experiments.analysis import readings
+from experiments.analysis import usage as calls
 from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from experiments.analysis.html_page import judgment_bounds, write_page
 from experiments.analysis.rules import hypotheses_text, other_rule, rule_line
@@ -146,7 +147,9 @@ def _sections(
     ]
 
 
-def _header(design: Design, manifest: Mapping[str, Any], settings: BootstrapSettings) -> str:
+def _header(
+    design: Design, manifest: Mapping[str, Any], settings: BootstrapSettings, folder: Path
+) -> str:
     return "\n".join(
         [
             f"# Findings: {design.name} (two steered friends)\n",
@@ -159,8 +162,7 @@ def _header(design: Design, manifest: Mapping[str, Any], settings: BootstrapSett
             + " Comparisons stay within one judge. Unreadable judgments are left out and counted, "
             "never replaced. Only the hypotheses are preregistered; everything else is "
             "exploratory. The small-model demo numbers show the pipeline, not findings.\n",
-            "## Manifest\n",
-            md.key_values(manifest) if manifest else "_empty manifest_\n",
+            manifest_view.section(manifest, folder),
         ]
     )
 
@@ -206,6 +208,10 @@ def examples_page(store: Store, picked: Mapping[str, list[str]], letters: pd.Dat
                     f"{row.letter_index}, `{row.letter_id}`)\n"
                 )
                 lines.append(md.quote(row.text))
+                if row.flag == "truncated":
+                    lines.append("_Flagged: cut at the token cap: stored as written._\n")
+                elif row.flag:
+                    lines.append(f"_Flagged: {row.flag}._\n")
     return "\n".join(lines)
 
 
@@ -233,6 +239,7 @@ def write_friends_report(
         ("letter", i): p for i, p in store.db.execute("SELECT letter_id, profile FROM letters")
     }
     judge_readings = readings.summarize(readings.stored_readings(store, groups), first="unsteered")
+    usage = calls.usage_table(store, folder)
     folder.mkdir(parents=True, exist_ok=True)
     with replaced_folder(folder / "report") as work:
         for judge in spec.judges:
@@ -245,6 +252,7 @@ def write_friends_report(
                 frame = frame.assign(sources=frame["sources"].map(md.join_ids))
             frame.to_csv(work / "tables" / f"{name}.csv", index=False)
         judge_readings.to_csv(work / "tables" / "judge_readings.csv", index=False)
+        usage.to_csv(work / "tables" / "usage.csv", index=False)
         sources = _sources(res.tables)
         sources.to_csv(work / "sources.csv", index=False)
         (work / "examples.md").write_text(
@@ -252,9 +260,10 @@ def write_friends_report(
         )
         findings = "\n".join(
             [
-                _header(design, manifest, settings),
+                _header(design, manifest, settings, folder),
                 _data(store, res.letters),
                 *readings.section(judge_readings, "profile", design.coverage_floor),
+                *calls.section(usage, folder),
                 *_sections(res, spec, settings),
             ]
         )
