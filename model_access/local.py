@@ -135,8 +135,8 @@ class LocalModel(ChatTokens, NextTokenReader):
     # ----------------------------------------------------------------- description
     @property
     def device(self) -> torch.device:
-        """Where inputs go: the device the input embeddings run on. Not the first parameter's:
-        with a device map that puts the embeddings on disk, that parameter sits on "meta"."""
+        """Where inputs go: the device the input embeddings run on (asked of accelerate's
+        hooks: with a device map, an offloaded module's parameters sit on "meta")."""
         return self.module_device(self._embeddings_path())
 
     def layer_device(self, layer: int) -> torch.device:
@@ -223,10 +223,11 @@ class LocalModel(ChatTokens, NextTokenReader):
             import nnsight
 
             # transformers' pipeline (which nnsight builds) takes the first value of a device
-            # map as its device, and "disk" is none: show it the device inputs go to instead,
-            # while it is built (accelerate's hooks, not this map, place the modules).
+            # map as its device: the map's order is the user's, and its first module may be
+            # on "disk" (no torch device) or not the one inputs go to. Show it the inputs'
+            # device while it is built; accelerate's hooks, not this map, place the modules.
             made = getattr(self.model, "hf_device_map", None)
-            if made and next(iter(made.values())) == "disk":
+            if made:
                 self.model.hf_device_map = {"": str(self.device), **made}
             try:
                 self._nnsight = nnsight.TransformersModel(

@@ -124,9 +124,9 @@ def check_map(placement: dict[str, Device], modules: set[str], tensors: Iterable
             fix='give every module a device (a map may name a parent, e.g. "model.layers.3" '
             'for all of that layer), or use device_map = "auto"',
         )
-    first = next(
-        (d for m, d in placement.items() if tensors and _covered(tensors[0], {m: d})), None
-    )
+    # the most specific key holding the first weight places it, as in accelerate
+    holders = [m for m in placement if tensors and _covered(tensors[0], {m: 0})]
+    first = placement[max(holders, key=len)] if holders else None
     gpus = any(isinstance(d, int) for d in placement.values())
     if first == "disk" or (first == "cpu" and gpus):
         raise _offloaded_first(tensors[0].rsplit(".", 1)[0])
