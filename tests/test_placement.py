@@ -299,7 +299,7 @@ BAD_DESIGNS = [
         'device_map = { "" = "cuda:3" }',
         "",
         "diarist_model.local.device_map",
-        "device cuda:3 does not exist on this machine",
+        "device cuda:3 does not exist on this machine (GPUs cuda:0..cuda:1)",
         id="device-the-machine-lacks",
     ),
     pytest.param(
@@ -328,8 +328,9 @@ BAD_DESIGNS = [
 
 @pytest.mark.parametrize(("diarist", "chatbot", "field", "says"), BAD_DESIGNS)
 def test_a_bad_placement_in_a_design_is_one_clear_error_before_anything_is_written(
-    tmp_path, capsys, tiny_model_folder, diarist, chatbot, field, says
+    tmp_path, capsys, tiny_model_folder, monkeypatch, diarist, chatbot, field, says
 ):
+    monkeypatch.setattr(placement, "machine_gpus", lambda: 2)  # cuda:3 is absent anywhere
     path = placed_design(tmp_path, tiny_model_folder, diarist, chatbot)
     before = sorted(p.name for p in tmp_path.rglob("*"))
     out = tmp_path / "out"
