@@ -15,6 +15,8 @@ from experiments.power_check import power_lines
 from experiments.profile_making import profile_ids
 from foundation.errors import LabError
 from model_access.loading import resolve
+from model_access.placement import check_placement
+from model_access.settings import LocalSettings
 from rubric.judge_base import Judge
 from rubric.judges import (
     LocalJudgeSpec,
@@ -40,16 +42,19 @@ def preflight(
     where = str(design.path)
     if spec.diarist_model is not None:
         _model(spec.diarist_model.model, f"{where} diarist_model.model")
+        _placement(spec.diarist_model.model, spec.diarist_model.local, f"{where} diarist_model")
     for i, bot in enumerate(spec.chatbots):
         at = f"{where} chatbots[{i}]"
         if isinstance(bot, LocalChatbotSpec):
             _model(bot.model, f"{at}.model")
+            _placement(bot.model, bot.local, at)
         elif isinstance(bot, ServedChatbotSpec) and environment:
             _key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
     for i, judge in enumerate(spec.judges):
         at = f"{where} judges[{i}]"
         if isinstance(judge, LocalJudgeSpec):
             _model(judge.model, f"{at}.model")
+            _placement(judge.model, judge.local, at)
             continue
         if environment:
             _key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
@@ -64,6 +69,16 @@ def _model(name: str, where: str) -> None:
         resolve(name)
     except LabError as exc:
         raise LabError(str(exc).split(" — fix: ")[0], where=where, fix=exc.fix) from None
+
+
+def _placement(name: str, local: LocalSettings, at: str) -> None:
+    """The devices a model's placement names exist here and an explicit device map fits the
+    model (read from its config alone), so a wrong map is refused before anything loads."""
+    try:
+        check_placement(resolve(name), local)
+    except LabError as exc:
+        message = str(exc).split(" — fix: ")[0].removeprefix(f"{exc.where}: ")
+        raise LabError(message, where=f"{at}.{exc.where}", fix=exc.fix) from None
 
 
 def _key(name: str | None, where: str) -> None:

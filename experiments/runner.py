@@ -15,7 +15,7 @@ from chatbots.specs import build_chatbot
 from diarists.profiles import Profile
 from experiments.derived_checks import reuse_for_run
 from experiments.engine.design import Design
-from experiments.engine.manifest import manifest_of, served_judges
+from experiments.engine.manifest import local_placements, manifest_of, served_judges
 from experiments.engine.progress import Progress
 from experiments.engine.runfolder import (
     STORE_FILE,
@@ -200,5 +200,6 @@ def _manifest(run: RunContext, extra: dict[str, Any]) -> dict[str, Any]:
         "chatbots": {k: v.identity() for k, v in run.chatbots.items()},
         "judges": {j.id: j.model_dump(mode="json", exclude={"endpoint"}) for j in spec.judges},
         "profiles": profiles_manifest(run.profiles, run.folder),
+        "placements": local_placements(run.writer_model, run.chatbots),
         **extra,
     }

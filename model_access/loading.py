@@ -141,7 +141,11 @@ def load_pretrained(
     dtype: torch.dtype,
     revision: str | None = None,
     trust_remote_code: bool = False,
+    placement: dict[str, Any] | None = None,
 ) -> tuple[Any, Any]:
+    """The model and its tokenizer. `placement` (model_access.placement.pretrained_kwargs:
+    device_map, max_memory, offload_folder) spreads the model over devices; without it the
+    whole model goes to `device`."""
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:  # pragma: no cover - transformers is a hard dependency
@@ -155,7 +159,9 @@ def load_pretrained(
         kwargs["local_files_only"] = True
     try:
         tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(source.location, dtype=dtype, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(
+            source.location, dtype=dtype, **kwargs, **(placement or {})
+        )
     except OSError as exc:
         hint = (
             "download it first (huggingface-cli download) or unset HF_HUB_OFFLINE"
@@ -172,7 +178,16 @@ def load_pretrained(
                 where="model",
                 fix="pass --trust-remote-code if you trust its authors",
             ) from exc
+        if placement and "offload" in str(exc):
+            raise LabError(
+                f"the device map puts weights of {source.spec!r} on disk, and this checkpoint "
+                "is not safetensors, so they must be written out first",
+                where="local.offload_folder",
+                fix="set local.offload_folder to a folder with room for them, or give the "
+                "model more device memory (max_memory)",
+            ) from exc
         raise
-    model.to(device)  # type: ignore[arg-type]
+    if not placement:  # a mapped model is already where accelerate put each module
+        model.to(device)  # type: ignore[arg-type]
     model.eval()
     return model, tokenizer

@@ -17,6 +17,14 @@ from model_access.chat_tokens import ChatTokens, Message
 from model_access.decoding import config_fields, local_generation_key
 from model_access.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
 from model_access.next_token import NextTokenReader
+from model_access.placement import (
+    check_loaded,
+    check_placement,
+    execution_device,
+    main_device,
+    placement_record,
+    pretrained_kwargs,
+)
 from model_access.sampling import RowSeededSampler
 from model_access.settings import GenerationSettings, LocalSettings
 from model_access.vllm_engine import RowSteer, VllmEngine
@@ -33,7 +41,11 @@ class Generation:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What identifies a model's behaviour; goes into cache keys and run manifests."""
+    """What identifies a model's behaviour; goes into cache keys and run manifests. Where the
+    model sits (device, device map, memory limits, offload) is deliberately not here: a
+    placement moves the same weights' arithmetic between devices, so it writes the same text,
+    and a run resumed on other hardware (one GPU → two) must find its stored texts. The
+    manifest records the placement beside this identity (LocalModel.placement)."""
 
     spec: str
     location: str
@@ -58,11 +70,15 @@ class LocalModel(ChatTokens, NextTokenReader):
         *,
         spec: str,
         source: ModelSource | None = None,
+        settings: LocalSettings | None = None,
     ):
         self.model = model
         self.tokenizer = tokenizer
         self.spec = spec
         self.source = source
+        # How it was loaded: the manifest's placement record reads the asked-for map from it.
+        self.settings = settings or LocalSettings()
+        self._devices: dict[str, torch.device] = {}
         if tokenizer.pad_token_id is None:
             # Pad with a token that is never the model's own EOS where possible; pad positions
             # are masked, so the choice only matters for models that misbehave on pad == EOS.
@@ -81,15 +97,18 @@ class LocalModel(ChatTokens, NextTokenReader):
         is read by the callers that batch, each from its own settings)."""
         settings = settings or LocalSettings()
         source = resolve(spec)
-        dev = pick_device(settings.device)
+        check_placement(source, settings)
+        dev = main_device(settings) if settings.device_map else pick_device(settings.device)
         model, tokenizer = load_pretrained(
             source,
             device=dev,
             dtype=pick_dtype(dev, settings.dtype),
             revision=settings.revision,
             trust_remote_code=settings.trust_remote_code,
+            placement=pretrained_kwargs(settings),
         )
-        return cls(model, tokenizer, spec=spec, source=source)
+        check_loaded(model)
+        return cls(model, tokenizer, spec=spec, source=source, settings=settings)
 
     def _neutralise_generation_config(self) -> None:
         """transformers fills every generation setting a call leaves unset from the model's own
@@ -116,7 +135,33 @@ class LocalModel(ChatTokens, NextTokenReader):
     # ----------------------------------------------------------------- description
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        """Where inputs go: the device the input embeddings run on (asked of accelerate's
+        hooks: with a device map, an offloaded module's parameters sit on "meta")."""
+        return self.module_device(self._embeddings_path())
+
+    def layer_device(self, layer: int) -> torch.device:
+        """Where decoder block `layer` runs, so its residual stream is there: with a device map
+        layer 0 and layer 1 may sit on different GPUs."""
+        return self.module_device(f"{self._layers_path()}.{layer}")
+
+    def module_device(self, path: str) -> torch.device:
+        # Placement does not change after loading, and nnsight's steps would ask per token.
+        if path not in self._devices:
+            self._devices[path] = execution_device(self.model, path)
+        return self._devices[path]
+
+    def _embeddings_path(self) -> str:
+        embeddings = self.model.get_input_embeddings()
+        return next(n for n, m in self.model.named_modules() if m is embeddings)
+
+    def _layers_path(self) -> str:
+        layers = self.layers
+        return next(n for n, m in self.model.named_modules() if m is layers)
+
+    def placement(self) -> dict[str, Any]:
+        """Where this model's modules are (model_access.placement.placement_record): for the
+        manifest, never for cache keys — the same weights write the same text anywhere."""
+        return placement_record(self.model, self.settings)
 
     @property
     def dtype(self) -> torch.dtype:
@@ -177,9 +222,20 @@ class LocalModel(ChatTokens, NextTokenReader):
         if self._nnsight is None:
             import nnsight
 
-            self._nnsight = nnsight.TransformersModel(
-                self.model, tokenizer=self.tokenizer, task="text-generation"
-            )
+            # transformers' pipeline (which nnsight builds) takes the first value of a device
+            # map as its device: the map's order is the user's, and its first module may be
+            # on "disk" (no torch device) or not the one inputs go to. Show it the inputs'
+            # device while it is built; accelerate's hooks, not this map, place the modules.
+            made = getattr(self.model, "hf_device_map", None)
+            if made:
+                self.model.hf_device_map = {"": str(self.device), **made}
+            try:
+                self._nnsight = nnsight.TransformersModel(
+                    self.model, tokenizer=self.tokenizer, task="text-generation"
+                )
+            finally:
+                if made:
+                    self.model.hf_device_map = made
         return self._nnsight
 
     # ----------------------------------------------------------------- generation

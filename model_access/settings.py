@@ -2,17 +2,19 @@
 the served client read them unchanged: no copies, no renaming on the way.
 
 - GenerationSettings: what determines a generation's text (it enters cache keys).
-- LocalSettings: how a local model is loaded and batched (not in cache keys, except that dtype
-  and revision change the model's numbers and so are part of the model's identity).
+- LocalSettings: how a local model is loaded, placed and batched (not in cache keys, except
+  that dtype and revision change the model's numbers and so are part of the model's identity;
+  device, device_map, max_memory and offload_folder only say where the same numbers are made).
 - EndpointSettings: how a served model is reached (never in cache keys)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from foundation.datafiles import DataModel
+from foundation.datafiles import FIX_MARK, At, DataModel
+from model_access.devices import Device, device_name, size_bytes
 
 Dtype = Literal["bf16", "fp16", "fp32"]
 
@@ -32,6 +34,93 @@ class LocalSettings(DataModel):
     device: str | None = Field(None, description='e.g. "cuda:0" or "cpu"; default: cuda if any')
     revision: str | None = Field(None, description="hub revision (branch, tag or commit)")
     trust_remote_code: bool = Field(False, description="run the model repository's own code")
+    device_map: Literal["auto"] | dict[str, int | str] | None = Field(
+        None,
+        description='spread a model larger than one GPU over devices (accelerate): "auto" fills '
+        "the GPUs in order, then the CPU, then disk; or a map from module name "
+        '("model.embed_tokens", "model.layers.0", "lm_head"; "" = the whole model) to a GPU '
+        '(0 or "cuda:0"), "cpu" or "disk". Placement only: the same texts, the same cache keys',
+    )
+    max_memory: dict[str, int | str] | None = Field(
+        None,
+        description='with device_map = "auto": the most each device may hold, e.g. '
+        '{ "0" = "70GiB", "1" = "70GiB", cpu = "200GiB" } (bytes, or a number with B, KB, MB, '
+        "GB, TB, KiB, MiB, GiB, TiB); what does not fit goes to the next device, then to disk",
+    )
+    offload_folder: str | None = Field(
+        None,
+        description='where weights placed on "disk" are written when the checkpoint is not '
+        "safetensors (.bin, .gguf); safetensors weights are read in place and need none",
+    )
+
+    @field_validator("device_map")
+    @classmethod
+    def _map_devices(
+        cls, value: Literal["auto"] | dict[str, int | str] | None
+    ) -> Literal["auto"] | dict[str, int | str] | None:
+        if isinstance(value, dict):
+            if not value:
+                raise ValueError(
+                    f"the device map is empty{FIX_MARK}map module names to devices, or write "
+                    'device_map = "auto"'
+                )
+            if "" in value and len(value) > 1:
+                raise ValueError(
+                    '"" places the whole model, so no other module can be mapped beside it'
+                    f'{FIX_MARK}map the whole model ("" = 0) or its modules, not both'
+                )
+            for module, device in value.items():
+                try:
+                    device_name(device)
+                except ValueError as exc:
+                    raise At((module,), f"module {module!r}: {exc}") from None
+        return value
+
+    @field_validator("max_memory")
+    @classmethod
+    def _memory_sizes(cls, value: dict[str, int | str] | None) -> dict[str, int | str] | None:
+        for device, size in (value or {}).items():
+            try:
+                device_name(device)
+                size_bytes(size)
+            except ValueError as exc:
+                raise At((device,), str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _placement_settings_agree(self) -> LocalSettings:
+        if self.device_map is not None and self.device is not None:
+            raise At(
+                ("device",),
+                "device and device_map both place the model"
+                f"{FIX_MARK}give device for a model on one device, or device_map, not both",
+            )
+        if self.max_memory is not None and self.device_map != "auto":
+            raise At(
+                ("max_memory",),
+                'max_memory sizes the map that device_map = "auto" makes'
+                f'{FIX_MARK}add device_map = "auto", or drop max_memory (an explicit map '
+                "places every module itself)",
+            )
+        if self.offload_folder is not None and self.device_map is None:
+            raise At(
+                ("offload_folder",),
+                "offload_folder holds weights a device map puts on disk, and there is no map"
+                f'{FIX_MARK}add device_map (with "disk" in it, or "auto"), or drop offload_folder',
+            )
+        return self
+
+    def placement_map(self) -> Literal["auto"] | dict[str, Device] | None:
+        """device_map with every device in accelerate's form (GPU "cuda:1" is 1)."""
+        if isinstance(self.device_map, dict):
+            return {module: device_name(d) for module, d in self.device_map.items()}
+        return self.device_map
+
+    def memory_limits(self) -> dict[Device, int] | None:
+        """max_memory in accelerate's form: canonical device names, sizes in bytes."""
+        if self.max_memory is None:
+            return None
+        return {device_name(d): size_bytes(s) for d, s in self.max_memory.items()}
 
 
 class EndpointSettings(DataModel):

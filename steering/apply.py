@@ -113,13 +113,15 @@ def build_plan(
             where[row] = last[row] if steer.positions == "response" else real[row]
             step[row] = 0.0 if steer.positions == "prompt" else 1.0
         # Multiplying by masks in float32 and casting once keeps both paths bit-identical.
-        prompt_pass[layer] = _to_model(model, rows[:, None, :] * where[:, :, None])
-        decode_step[layer] = _to_model(model, rows[:, None, :] * step[:, :, None])
+        prompt_pass[layer] = _to_layer(model, layer, rows[:, None, :] * where[:, :, None])
+        decode_step[layer] = _to_layer(model, layer, rows[:, None, :] * step[:, :, None])
     return SteeringPlan(layers, prompt_pass, decode_step)
 
 
-def _to_model(model: LocalModel, t: torch.Tensor) -> torch.Tensor:
-    return t.to(device=model.device, dtype=model.dtype)
+def _to_layer(model: LocalModel, layer: int, t: torch.Tensor) -> torch.Tensor:
+    # Each block's own device: with a device map the residual stream moves between GPUs at
+    # block boundaries, so layer 0's addition and layer 20's may live on different devices.
+    return t.to(device=model.layer_device(layer), dtype=model.dtype)
 
 
 def add_to_output(output: Any, addition: torch.Tensor) -> Any:

@@ -238,8 +238,9 @@ def _layer_reductions(
     def hook_for(layer: int) -> Any:
         def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
             hidden = (output[0] if isinstance(output, tuple) else output).double()
-            sums[:, layer] = (hidden * weight[:, :, None]).sum(dim=1).cpu()
-            norms = hidden.norm(dim=-1) * weight
+            here = weight.to(hidden.device)  # a device map may put each block elsewhere
+            sums[:, layer] = (hidden * here[:, :, None]).sum(dim=1).cpu()
+            norms = hidden.norm(dim=-1) * here
             norm_sum[layer] = norms.sum().cpu()
             norm_sq[layer] = (norms**2).sum().cpu()
 

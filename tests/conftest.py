@@ -68,6 +68,27 @@ def tiny_model_folder(tmp_path_factory, tiny_model) -> Path:
     return folder
 
 
+# The tiny model split over two places (tests/test_placement.py): layer 1's weights stay in the
+# checkpoint file and accelerate's hooks bring them in for each forward, so its parameters sit
+# on "meta" while it runs on the CPU: the cross-device path a map across GPUs takes.
+SPLIT_MAP = {
+    "model.embed_tokens": "cpu",
+    "model.layers.0": "cpu",
+    "model.layers.1": "disk",
+    "model.norm": "cpu",
+    "model.rotary_emb": "cpu",
+    "lm_head": "cpu",
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_split_model(tiny_model_folder):
+    from model_access.local import LocalModel
+    from model_access.settings import LocalSettings
+
+    return LocalModel.load(str(tiny_model_folder), LocalSettings(device_map=SPLIT_MAP))
+
+
 @pytest.fixture(scope="session")
 def smollm2():
     from model_access.local import LocalModel

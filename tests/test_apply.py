@@ -197,6 +197,44 @@ def test_decoding_steps_are_steered_not_only_the_prompt_pass(tiny_model, prompts
     assert [t[1:] for t in prompt_only] != [t[1:] for t in both]
 
 
+def test_a_model_split_over_two_places_writes_the_single_device_steered_text(
+    tiny_model, tiny_split_model, prompts, vector
+):
+    """The tiny model with layer 1 offloaded (tests/conftest.py SPLIT_MAP: its weights come in
+    through accelerate's hook for each forward, its parameters on "meta") is steered token for
+    token as the model on one device, through nnsight and through plain hooks alike (greedy;
+    sampled steered writes are compared in tests/test_placement.py's cache-key test)."""
+    settings = GREEDY
+    seeds = [1, 2, 3]
+    steers = [
+        Steer(vector, (0, 1), 4.0),
+        None,
+        Steer(vector, (1,), 3.0, positions="both"),
+    ]
+    single = generate_steered(tiny_model, prompts, settings, seeds=seeds, steers=steers)
+    split = generate_steered(tiny_split_model, prompts, settings, seeds=seeds, steers=steers)
+    hooks = generate_steered_hooks(tiny_split_model, prompts, settings, seeds=seeds, steers=steers)
+    plain = tiny_split_model.generate(prompts, settings, seeds=seeds)
+    assert tokens(split) == tokens(single) == tokens(hooks)
+    assert split[0].token_ids != plain[0].token_ids  # steering still acts on the split model
+    assert split[2].token_ids != plain[2].token_ids  # on the offloaded layer alone too
+    assert split[1].token_ids == plain[1].token_ids
+
+
+def test_each_layers_addition_is_made_on_the_device_that_layer_runs_on(
+    tiny_model, prompts, vector, monkeypatch
+):
+    """With a map across GPUs layer 0 and layer 1 run on different devices; "meta" stands in
+    for the second one here (a CPU machine has one real device)."""
+    elsewhere = {0: torch.device("cpu"), 1: torch.device("meta")}
+    monkeypatch.setattr(tiny_model, "layer_device", lambda layer: elsewhere[layer])
+    _, mask = tiny_model.batch_inputs(prompts)
+    plan = apply.build_plan(tiny_model, mask, [Steer(vector, (0, 1), 2.0)] * len(prompts))
+    for layer, device in elsewhere.items():
+        assert plan.prompt_pass[layer].device == device == plan.decode_step[layer].device
+        assert plan.prompt_pass[layer].dtype == tiny_model.dtype
+
+
 @pytest.mark.slow
 def test_embedded_default_steered_equals_hooks(smollm2):
     vector = random_vector(smollm2.info(), seed=4, residual_norm=200.0)

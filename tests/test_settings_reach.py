@@ -244,6 +244,28 @@ def test_local_settings_load_the_model_as_asked(tiny_model_folder, monkeypatch):
     assert seen["revision"] == "main" and seen["trust_remote_code"] is True
 
 
+def test_placement_settings_reach_from_pretrained_and_the_manifest(tiny_model_folder, monkeypatch):
+    import model_access.local as local
+    from tests.conftest import SPLIT_MAP
+
+    seen = []
+    real = local.load_pretrained
+
+    def spy(source, **kw):
+        seen.append(kw["placement"])
+        return real(source, **kw)
+
+    monkeypatch.setattr(local, "load_pretrained", spy)
+    split = LocalSettings(device_map=SPLIT_MAP, offload_folder="/nonexistent/offload")
+    model = ModelCache().get(str(tiny_model_folder), split)
+    assert seen[-1] == {"device_map": SPLIT_MAP, "offload_folder": "/nonexistent/offload"}
+    assert model.settings is split and model.placement()["resolved_map"] == SPLIT_MAP
+    assert {p.device.type for p in model.layers[1].parameters()} == {"meta"}  # on "disk"
+    auto = LocalSettings(device_map="auto", max_memory={"cpu": "1GiB"})
+    ModelCache().get(str(tiny_model_folder), auto)
+    assert seen[-1] == {"device_map": "auto", "max_memory": {"cpu": 2**30}}
+
+
 def test_served_judge_options_reach_the_judge():
     from rubric.judges import build_judge
 
@@ -304,6 +326,10 @@ SETTINGS_PROOFS: dict[type, dict[str, str]] = {
         **dict.fromkeys(
             ("dtype", "device", "revision", "trust_remote_code"),
             HERE + "test_local_settings_load_the_model_as_asked",
+        ),
+        **dict.fromkeys(
+            ("device_map", "max_memory", "offload_folder"),
+            HERE + "test_placement_settings_reach_from_pretrained_and_the_manifest",
         ),
     },
     EndpointSettings: {

@@ -1,5 +1,6 @@
-"""What a run's manifest records about where it ran: package versions, git commit, platform, and
-what each served judge's server said it was when the run started (its probe)."""
+"""What a run's manifest records about where it ran: package versions, git commit, platform,
+where each local model was placed (its device map), and what each served judge's server said it
+was when the run started (its probe)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from experiments.engine.runfolder import DESIGN_FILE
+from model_access.local import LocalModel
 
 if TYPE_CHECKING:
     from experiments.engine.design import Design
@@ -76,6 +78,22 @@ def manifest_of(design: Design, extra: dict[str, Any]) -> dict[str, Any]:
         "packages": package_versions(),
         **extra,
     }
+
+
+def local_placements(writer: LocalModel | None, chatbots: Mapping[str, Any]) -> dict[str, Any]:
+    """Where each local model loaded at the start of a run sits (LocalModel.placement: the
+    device map asked for, the map made, the devices it spans), by role. Kept beside the
+    models' identities, not in them: a placement never changes a text, so it is in no cache
+    key, and a run resumed on other hardware reads its stored calls. Local judges load on
+    first use; their asked-for placement is in their settings under "judges"."""
+    out: dict[str, Any] = {}
+    if writer is not None:
+        out["diarist_model"] = writer.placement()
+    for chatbot_id, chatbot in sorted(chatbots.items()):
+        model = getattr(chatbot, "model", None)
+        if isinstance(model, LocalModel):
+            out[f"chatbots.{chatbot_id}"] = model.placement()
+    return out
 
 
 def served_judges(probes: Mapping[str, ProbeResult]) -> dict[str, dict[str, Any]]:
