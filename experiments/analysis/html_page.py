@@ -194,7 +194,8 @@ def readings_of(
                 coverage=None if coverage is None or coverage != coverage else float(coverage),
                 readable=readable,
                 bound=bounds.get(key),
-                scale=scale,
+                # The projection is in units of residual norm (about 0.1), not 0-100 points.
+                scale="projection" if str(judge) == "projection" else scale,
             )
         )
     return out

@@ -55,8 +55,9 @@
     table.appendChild(head);
     for (const s of scores) {
       const tr = el("tr", s.readable ? {} : { class: "unreadable" });
-      const shown = s.readable ? fmt(s.value, s.scale === "probability" ? 2 : 1) : "unreadable";
-      const bound = s.bound ? "[" + fmt(s.bound[0], 1) + ", " + fmt(s.bound[1], 1) + "]" : "–";
+      const digits = { probability: 2, projection: 3 }[s.scale] || 1;
+      const shown = s.readable ? fmt(s.value, digits) : "unreadable";
+      const bound = s.bound ? "[" + fmt(s.bound[0], digits) + ", " + fmt(s.bound[1], digits) + "]" : "–";
       const cells = [s.judge, s.item, shown, fmt(s.coverage, 3), bound];
       for (const v of answers ? cells.concat([s.answer || ""]) : cells) {
         tr.appendChild(el("td", {}, v));
