@@ -61,6 +61,12 @@ class ServedChatbotSpec(DataModel):
     system: str | None = Field(None, description="a system message; none unless given")
     generation: GenerationSettings = CHATBOT_GENERATION
     endpoint: EndpointSettings = EndpointSettings()
+    probe: bool = Field(
+        False,
+        description="`design check` and `run` make one cheap call (a 1-token reply) before "
+        "anything runs, so that a wrong key, model name or address is found at once; off by "
+        "default, since the call is billed",
+    )
 
 
 ChatbotSpec = Annotated[

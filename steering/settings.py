@@ -8,15 +8,32 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from foundation.datafiles import FIX_MARK, DataModel, Slug
+from foundation.datafiles import FIX_MARK, At, DataModel, Slug
 from model_access.settings import GenerationSettings
 
 Scale = Literal["relative", "raw"]
 Positions = Literal["prompt", "response", "both"]
 Layer = Annotated[int, Field(ge=0, le=1000)]
 EXTRACTION_GENERATION = GenerationSettings(max_new_tokens=80, temperature=0.8, top_p=0.95)
+# The largest relative strength a design may ask for. At 1.0 the addition is as long as a
+# typical residual; at 2.0 it is twice as long and turns the residual more than 60 degrees off
+# its own direction, past where any model tried here still writes text (the shipped
+# calibrations sweep 0.05–0.3; smollm2 degrades from about 0.5). A larger number is a unit
+# mistake (a raw-scale number written with the relative scale), refused before a GPU is used.
+RELATIVE_LIMIT = 2.0
+
+
+def _sane(strength: float, scale: str, field: tuple[int | str, ...]) -> None:
+    if scale == "relative" and abs(strength) > RELATIVE_LIMIT:
+        raise At(
+            field,
+            f"relative strength {strength:g} is beyond ±{RELATIVE_LIMIT:g} (1.0 adds a vector as "
+            f"long as the residual itself){FIX_MARK}use a strength between "
+            f"-{RELATIVE_LIMIT:g} and {RELATIVE_LIMIT:g} (the shipped calibrations sweep "
+            '0.05–0.3), or set scale = "raw" for a multiple of the raw mean difference',
+        )
 
 
 def _unique_layers(layers: list[int]) -> list[int]:
@@ -48,6 +65,11 @@ class SteerSettings(DataModel):
         if not math.isfinite(value):
             raise ValueError(f"strength {value} is not finite{FIX_MARK}write a number")
         return value
+
+    @model_validator(mode="after")
+    def _sane_strength(self) -> SteerSettings:
+        _sane(self.strength, self.scale, ("strength",))
+        return self
 
 
 class ExtractionSettings(DataModel):
@@ -82,3 +104,9 @@ class CalibrationRule(DataModel):
         if not all(math.isfinite(v) for v in values):
             raise ValueError(f"strengths must be finite numbers{FIX_MARK}remove nan/inf")
         return values
+
+    @model_validator(mode="after")
+    def _sane_strengths(self) -> CalibrationRule:
+        for i, strength in enumerate(self.strengths):
+            _sane(strength, self.scale, ("strengths", i))
+        return self

@@ -38,7 +38,8 @@ def run_check(args: argparse.Namespace) -> int:
     from experiments.preflight import preflight
 
     design = load_design(args.file)
-    cells = design.kind.cells(design, preflight(design, environment=not args.offline))
+    notes: list[str] = []
+    cells = design.kind.cells(design, preflight(design, environment=not args.offline, notes=notes))
     print(
         f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
         f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"
@@ -47,6 +48,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  {line}")
     for line in power_lines(design):
         print(f"  {line}")
+    for line in notes:
+        print(f"  not checked: {line}")
     from experiments.engine.contract import PlanSupport
 
     if isinstance(design.kind, PlanSupport):  # a kind that counts its work: the plan's totals
