@@ -45,6 +45,10 @@ def preflight(
     with found.check():
         ids = profile_ids(design)
     with found.check():
+        # The kind's own inputs (a benchmark's data file, its sample size and grader template)
+        # are read when it expands its cells: their problems join the others.
+        design.kind.cells(design, ids)
+    with found.check():
         power_lines(design)  # refuses hypotheses the design's clusters can never support
     unchecked = check_models(design, found, ask_hub=environment)
     if notes is not None:

@@ -297,6 +297,7 @@ def test_shipped_benchmark_designs_load_check_and_fit_their_schema(tmp_path, cap
         BENCHMARK_DESIGNS[0]
         .read_text()
         .replace("../../data/mentalhealthbench.jsonl", str(synthetic))
+        .replace("sample = 300", "sample = 27")
     )
     assert main(["design", "check", "--offline", str(mine)]) == 0
     assert "27 of 27 conversations" in capsys.readouterr().out

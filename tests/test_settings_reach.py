@@ -82,6 +82,7 @@ endpoint = {{ base_url = "{chat_url}", api_key_env = "DIARYLAB_TEST_KEY", concur
 id = "served-judge"
 kind = "openai-compatible"
 model = "openai/fake-judge"
+mode = "top-k"
 endpoint = {{ base_url = "{judge_url}", concurrency = 7, max_retries = 0 }}
 probe_floor = 0.0
 """

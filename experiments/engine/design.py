@@ -20,7 +20,7 @@ from diarists.patterns import available_patterns
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from foundation.errors import LabError
 from model_access.settings import GenerationSettings, LocalSettings, VllmSettings
-from rubric.judges import JudgeSpec
+from rubric.judges import JudgeSpec, ServedJudgeSpec
 from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
 if TYPE_CHECKING:
@@ -147,6 +147,21 @@ class DesignFile(DataModel):
                 f"a {self.design.kind} design has no diarist model", where="[diarist_model]"
             )
         return self.diarist_model
+
+    @model_validator(mode="after")
+    def _judges_say_how_they_are_read(self) -> DesignFile:
+        # Without a tokenizer a served judge can only be read from its top-k (never exact);
+        # a design must say so rather than get it silently (the command line's --judge keeps
+        # its default: it is a one-off reading, not a preregistration).
+        for i, judge in enumerate(self.judges):
+            if isinstance(judge, ServedJudgeSpec) and not judge.tokenizer and not judge.mode:
+                raise At(
+                    ("judges", i, "tokenizer"),
+                    f"judge {judge.id!r} has no tokenizer, so it can only be read from top-k "
+                    f"log-probabilities (never exact){FIX_MARK}name its tokenizer (a hub id or a "
+                    'folder with its tokenizer files), or say mode = "top-k"',
+                )
+        return self
 
     @model_validator(mode="after")
     def _names(self) -> DesignFile:
