@@ -32,7 +32,8 @@ def load_design(path: Path | str) -> Design:
     if not isinstance(head, dict):
         raise LabError("missing table [design]", where=str(path), fix="add a [design] table")
     kind = get_kind(head.get("kind"), where=f"{path} design.kind")
-    spec = validate_data(kind.schema, raw, str(path), context={"design_path": path})
+    # Every offending field at once: a design is checked once, not once per mistake.
+    spec = validate_data(kind.schema, raw, str(path), context={"design_path": path}, every=True)
     return Design(path=path, sha256=file_sha256(path), raw=raw, spec=spec, kind=kind)
 
 

@@ -9,6 +9,7 @@ class LabError(Exception):
     def __init__(self, message: str, *, where: str | None = None, fix: str | None = None) -> None:
         self.where = where
         self.fix = fix
+        self.message = message  # what is wrong, without the place or the fix
         parts = [f"{where}: {message}" if where else message]
         if fix:
             parts.append(f"fix: {fix}")
@@ -26,7 +27,7 @@ class LabErrors(LabError):
 
     def __init__(self, errors: list[LabError]) -> None:
         self.errors = tuple(flatten(errors))
-        self.where, self.fix = None, None
+        self.where, self.fix, self.message = None, None, "several problems"
         Exception.__init__(self, "\n".join(str(e) for e in self.errors))
 
     def lines(self) -> list[str]:

@@ -60,7 +60,7 @@ def _facts(
     try:
         facts = model_facts(resolve(name), revision, ask_hub=ask_hub)
     except LabError as exc:
-        found.add(LabError(str(exc).split(" — fix: ")[0], where=where, fix=exc.fix))
+        found.add(LabError(exc.message, where=where, fix=exc.fix))
         return None
     if not facts.known:
         notes.append(
