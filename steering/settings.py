@@ -54,8 +54,15 @@ class SteerSettings(DataModel):
         allow_inf_nan=False,
         description="multiple of the residual norm (relative) or raw vector",
     )
-    scale: Scale = "relative"
-    positions: Positions = "response"
+    scale: Scale = Field(
+        "relative",
+        description='"relative" (default): strength × the layer\'s mean residual norm, |strength| '
+        '≤ 2; "raw": × the raw mean difference',
+    )
+    positions: Positions = Field(
+        "response",
+        description='"response" (default): the generated tokens; "prompt": the prompt\'s; "both"',
+    )
 
     _layers = field_validator("layers")(_unique_layers)
 
@@ -76,8 +83,12 @@ class ExtractionSettings(DataModel):
     """How a pattern vector is extracted from the pattern file's contrast set."""
 
     pairs: int = Field(20, ge=1, le=1000, description="contrast pairs to write")
-    generation: GenerationSettings = EXTRACTION_GENERATION
-    batch_size: int = Field(8, ge=1, le=4096)
+    generation: GenerationSettings = Field(
+        EXTRACTION_GENERATION,
+        description="how the contrast texts are generated (default: 80 new tokens, temperature "
+        "0.8, top_p 0.95)",
+    )
+    batch_size: int = Field(8, ge=1, le=4096, description="rows generated in one batch")
 
 
 class CalibrationRule(DataModel):
@@ -85,16 +96,30 @@ class CalibrationRule(DataModel):
     design's judges; the strongest setting whose mean coherence stays at or above `floor` wins."""
 
     judge: Slug = Field(description="id of one of the design's [[judges]]")
-    layers: list[Layer] = Field(min_length=1)
+    layers: list[Layer] = Field(
+        min_length=1,
+        description="decoder blocks swept (each one alone), 0 to the model's layers − 1",
+    )
     strengths: list[Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)]] = Field(
-        min_length=1
+        min_length=1, description="strengths swept at each layer (relative scale: within ±2)"
     )
     floor: float = Field(60.0, ge=0, le=100, description="minimum mean coherence (0–100)")
     prompts: int | None = Field(None, ge=1, description="held-out prompts to use (default all)")
-    scale: Scale = "relative"
-    positions: Positions = "response"
-    generation: GenerationSettings = EXTRACTION_GENERATION
-    batch_size: int = Field(8, ge=1, le=4096)
+    scale: Scale = Field(
+        "relative",
+        description='"relative" (default): strength × the layer\'s mean residual norm; "raw": × '
+        "the raw mean difference",
+    )
+    positions: Positions = Field(
+        "response",
+        description='"response" (default): the generated tokens; "prompt": the prompt\'s; "both"',
+    )
+    generation: GenerationSettings = Field(
+        EXTRACTION_GENERATION,
+        description="how the sweep's samples are generated (default: 80 new tokens, temperature "
+        "0.8, top_p 0.95)",
+    )
+    batch_size: int = Field(8, ge=1, le=4096, description="rows generated in one batch")
 
     _layers = field_validator("layers")(_unique_layers)
 
