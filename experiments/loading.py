@@ -19,7 +19,7 @@ from experiments.engine.runfolder import (
     read_manifest,
 )
 from experiments.engine.store import Store
-from experiments.kinds import get_kind
+from experiments.kinds import get_kind, kind_names
 from foundation.datafiles import file_sha256, load_toml
 from foundation.datafiles import validate as validate_data
 from foundation.errors import LabError
@@ -37,11 +37,54 @@ def load_design(path: Path | str) -> Design:
     return Design(path=path, sha256=file_sha256(path), raw=raw, spec=spec, kind=kind)
 
 
-def design_schema(kind_name: str) -> dict[str, Any]:
-    """The JSON Schema of a kind's design files, for editors."""
-    schema = get_kind(kind_name, where="--kind").schema.model_json_schema()
-    schema["title"] = f"diarylab design ({kind_name})"
-    return schema
+def design_schema(kind_name: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of a kind's design files, for editors; without a kind, one schema for
+    every design file, which dispatches on `design.kind` (one of the kinds' schemas, each
+    fixed to its own kind)."""
+    if kind_name is not None:
+        schema = get_kind(kind_name, where="--kind").schema.model_json_schema()
+        schema["title"] = f"diarylab design ({kind_name})"
+        return schema
+    names = list(kind_names())
+    defs: dict[str, Any] = {}
+    branches = []
+    for name in names:
+        own = get_kind(name, where="--kind").schema.model_json_schema()
+        for key, sub in own.pop("$defs", {}).items():
+            defs[f"{name}.{key}"] = _prefixed(sub, name)
+        defs[name] = _prefixed(own, name)
+        fixed = {"properties": {"design": {"properties": {"kind": {"const": name}}}}}
+        branches.append({"allOf": [{"$ref": f"#/$defs/{name}"}, fixed]})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "diarylab design",
+        "description": f"a design file of any kind; [design].kind picks one of {names}",
+        "type": "object",
+        "required": ["design"],
+        "properties": {
+            "design": {
+                "type": "object",
+                "required": ["kind"],
+                "properties": {"kind": {"enum": names, "description": "the experiment kind"}},
+            }
+        },
+        "oneOf": branches,
+        "$defs": defs,
+    }
+
+
+def _prefixed(node: Any, kind: str) -> Any:
+    """A kind's schema with its $defs references renamed into that kind's own namespace (two
+    kinds may name different models alike)."""
+    if isinstance(node, dict):
+        out = {k: _prefixed(v, kind) for k, v in node.items()}
+        ref = out.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            out["$ref"] = f"#/$defs/{kind}.{ref.removeprefix('#/$defs/')}"
+        return out
+    if isinstance(node, list):
+        return [_prefixed(v, kind) for v in node]
+    return node
 
 
 @dataclass

@@ -30,7 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--json", action="store_true", help="one JSON object per line")
     exp.set_defaults(handler=run_expand)
     schema = verbs.add_parser("schema", help="print the JSON Schema of design files")
-    schema.add_argument("--kind", default="diary", choices=kind_names())
+    schema.add_argument(
+        "--kind",
+        default=None,
+        choices=kind_names(),
+        help="one kind's schema (default: one schema for every kind, by [design].kind)",
+    )
     schema.set_defaults(handler=run_schema)
 
 
