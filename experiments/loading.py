@@ -12,6 +12,7 @@ from experiments.engine.design import Design
 from experiments.engine.inputs import verify_copies
 from experiments.engine.runfolder import (
     DESIGN_FILE,
+    SHA_FILE,
     STORE_FILE,
     check_store,
     corrupt_store,
@@ -25,7 +26,10 @@ from foundation.datafiles import validate as validate_data
 from foundation.errors import LabError
 
 
-def load_design(path: Path | str) -> Design:
+def load_design(path: Path | str, *, locked: bool = False) -> Design:
+    """locked: the design of a run that has started (its folder's copy, or the file a resume
+    names), read by the rules it was locked under: rules added since for new designs (a served
+    judge saying its reading mode) do not lock a finished run out of its own folder."""
     path = Path(path)
     raw = load_toml(path)
     head = raw.get("design")
@@ -33,7 +37,8 @@ def load_design(path: Path | str) -> Design:
         raise LabError("missing table [design]", where=str(path), fix="add a [design] table")
     kind = get_kind(head.get("kind"), where=f"{path} design.kind")
     # Every offending field at once: a design is checked once, not once per mistake.
-    spec = validate_data(kind.schema, raw, str(path), context={"design_path": path}, every=True)
+    context = {"design_path": path, "locked": locked}
+    spec = validate_data(kind.schema, raw, str(path), context=context, every=True)
     return Design(path=path, sha256=file_sha256(path), raw=raw, spec=spec, kind=kind)
 
 
@@ -87,6 +92,16 @@ def _prefixed(node: Any, kind: str) -> Any:
     return node
 
 
+def resumes(design_path: Path, out: Path | None) -> bool:
+    """Whether `run DESIGN --out OUT` resumes a run of this very design file."""
+    if out is None or not (out / SHA_FILE).is_file() or not Path(design_path).is_file():
+        return False
+    try:
+        return read_locked_sha(out) == file_sha256(Path(design_path))
+    except LabError:
+        return False  # the folder's own problem is told when the run opens it
+
+
 @dataclass
 class RunFolder:
     folder: Path
@@ -104,7 +119,7 @@ def open_run_folder(folder: Path, *, verify: bool = False) -> RunFolder:
     if not folder.is_dir():
         raise LabError("no such run folder", where=str(folder), fix="check the path")
     sha = read_locked_sha(folder)
-    design = load_design(folder / DESIGN_FILE)
+    design = load_design(folder / DESIGN_FILE, locked=True)
     if design.sha256 != sha:
         raise LabError(
             "design.toml no longer matches design.sha256",

@@ -327,3 +327,34 @@ def test_a_sample_larger_than_the_benchmark_file_is_refused(tmp_path, capsys):
         in (line)
     )
     assert "fix: set sample = 27 or fewer" in line
+
+
+def test_a_run_locked_before_the_reading_mode_rule_still_opens_and_resumes(
+    tmp_path, tiny_model_folder
+):
+    """The rule is for new designs: a run folder's own design (and `run` resuming that very
+    file) is read as it was locked, its judge read top-k as before."""
+    from experiments.engine.runfolder import SHA_FILE
+    from experiments.loading import load_design, resumes
+    from foundation.datafiles import file_sha256
+    from foundation.errors import LabError
+
+    judges = """
+[[judges]]
+id = "served"
+kind = "openai-compatible"
+model = "openai/fake-judge"
+endpoint = { base_url = "http://127.0.0.1:9/v1" }
+"""
+    design = tmp_path / "design.toml"
+    design.write_text(design_text(tiny_model_folder, None, judges=judges))
+    with pytest.raises(LabError, match="has no tokenizer"):
+        load_design(design)
+    assert load_design(design, locked=True).spec.judges[0].reading_mode == "top-k"
+    out = tmp_path / "run"
+    assert not resumes(design, out)
+    out.mkdir()
+    (out / SHA_FILE).write_text(file_sha256(design) + "\n")
+    assert resumes(design, out)
+    design.write_text(design.read_text() + "\n# edited\n")
+    assert not resumes(design, out)

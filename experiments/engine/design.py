@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
@@ -184,10 +184,13 @@ class DesignFile(DataModel):
         return self.diarist_model
 
     @model_validator(mode="after")
-    def _judges_say_how_they_are_read(self) -> DesignFile:
+    def _judges_say_how_they_are_read(self, info: ValidationInfo) -> DesignFile:
         # Without a tokenizer a served judge can only be read from its top-k (never exact);
         # a design must say so rather than get it silently (the command line's --judge keeps
-        # its default: it is a one-off reading, not a preregistration).
+        # its default: it is a one-off reading, not a preregistration). A run locked before
+        # this rule keeps its meaning: top-k, as it was read.
+        if (info.context or {}).get("locked"):
+            return self
         for i, judge in enumerate(self.judges):
             if isinstance(judge, ServedJudgeSpec) and not judge.tokenizer and not judge.mode:
                 raise At(
