@@ -44,9 +44,9 @@ def preflight(
     ids: list[str] = []
     with found.check():
         ids = profile_ids(design)
-    with found.check():
         # The kind's own inputs (a benchmark's data file, its sample size and grader template)
-        # are read when it expands its cells: their problems join the others.
+        # are read when it expands its cells: their problems join the others. Only with the
+        # profiles read: without them a hypothesis would seem to name an unknown profile.
         design.kind.cells(design, ids)
     with found.check():
         power_lines(design)  # refuses hypotheses the design's clusters can never support
