@@ -30,37 +30,73 @@ CHATBOT_GENERATION = GenerationSettings(max_new_tokens=300, temperature=0.7)
 class FixedChatbotSpec(DataModel):
     """The content-free baseline: the same reply to everything; calls no model."""
 
-    id: Slug
-    kind: Literal["fixed"]
-    text: NonEmpty = DEFAULT_TEXT
+    id: Slug = Field(
+        description="names the chatbot in cells, tables and hypotheses (letters, digits, - _ .)"
+    )
+    kind: Literal["fixed"] = Field(
+        description='"fixed": the content-free baseline, which calls no model'
+    )
+    text: NonEmpty = Field(
+        DEFAULT_TEXT,
+        description='the one reply it gives to everything (default: "Thank you for sharing.")',
+    )
 
 
 class LocalChatbotSpec(DataModel):
     """An open model run by the lab's local runtime, unsteered."""
 
-    id: Slug
-    kind: Literal["local"]
+    id: Slug = Field(
+        description="names the chatbot in cells, tables and hypotheses (letters, digits, - _ .)"
+    )
+    kind: Literal["local"] = Field(
+        description='"local": an open model run here by the lab\'s own runtime'
+    )
     model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
     system: str | None = Field(None, description="a system message; none unless given")
-    generation: GenerationSettings = CHATBOT_GENERATION
-    local: LocalSettings = LocalSettings()
+    generation: GenerationSettings = Field(
+        CHATBOT_GENERATION,
+        description="how its replies are generated (default: 300 new tokens, temperature 0.7)",
+    )
+    local: LocalSettings = Field(
+        LocalSettings(),
+        description="how the model is loaded and batched (device, dtype, revision, batch size)",
+    )
     engine: Literal["transformers", "vllm"] = Field(
         "transformers",
         description='what generates the replies: transformers here, or "vllm" (a worker in the '
         "vLLM venv of scripts/setup-vllm.sh, shared with a vLLM diarist of the same model)",
     )
-    vllm: VllmSettings = VllmSettings()
+    vllm: VllmSettings = Field(
+        VllmSettings(), description='how the vLLM worker is sized when engine = "vllm"'
+    )
 
 
 class ServedChatbotSpec(DataModel):
     """An API model or an OpenAI-compatible server (vLLM), reached through litellm."""
 
-    id: Slug
-    kind: Literal["litellm"]
+    id: Slug = Field(
+        description="names the chatbot in cells, tables and hypotheses (letters, digits, - _ .)"
+    )
+    kind: Literal["litellm"] = Field(
+        description='"litellm": an API model or an OpenAI-compatible server, reached through '
+        "litellm"
+    )
     model: NonEmpty = Field(description='litellm model string, e.g. "openai/gpt-4o"')
     system: str | None = Field(None, description="a system message; none unless given")
-    generation: GenerationSettings = CHATBOT_GENERATION
-    endpoint: EndpointSettings = EndpointSettings()
+    generation: GenerationSettings = Field(
+        CHATBOT_GENERATION,
+        description="how its replies are generated (default: 300 new tokens, temperature 0.7)",
+    )
+    endpoint: EndpointSettings = Field(
+        EndpointSettings(),
+        description="how it is reached: base URL, key variable, timeout, retries, concurrency",
+    )
+    probe: bool = Field(
+        False,
+        description="`design check` and `run` make one cheap call (a 1-token reply) before "
+        "anything runs, so that a wrong key, model name or address is found at once; off by "
+        "default, since the call is billed",
+    )
 
 
 ChatbotSpec = Annotated[

@@ -12,7 +12,7 @@ import sys
 import typing
 from collections.abc import Sequence
 
-from foundation.errors import LabError
+from foundation.errors import LabError, LabErrors
 
 # litellm otherwise tries to download its model price list at import time (no network here).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -48,7 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         result = args.handler(args)
     except LabError as exc:
-        print(f"diarylab: error: {exc}", file=sys.stderr)
+        # A check that found several problems tells them all, one line each.
+        for line in exc.lines() if isinstance(exc, LabErrors) else [str(exc)]:
+            print(f"diarylab: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("diarylab: interrupted; re-run the same command to resume", file=sys.stderr)

@@ -1,23 +1,25 @@
 """The complete check of a design before anything is claimed, shared by `design check` and the
 start of `run`: the schema (ranges of every setting, every name a hypothesis uses) has passed
-when the design loaded; here every profile file and vector, every model name, every key
-variable, and a probe of every served judge (rubric/probe_prompt.py: the mode its answers allow
-and P(it starts a number)). A design that fails here leaves nothing behind."""
+when the design loaded; here every profile file and vector, every model (resolved, hub ids in
+the local cache or on the hub, inline profiles' layers against the diarist model's config),
+every key variable, a probe of every served judge (rubric/probe_prompt.py: the mode its answers
+allow and P(it starts a number)) and of each served chatbot that asks for one. Every problem
+found is told at once (a LabErrors of one line each); a design that fails leaves nothing
+behind."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-
 from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
+from experiments.checks.models import check_models
+from experiments.checks.probes import at_check, check_endpoint, check_key, probe_chatbot
 from experiments.engine.design import Design
 from experiments.power_check import power_lines
 from experiments.profile_making import profile_ids
-from foundation.errors import LabError
+from foundation.errors import Collector, LabError
 from model_access.loading import resolve
 from model_access.placement import check_placement
+from model_access.served import TransportFailure
 from model_access.settings import LocalSettings
-from rubric.judge_base import Judge
 from rubric.judges import (
     LocalJudgeSpec,
     ServedJudgeSpec,
@@ -30,80 +32,113 @@ from rubric.served_judge import ProbeResult, ServedJudge
 
 
 def preflight(
-    design: Design, *, environment: bool = True, probes: dict[str, ProbeResult] | None = None
+    design: Design,
+    *,
+    environment: bool = True,
+    probes: dict[str, ProbeResult] | None = None,
+    notes: list[str] | None = None,
 ) -> list[str]:
-    """Raise the first problem as a LabError; returns the profile ids in design order. With
-    environment=False only what the files show is checked (no key variables, no probes).
+    """Raise every problem found (one LabError, or a LabErrors of several); returns the profile
+    ids in design order. With environment=False only what the files show is checked (no key
+    variables, no probes, no hub: a hub id the local cache lacks goes into `notes`).
     `probes`, when given, receives each served judge's probe (by judge id): what its server
     said it was, for the manifest."""
-    ids = profile_ids(design)
-    power_lines(design)  # refuses hypotheses the design's clusters can never support
-    spec = design.spec
-    where = str(design.path)
-    if spec.diarist_model is not None:
-        _model(spec.diarist_model.model, f"{where} diarist_model.model")
-        _placement(spec.diarist_model.model, spec.diarist_model.local, f"{where} diarist_model")
-    for i, bot in enumerate(spec.chatbots):
-        at = f"{where} chatbots[{i}]"
-        if isinstance(bot, LocalChatbotSpec):
-            _model(bot.model, f"{at}.model")
-            _placement(bot.model, bot.local, at)
-        elif isinstance(bot, ServedChatbotSpec) and environment:
-            _key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
-    for i, judge in enumerate(spec.judges):
-        at = f"{where} judges[{i}]"
-        if isinstance(judge, LocalJudgeSpec):
-            _model(judge.model, f"{at}.model")
-            _placement(judge.model, judge.local, at)
-            continue
-        if environment:
-            _key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
-            result = _probe(judge, at, lambda j=judge: build_judge(j, default_load_local))  # type: ignore[misc]
-            if probes is not None:
-                probes[judge.id] = result
+    found = Collector()
+    ids: list[str] = []
+    with found.check():
+        ids = profile_ids(design)
+        # The kind's own inputs (a benchmark's data file, its sample size and grader template)
+        # are read when it expands its cells: their problems join the others. Only with the
+        # profiles read: without them a hypothesis would seem to name an unknown profile.
+        design.kind.cells(design, ids)
+    with found.check():
+        power_lines(design)  # refuses hypotheses the design's clusters can never support
+    unchecked = check_models(design, found, ask_hub=environment)
+    _placements(design, found)
+    if notes is not None:
+        notes += unchecked
+    if environment:
+        _environment(design, found, probes)
+    found.raise_any()
     return ids
 
 
-def _model(name: str, where: str) -> None:
-    try:
-        resolve(name)
-    except LabError as exc:
-        raise LabError(str(exc).split(" — fix: ")[0], where=where, fix=exc.fix) from None
+def _placements(design: Design, found: Collector) -> None:
+    """Each local model's placement: the devices it names exist here and an explicit device map
+    fits the model (read from its config alone), so a wrong map is refused before anything
+    loads."""
+    spec, where = design.spec, str(design.path)
+    placed: list[tuple[str, LocalSettings, str]] = []
+    if spec.diarist_model is not None:
+        diarist = spec.diarist_model
+        placed.append((diarist.model, diarist.local, f"{where} diarist_model"))
+    placed += [
+        (bot.model, bot.local, f"{where} chatbots[{i}]")
+        for i, bot in enumerate(spec.chatbots)
+        if isinstance(bot, LocalChatbotSpec)
+    ]
+    placed += [
+        (judge.model, judge.local, f"{where} judges[{i}]")
+        for i, judge in enumerate(spec.judges)
+        if isinstance(judge, LocalJudgeSpec)
+    ]
+    for name, local, at in placed:
+        if local.device is None and local.device_map is None and local.max_memory is None:
+            continue  # one default device: nothing to check
+        try:
+            source = resolve(name)
+        except LabError:
+            continue  # check_models has said so
+        with found.check():
+            try:
+                check_placement(source, local)
+            except LabError as exc:
+                message = str(exc).split(" — fix: ")[0].removeprefix(f"{exc.where}: ")
+                raise LabError(message, where=f"{at}.{exc.where}", fix=exc.fix) from None
 
 
-def _placement(name: str, local: LocalSettings, at: str) -> None:
-    """The devices a model's placement names exist here and an explicit device map fits the
-    model (read from its config alone), so a wrong map is refused before anything loads."""
-    try:
-        check_placement(resolve(name), local)
-    except LabError as exc:
-        message = str(exc).split(" — fix: ")[0].removeprefix(f"{exc.where}: ")
-        raise LabError(message, where=f"{at}.{exc.where}", fix=exc.fix) from None
+def _environment(design: Design, found: Collector, probes: dict[str, ProbeResult] | None) -> None:
+    where = str(design.path)
+    for i, bot in enumerate(design.spec.chatbots):
+        if not isinstance(bot, ServedChatbotSpec):
+            continue
+        at = f"{where} chatbots[{i}]"
+        with found.check():
+            check_key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
+            if bot.probe:  # only with its key set: the probe would say the same again
+                probe_chatbot(bot, at)
+    for i, judge in enumerate(design.spec.judges):
+        if isinstance(judge, LocalJudgeSpec):
+            continue
+        at = f"{where} judges[{i}]"
+        with found.check():
+            check_key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
+            result = _probe(judge, at)
+            if probes is not None:
+                probes[judge.id] = result
 
 
-def _key(name: str | None, where: str) -> None:
-    if name and not os.environ.get(name):
-        raise LabError(
-            f"environment variable {name} is not set",
-            where=where,
-            fix=f"export {name}=<your key> before running (the design names the variable only)",
-        )
-
-
-def _probe(spec: ServedJudgeSpec, where: str, make: Callable[[], Judge]) -> ProbeResult:
+def _probe(spec: ServedJudgeSpec, where: str) -> ProbeResult:
     """The number probe (rubric/probe_prompt.py) before a run spends a call on the judge: the
     server must answer with log-probabilities, in the mode the design asks for, and the judge
-    must start a number on the probe prompt with probability at least probe_floor."""
+    must start a number on the probe prompt with probability at least probe_floor. It is made
+    with check-time transport (one try, a short timeout)."""
+    checked = spec.model_copy(update={"endpoint": check_endpoint(spec.endpoint)})
     try:
-        judge = make()
+        judge = build_judge(checked, default_load_local)
         assert isinstance(judge, ServedJudge)
         result = judge.probe(number_probe())
+    except TransportFailure as exc:  # no answer: said for a check, not for a stopped run
+        raise at_check(exc, where, "the judge failed its probe") from None
     except LabError as exc:
+        if "refused the request" in str(exc):
+            raise at_check(exc, where, "the judge failed its probe") from None
+        # The judge's own problem (no log-probabilities, a tokenizer that will not load) with
+        # its own fix: one fix per line, never two joined.
         raise LabError(
-            f"the judge failed its probe: {exc}",
+            f"the judge failed its probe: {str(exc).split(' — fix: ')[0]}",
             where=where,
-            fix="start the server (or fix endpoint.base_url) and serve the judge with "
-            "log-probabilities; `design check --offline` checks the files alone",
+            fix=exc.fix or "see `diarylab judge probe` for this judge",
         ) from None
     verdict = probe_verdict(spec, result.mode, result.root_coverage)
     if verdict != "ok":

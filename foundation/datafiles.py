@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar
@@ -22,7 +23,7 @@ from pydantic import (
     create_model,
 )
 
-from foundation.errors import LabError
+from foundation.errors import LabError, LabErrors
 
 S = TypeVar("S", bound=BaseModel)
 # Where data files are read from instead of where their names point: a report of a run folder
@@ -133,12 +134,21 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise LabError("not UTF-8 text", where=str(path), fix="save the file as UTF-8") from exc
 
 
-def validate(schema: type[S], data: Any, where: str, context: Mapping[str, Any] | None = None) -> S:
-    """`data` as `schema`, or one LabError naming `where` and the first offending field."""
+def validate(
+    schema: type[S],
+    data: Any,
+    where: str,
+    context: Mapping[str, Any] | None = None,
+    *,
+    every: bool = False,
+) -> S:
+    """`data` as `schema`, or one LabError naming `where` and the first offending field (every:
+    a LabErrors naming each offending field, as a design check tells them all)."""
     try:
         return schema.model_validate(data, context=dict(context or {}))
     except ValidationError as exc:
-        raise lab_error(exc, data, where, schema) from None
+        report = lab_errors if every else lab_error
+        raise report(exc, data, where, schema) from None
 
 
 def load_data(
@@ -152,8 +162,62 @@ def load_data(
 def lab_error(
     exc: ValidationError, data: Any, where: str, schema: type[BaseModel] | None = None
 ) -> LabError:
+    """The first problem of a validation, with a count of the others."""
     errors = exc.errors(include_url=False)
-    first = errors[0]
+    found = _one(errors[0], data, where, schema)
+    more = f" ({len(errors) - 1} more problem(s) after this one)" if len(errors) > 1 else ""
+    return LabError(found.message + more, where=found.where, fix=found.fix)
+
+
+def lab_errors(
+    exc: ValidationError, data: Any, where: str, schema: type[BaseModel] | None = None
+) -> LabError:
+    """Every problem of a validation, one per field (the tries of a union at one field are one
+    problem): a LabErrors of several, or the one LabError alone."""
+    problems: dict[str, _Problem] = {}
+    for error in exc.errors(include_url=False):
+        one = _one(error, data, where, schema)
+        problems.setdefault(one.where, one)
+    found = [LabError(p.message, where=p.where, fix=p.fix) for p in _misspellings(problems)]
+    return found[0] if len(found) == 1 else LabErrors(found)
+
+
+def _misspellings(problems: dict[str, _Problem]) -> list[_Problem]:
+    """A required key written misspelt is one mistake, not a missing key and an unknown one:
+    the two become one line at the missing key, naming the misspelling."""
+    import difflib
+
+    out = dict(problems)
+    for at, missing in problems.items():
+        if missing.kind != "missing":
+            continue
+        table, _, name = at.rpartition(".")
+        unknown = {
+            w.rpartition(".")[2]: w
+            for w, p in out.items()
+            if p.kind == "extra_forbidden" and w.rpartition(".")[0] == table
+        }
+        near = difflib.get_close_matches(name, list(unknown), n=1, cutoff=0.6)
+        if near:
+            del out[unknown[near[0]]]
+            out[at] = _Problem(
+                f"missing ({near[0]!r} is written instead: a misspelling?)",
+                at,
+                f"rename {near[0]} to {name}",
+                "missing",
+            )
+    return list(out.values())
+
+
+@dataclass(frozen=True)
+class _Problem:
+    message: str
+    where: str
+    fix: str
+    kind: str = ""  # pydantic's error type
+
+
+def _one(first: Any, data: Any, where: str, schema: type[BaseModel] | None) -> _Problem:
     loc = tuple(first["loc"])
     raised = (first.get("ctx") or {}).get("error")
     if isinstance(raised, At):  # a cross-field rule that knows which field is wrong
@@ -181,8 +245,7 @@ def lab_error(
         if kind not in ("value_error", "assertion_error") and not isinstance(got, dict | list):
             message = f"{message} (got {got!r})"
         fix = f"correct {name}"
-    more = f" ({len(errors) - 1} more problem(s) after this one)" if len(errors) > 1 else ""
-    return LabError(message + more, where=f"{where} {path}".strip(), fix=fix)
+    return _Problem(message, f"{where} {path}".strip(), fix or "", kind)
 
 
 def field_path(loc: Sequence[int | str], data: Any) -> str:

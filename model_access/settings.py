@@ -9,6 +9,7 @@ the served client read them unchanged: no copies, no renaming on the way.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -17,6 +18,18 @@ from foundation.datafiles import FIX_MARK, At, DataModel
 from model_access.devices import Device, device_name, size_bytes
 
 Dtype = Literal["bf16", "fp16", "fp32"]
+VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# How provider keys begin (OpenAI, Anthropic, OpenRouter, Hugging Face, Google, xAI, Groq...).
+KEY_PREFIXES = ("sk-", "sk_", "hf_", "AIza", "xai-", "gsk_", "pk-", "key-")
+
+
+def looks_like_a_key(value: str) -> bool:
+    """A value that is a secret, not the name of a variable holding one: not a variable name,
+    a provider's key prefix, or a long run of mixed letters and digits."""
+    if not VARIABLE_NAME.match(value) or value.startswith(KEY_PREFIXES):
+        return True
+    mixed = any(c.islower() for c in value) and any(c.isdigit() for c in value)
+    return len(value) >= 32 and mixed
 
 
 class GenerationSettings(DataModel):
@@ -151,6 +164,20 @@ class EndpointSettings(DataModel):
         description="token prompts sent in one /v1/completions request (a list, answered one "
         "choice per prompt); 1 for a server that takes one prompt at a time (llama.cpp)",
     )
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_name_not_a_key(cls, value: str | None) -> str | None:
+        # The value is never repeated in the message: it may be the key itself.
+        if value is not None and looks_like_a_key(value):
+            raise ValueError(
+                "api_key_env names an environment variable, not the key itself (this value "
+                f"is not a variable name, or looks like a key; it is not repeated here)"
+                f'{FIX_MARK}write the variable\'s name, e.g. api_key_env = "OPENAI_API_KEY", and '
+                "export the key in that variable; if a key was written into this file, remove "
+                "it and revoke it"
+            )
+        return value
 
     @field_validator("base_url")
     @classmethod

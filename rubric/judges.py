@@ -49,19 +49,27 @@ MAX_ERROR_FIELD = Field(
 
 
 class LocalJudgeSpec(DataModel):
-    id: Slug
-    kind: Literal["local"]
+    id: Slug = Field(description="names the judge in scores, hypotheses and calibration rules")
+    kind: Literal["local"] = Field(
+        description='"local": an open model read here, exactly, by the lab\'s own runtime'
+    )
     model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
     max_error: float = MAX_ERROR_FIELD
-    local: LocalSettings = LocalSettings()
+    local: LocalSettings = Field(
+        LocalSettings(),
+        description="how the model is loaded and batched (device, dtype, revision, batch size)",
+    )
 
 
 class ServedJudgeSpec(DataModel):
     """kind "openai-compatible": a server of your own (vLLM), so endpoint.base_url is required;
     kind "litellm": any provider litellm knows."""
 
-    id: Slug
-    kind: Literal["litellm", "openai-compatible"]
+    id: Slug = Field(description="names the judge in scores, hypotheses and calibration rules")
+    kind: Literal["litellm", "openai-compatible"] = Field(
+        description='"openai-compatible" (your own server, e.g. vLLM; needs endpoint.base_url) or '
+        '"litellm" (any provider)'
+    )
     model: NonEmpty = Field(description='litellm model string, e.g. "hosted_vllm/NAME"')
     tokenizer: str | None = Field(
         None,
@@ -107,7 +115,10 @@ class ServedJudgeSpec(DataModel):
         description="`run` refuses the judge when P(it starts a number) on the probe prompt is "
         "lower",
     )
-    endpoint: EndpointSettings = EndpointSettings()
+    endpoint: EndpointSettings = Field(
+        EndpointSettings(),
+        description="how it is reached: base URL, key variable, timeout, retries, concurrency",
+    )
 
     @property
     def reading_mode(self) -> Literal["exact", "top-k"]:

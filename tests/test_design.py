@@ -297,6 +297,7 @@ def test_shipped_benchmark_designs_load_check_and_fit_their_schema(tmp_path, cap
         BENCHMARK_DESIGNS[0]
         .read_text()
         .replace("../../data/mentalhealthbench.jsonl", str(synthetic))
+        .replace("sample = 300", "sample = 27")
     )
     assert main(["design", "check", "--offline", str(mine)]) == 0
     assert "27 of 27 conversations" in capsys.readouterr().out
@@ -307,3 +308,29 @@ def test_shipped_benchmark_designs_load_check_and_fit_their_schema(tmp_path, cap
     schema = json.loads(capsys.readouterr().out)
     for path in BENCHMARK_DESIGNS:
         jsonschema.validate(tomllib.loads(path.read_text()), schema)
+
+
+def test_one_schema_without_a_kind_dispatches_on_the_design_kind(capsys):
+    """`design schema` alone prints one schema for every design file: each shipped design of
+    each kind fits it, and a design fits only under its own kind."""
+    import tomllib
+
+    assert main(["design", "schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    shipped = sorted((ROOT / "experiments" / "designs").glob("*.toml"))
+    kinds = set()
+    for path in shipped:
+        data = tomllib.loads(path.read_text())
+        jsonschema.validate(data, schema)
+        kinds.add(data["design"]["kind"])
+        for other in {"diary", "friends", "benchmark"} - {data["design"]["kind"]}:
+            moved = {**data, "design": {**data["design"], "kind": other}}
+            with pytest.raises(jsonschema.ValidationError):
+                jsonschema.validate(moved, schema)
+    assert kinds == {"diary", "friends", "benchmark"}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"design": {"name": "x", "kind": "calibration", "seed": 1}}, schema)
+    # With --kind, that kind's own schema.
+    assert main(["design", "schema", "--kind", "friends"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "diarylab design (friends)"

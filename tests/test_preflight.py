@@ -16,6 +16,7 @@ SERVED_JUDGE = """
 id = "served"
 kind = "openai-compatible"
 model = "openai/fake-judge"
+mode = "top-k"
 endpoint = {{ base_url = "{url}", max_retries = 0, timeout_s = 5 }}
 """
 KEYED_CHATBOT = """
@@ -95,7 +96,7 @@ def test_an_exact_judge_whose_server_ignores_the_ids_is_refused(
     # mode "openai": a server without logprob_token_ids answers its top-k instead, so the probe
     # reads top-k where the design asked for exact.
     with serve(judge_handler(tiny_model, mode="openai")) as server:
-        judges = SERVED_JUDGE.format(url=server.base_url) + (
+        judges = SERVED_JUDGE.format(url=server.base_url).replace('mode = "top-k"\n', "") + (
             f'tokenizer = "{tiny_model_folder}"\ntop_logprobs = 5\nprobe_floor = 0.0\n'
         )
         text = design_text(tiny_model_folder, None, judges=judges)

@@ -59,7 +59,7 @@ def test_a_changed_profile_is_refused_by_a_resume_and_read_from_the_copy_by_stat
     folder, design, profile, run = finished
     original = profile.read_text()
     try:
-        profile.write_text(original.replace("strength = 0.8", "strength = 3.0"))
+        profile.write_text(original.replace("strength = 0.8", "strength = 1.5"))
         assert main(["run", str(design), "--out", str(run), "--no-progress"]) == 2
         err = capsys.readouterr().err
         assert "changed since it started" in err and str(profile.resolve()) in err, err

@@ -82,6 +82,7 @@ endpoint = {{ base_url = "{chat_url}", api_key_env = "DIARYLAB_TEST_KEY", concur
 id = "served-judge"
 kind = "openai-compatible"
 model = "openai/fake-judge"
+mode = "top-k"
 endpoint = {{ base_url = "{judge_url}", concurrency = 7, max_retries = 0 }}
 probe_floor = 0.0
 """
@@ -353,6 +354,9 @@ DESIGN = "tests/test_design.py::"
 PROFILES = "tests/test_profile_making.py::"
 HYPOTHESES = "tests/test_hypotheses.py::"
 FIELD_PROOFS = {
+    # The check makes its one-token call to the chatbot only when probe = true.
+    "chatbots[litellm].probe": "tests/test_design_check.py::"
+    "test_probe_true_makes_one_cheap_call_and_false_makes_none",
     "design.name": "tests/test_resume.py::test_run_records_design_and_manifest",
     "design.kind": DESIGN + "test_malformed_design_is_one_clear_error",
     "design.version": "tests/test_resume.py::test_run_records_design_and_manifest",

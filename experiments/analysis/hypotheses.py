@@ -81,7 +81,7 @@ JudgeIds = Annotated[tuple[Slug, ...], BeforeValidator(as_tuple), AfterValidator
 class HypothesisHead(DataModel):
     """What every kind's hypothesis has; a kind's schema adds `contrast`."""
 
-    id: Slug
+    id: Slug = Field(description="names the hypothesis in the report (e.g. H1)")
     says: NonEmpty = Field(description="the hypothesis in words")
     direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
     judges: JudgeIds = Field(

@@ -31,7 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--json", action="store_true", help="one JSON object per line")
     exp.set_defaults(handler=run_expand)
     schema = verbs.add_parser("schema", help="print the JSON Schema of design files")
-    schema.add_argument("--kind", default="diary", choices=kind_names())
+    schema.add_argument(
+        "--kind",
+        default=None,
+        choices=kind_names(),
+        help="one kind's schema (default: one schema for every kind, by [design].kind)",
+    )
     schema.set_defaults(handler=run_schema)
 
 
@@ -39,7 +44,8 @@ def run_check(args: argparse.Namespace) -> int:
     from experiments.preflight import preflight
 
     design = load_design(args.file)
-    cells = design.kind.cells(design, preflight(design, environment=not args.offline))
+    notes: list[str] = []
+    cells = design.kind.cells(design, preflight(design, environment=not args.offline, notes=notes))
     print(
         f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
         f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"
@@ -48,6 +54,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  {line}")
     for line in power_lines(design):
         print(f"  {line}")
+    for line in notes:
+        print(f"  not checked: {line}")
     print_reuse(design)
     from experiments.engine.contract import PlanSupport
 

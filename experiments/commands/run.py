@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from experiments.engine.runfolder import refuse_under_a_file
-from experiments.loading import load_design, open_run_folder
+from experiments.loading import load_design, open_run_folder, resumes
 from foundation.errors import LabError
 
 
@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_run(args: argparse.Namespace) -> int:
     from experiments.runner import run_design  # loads torch and models: only when running
 
-    design = load_design(args.design)
+    out = Path(args.out) if args.out else None
+    design = load_design(args.design, locked=resumes(Path(args.design), out))
     if args.grader_template:
         override = getattr(design.kind, "with_grader_template", None)
         if override is None:

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, ValidationInfo, model_validator
 
 from chatbots.specs import ChatbotSpec
 from diarists.patterns import available_patterns
 from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from foundation.errors import LabError
 from model_access.settings import GenerationSettings, LocalSettings, VllmSettings
-from rubric.judges import JudgeSpec
+from rubric.judges import JudgeSpec, ServedJudgeSpec
 from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
 if TYPE_CHECKING:
@@ -40,8 +40,16 @@ class Preregistered(Protocol):
 class DesignHead(DataModel):
     name: Slug = Field(description="names the run folder: results/<name>-<hash>")
     kind: NonEmpty = Field(description="the experiment kind (diarylab design schema --kind)")
-    version: int = Field(1, ge=1)
-    description: str | None = None
+    version: int = Field(
+        1,
+        ge=1,
+        description="the design's own version number (1, 2, ...), raised when a preregistration "
+        "is revised",
+    )
+    description: str | None = Field(
+        None,
+        description="free text saying what the experiment is for (shown nowhere else; optional)",
+    )
     seed: int = Field(ge=0, lt=2**63, description="every call's seed derives from it")
     entries: int = Field(4, ge=1, le=100, description="entries (or letters) per conversation")
     coverage_floor: float = Field(
@@ -54,14 +62,22 @@ class DesignHead(DataModel):
 
 class DiaristModel(DataModel):
     model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
-    generation: GenerationSettings = GenerationSettings(max_new_tokens=300, temperature=0.9)
-    local: LocalSettings = LocalSettings()
+    generation: GenerationSettings = Field(
+        GenerationSettings(max_new_tokens=300, temperature=0.9),
+        description="how entries are generated (default: 300 new tokens, temperature 0.9)",
+    )
+    local: LocalSettings = Field(
+        LocalSettings(),
+        description="how the model is loaded and batched (device, dtype, revision, batch size)",
+    )
     engine: Literal["transformers", "vllm"] = Field(
         "transformers",
         description='what generates: transformers + nnsight here, or "vllm" (a worker in the vLLM '
         "venv of scripts/setup-vllm.sh; the same steering, seeds per row)",
     )
-    vllm: VllmSettings = VllmSettings()
+    vllm: VllmSettings = Field(
+        VllmSettings(), description='how the vLLM worker is sized when engine = "vllm"'
+    )
 
 
 class AnalysisSettings(DataModel):
@@ -75,9 +91,16 @@ class ProfileRule(DataModel):
     `run` extracts the vector on the diarist model, then either steers with the fixed `steer`
     setting or calibrates by `calibration`, once, keeping both in the run folder."""
 
-    id: Slug
-    pattern: Slug
-    extraction: ExtractionSettings = ExtractionSettings()
+    id: Slug = Field(description="the profile's id, as [cast].profiles and hypotheses name it")
+    pattern: Slug = Field(
+        description="the pattern to steer toward (diarylab's patterns: social_isolation, "
+        "entitlement, unrelenting_standards)"
+    )
+    extraction: ExtractionSettings = Field(
+        ExtractionSettings(),
+        description="how the pattern's vector is extracted on the diarist model (contrast pairs, "
+        "generation, batch size)",
+    )
     steer: SteerSettings | None = Field(None, description="a fixed setting (no calibration)")
     calibration: CalibrationRule | None = Field(None, description="the sweep that chooses one")
 
@@ -137,12 +160,24 @@ class DesignFile(DataModel):
     # fixed conversations): then [diarist_model] is required, otherwise refused, never loaded.
     writes: ClassVar[bool] = True
 
-    design: DesignHead
-    diarist_model: DiaristModel | None = None
+    design: DesignHead = Field(
+        description="[design]: the name, kind, seed, entries and coverage floor of the experiment"
+    )
+    diarist_model: DiaristModel | None = Field(
+        None,
+        description="[diarist_model]: the local model that writes (required by kinds that write "
+        "texts, refused by the benchmark)",
+    )
     chatbots: list[ChatbotSpec] = Field([], description="the chatbots that answer")
-    judges: list[JudgeSpec] = Field(min_length=1)
+    judges: list[JudgeSpec] = Field(
+        min_length=1,
+        description="[[judges]]: the judge models that score what was written (at least one)",
+    )
     profiles: list[ProfileRule] = Field([], description="inline profiles: pattern + rule")
-    analysis: AnalysisSettings = AnalysisSettings()
+    analysis: AnalysisSettings = Field(
+        AnalysisSettings(),
+        description="[analysis]: how the results are analysed (bootstrap resamples)",
+    )
     derived_from: DerivedFrom | None = Field(
         None, description="reuse the texts of a finished run: judge or analyse them anew"
     )
@@ -187,6 +222,24 @@ class DesignFile(DataModel):
                 f"a {self.design.kind} design has no diarist model", where="[diarist_model]"
             )
         return self.diarist_model
+
+    @model_validator(mode="after")
+    def _judges_say_how_they_are_read(self, info: ValidationInfo) -> DesignFile:
+        # Without a tokenizer a served judge can only be read from its top-k (never exact);
+        # a design must say so rather than get it silently (the command line's --judge keeps
+        # its default: it is a one-off reading, not a preregistration). A run locked before
+        # this rule keeps its meaning: top-k, as it was read.
+        if (info.context or {}).get("locked"):
+            return self
+        for i, judge in enumerate(self.judges):
+            if isinstance(judge, ServedJudgeSpec) and not judge.tokenizer and not judge.mode:
+                raise At(
+                    ("judges", i, "tokenizer"),
+                    f"judge {judge.id!r} has no tokenizer, so it can only be read from top-k "
+                    f"log-probabilities (never exact){FIX_MARK}name its tokenizer (a hub id or a "
+                    'folder with its tokenizer files), or say mode = "top-k"',
+                )
+        return self
 
     @model_validator(mode="after")
     def _names(self) -> DesignFile:

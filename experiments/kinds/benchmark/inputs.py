@@ -59,6 +59,13 @@ def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
             "relative paths start at the design file's folder)",
         )
     bench = _load(path, table.format, stat.st_mtime_ns, stat.st_size)
+    rows = len(bench.conversations)
+    if table.sample > rows:  # a sample of the whole file would silently be smaller than asked
+        raise LabError(
+            f"sample = {table.sample} asks for more conversations than the file holds ({rows})",
+            where=f"{design.path} benchmark.sample",
+            fix=f"set sample = {rows} or fewer, or point benchmark.data at the full file",
+        )
     return bench, draw(bench, table.sample, design.seed)
 
 

@@ -66,7 +66,12 @@ class Anchor(DataModel):
 
 
 class Calibration(DataModel):
-    anchors: list[Anchor] = Field(min_length=2, max_length=2)
+    anchors: list[Anchor] = Field(
+        min_length=2,
+        max_length=2,
+        description="the two models with published scores that place the lab's numbers on the "
+        "published scale (exactly 2)",
+    )
 
     @model_validator(mode="after")
     def _distinct(self) -> Calibration:
@@ -113,8 +118,15 @@ class BenchmarkTable(DataModel):
         description="scoring: clip each conversation (mentalhealthbench) or the mean "
         "(healthbench); default: the format's own",
     )
-    grader: GraderSettings = GraderSettings()
-    calibration: Calibration | None = None
+    grader: GraderSettings = Field(
+        GraderSettings(),
+        description="how the judge grades each criterion (template, generation, retries)",
+    )
+    calibration: Calibration | None = Field(
+        None,
+        description="anchors that map the lab's scores onto the published scale; none: lab scale "
+        "only",
+    )
     validation: list[Validator] = Field(
         [], description="candidate graders compared with the conversations' own criteria"
     )
@@ -147,7 +159,10 @@ class BenchmarkDesignFile(DesignFile):
     compared_apart: ClassVar[tuple[str, ...]] = ("benchmark.data",)
 
     chatbots: list[ChatbotSpec] = Field(min_length=1, description="the chatbots that answer")
-    benchmark: BenchmarkTable
+    benchmark: BenchmarkTable = Field(
+        description="[benchmark]: the data file, its format, the sample, the grader and the "
+        "calibration"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -64,7 +64,10 @@ class SteeringContrast(DataModel):
     """A score of the steered profile minus the same diarist's unsteered twin: the first-entry
     pattern score (the profile's own pattern), or coherence / realism over all entries."""
 
-    kind: Literal["first_entry_pattern", "coherence", "realism"]
+    kind: Literal["first_entry_pattern", "coherence", "realism"] = Field(
+        description='"first_entry_pattern", "coherence" or "realism": the score compared, steered '
+        "minus unsteered"
+    )
     profile: ContrastProfile = STEERED
 
     @property
@@ -90,7 +93,10 @@ class DriftContrast(DataModel):
     - steered_vs_baseline: the steered score under the chatbot minus the steered score under
       the baseline chatbot, same diarist and entry: S_chatbot(k) − S_baseline(k)."""
 
-    kind: Literal["drift", "drift_change", "steered_vs_baseline"]
+    kind: Literal["drift", "drift_change", "steered_vs_baseline"] = Field(
+        description='"drift", "drift_change" or "steered_vs_baseline": what the replies did over '
+        "the conversation"
+    )
     chatbot: Slug = Field(description="the chatbot whose replies the diarist read")
     entry: int | None = Field(
         None, ge=2, description="entry number (2 onward); default: the mean over entries 2 onward"
@@ -144,7 +150,10 @@ Contrast = Annotated[SteeringContrast | DriftContrast, Field(discriminator="kind
 class Hypothesis(HypothesisHead):
     """One [[hypotheses]] table of a diary design."""
 
-    contrast: Contrast
+    contrast: Contrast = Field(
+        description="what is compared: a steering contrast (kind first_entry_pattern, coherence, "
+        "realism) or a drift contrast"
+    )
 
     def formula(self) -> str:
         return self.contrast.formula()

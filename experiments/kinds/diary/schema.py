@@ -66,7 +66,12 @@ class Cast(DataModel):
 
 
 class Scores(DataModel):
-    entry: list[EntryScore] = Field(list(ENTRY_SCORES), min_length=1)
+    entry: list[EntryScore] = Field(
+        list(ENTRY_SCORES),
+        min_length=1,
+        description='what every entry is scored for: "pattern", "coherence", "realism" (0–100 '
+        "each)",
+    )
     patterns: list[Slug] | Literal["all"] = Field(
         "all", description='patterns every entry gets a score for, or "all"'
     )
@@ -114,11 +119,22 @@ class DiaryDesignFile(DesignFile):
     )
     compared_apart: ClassVar[tuple[str, ...]] = ("cast.profiles",)
 
-    cast: Cast
-    scores: Scores = Scores()
+    cast: Cast = Field(
+        description='[cast]: the diarists (role card ids, or "all") and the profiles they write as'
+    )
+    scores: Scores = Field(
+        Scores(), description="[scores]: what entries are scored for and which patterns"
+    )
     chatbots: list[ChatbotSpec] = Field(min_length=1, description="the chatbots that answer")
-    analysis: DiaryAnalysis = DiaryAnalysis()
-    hypotheses: list[Hypothesis] = []
+    analysis: DiaryAnalysis = Field(
+        DiaryAnalysis(),
+        description="[analysis]: bootstrap resamples, cluster, baseline chatbot and decision rule",
+    )
+    hypotheses: list[Hypothesis] = Field(
+        [],
+        description="[[hypotheses]]: the preregistered contrasts and their directions (none: a "
+        "descriptive run)",
+    )
 
     def preregistered(self) -> list[Hypothesis]:
         return self.hypotheses

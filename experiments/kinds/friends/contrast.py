@@ -41,10 +41,16 @@ class WriterGroup(DataModel):
 
 
 class OutcomeContrast(DataModel):
-    kind: Literal["outcome"]
+    kind: Literal["outcome"] = Field(
+        description='"outcome": a writer\'s mean pattern score over the outcome letters'
+    )
     score: Slug = Field(description="the pattern whose score is the outcome")
-    of: WriterGroup
-    against: WriterGroup
+    of: WriterGroup = Field(
+        description="the writers whose outcome is measured (their profile and their friend's)"
+    )
+    against: WriterGroup = Field(
+        description="the writers it is compared with (e.g. the same writer beside the fixed friend)"
+    )
 
     @model_validator(mode="after")
     def _two_groups(self) -> OutcomeContrast:
@@ -65,7 +71,7 @@ class OutcomeContrast(DataModel):
 class FriendsHypothesis(HypothesisHead):
     """One [[hypotheses]] table of a friends design: the shared head plus an outcome contrast."""
 
-    contrast: OutcomeContrast
+    contrast: OutcomeContrast = Field(description="the outcome contrast tested: of minus against")
 
     def formula(self) -> str:
         return self.contrast.formula()

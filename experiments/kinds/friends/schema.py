@@ -121,7 +121,11 @@ class LetterScores(DataModel):
     """What every judge scores every model-written letter for; the identity check is always
     asked. The preregistration scores every pattern and coherence (the defaults)."""
 
-    letter: list[LetterScore] = Field(["pattern", "coherence"], min_length=1)
+    letter: list[LetterScore] = Field(
+        ["pattern", "coherence"],
+        min_length=1,
+        description='what every letter is scored for: "pattern", "coherence" (0–100 each)',
+    )
     patterns: list[Slug] | Literal["all"] = Field(
         "all", description='patterns every letter gets a score for, or "all"'
     )
@@ -181,12 +185,24 @@ class FriendsDesignFile(DesignFile):
     )
     compared_apart: ClassVar[tuple[str, ...]] = ("conditions.steered",)
 
-    pairs: Pairs = Pairs()
-    conditions: Conditions
-    outcome: Outcome = Outcome()
-    scores: LetterScores = LetterScores()
-    analysis: FriendsAnalysis = FriendsAnalysis()
-    hypotheses: list[FriendsHypothesis] = []
+    pairs: Pairs = Field(
+        Pairs(), description="[pairs]: which role cards meet, and in which seats and writing orders"
+    )
+    conditions: Conditions = Field(
+        description="[conditions]: the steered friends' profiles and the control conditions"
+    )
+    outcome: Outcome = Field(Outcome(), description="[outcome]: which letters the outcome averages")
+    scores: LetterScores = Field(
+        LetterScores(), description="[scores]: what letters are scored for and which patterns"
+    )
+    analysis: FriendsAnalysis = Field(
+        FriendsAnalysis(),
+        description="[analysis]: bootstrap resamples, cluster, minimum role cards and decision "
+        "rule",
+    )
+    hypotheses: list[FriendsHypothesis] = Field(
+        [], description="[[hypotheses]]: the preregistered outcome contrasts and their directions"
+    )
 
     def preregistered(self) -> list[FriendsHypothesis]:
         return self.hypotheses

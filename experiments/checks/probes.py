@@ -1,0 +1,68 @@
+"""Key variables and probes of served models at check time: every named key variable set, and
+one cheap call to each served model the design asks to be tried (every served judge, and each
+served chatbot with `probe = true`), through the normal served door but with check-time
+transport (one try, a short timeout), so that a down server is told in a second, not after
+the run's retries, and with a fix for the check, not for a stopped run."""
+
+from __future__ import annotations
+
+import os
+
+from chatbots.specs import ServedChatbotSpec
+from foundation.errors import LabError
+from model_access.completions import CompletionRequest
+from model_access.served import ServedClient
+from model_access.settings import EndpointSettings, GenerationSettings
+
+# One try at check time: a run retries a flaky server, a check only needs to know it answers.
+# The timeout leaves a large judge time to read the probe prompt.
+CHECK_TIMEOUT_S = 30.0
+PING = CompletionRequest(
+    messages=(("user", "Reply with the word OK."),),
+    generation=GenerationSettings(max_new_tokens=1, temperature=0.0),
+)
+
+
+def check_endpoint(settings: EndpointSettings) -> EndpointSettings:
+    """The endpoint as a check reaches it: one try, no backoff, at most CHECK_TIMEOUT_S."""
+    timeout = min(settings.timeout_s, CHECK_TIMEOUT_S)
+    return settings.model_copy(
+        update={"max_retries": 0, "timeout_s": timeout, "retry_budget_s": timeout}
+    )
+
+
+def check_key(name: str | None, where: str) -> None:
+    if name and not os.environ.get(name):
+        raise LabError(
+            f"environment variable {name} is not set",
+            where=where,
+            fix=f"export {name}=<your key> before running (the design names the variable only)",
+        )
+
+
+def probe_chatbot(bot: ServedChatbotSpec, where: str) -> None:
+    """One reply of one token: the key, the model name and the address are right."""
+    client = ServedClient(bot.model, check_endpoint(bot.endpoint))
+    try:
+        client.complete(PING)
+    except LabError as exc:
+        raise at_check(exc, where, f"chatbot {bot.id!r} failed its probe") from None
+
+
+def at_check(exc: LabError, where: str, what: str) -> LabError:
+    """A served failure said as a check says it: what the server answered, and one fix for
+    the check (a run's "re-running resumes" means nothing before a run)."""
+    said = str(exc).split(" — fix: ")[0]
+    name = type(exc.__cause__).__name__ if exc.__cause__ else ""
+    if any(word in said for word in ("AuthenticationError", "PermissionDenied", "is not set")):
+        fix = "check the key in the variable endpoint.api_key_env names (it was refused)"
+    elif "NotFoundError" in said or name == "NotFoundError":
+        fix = "check the model name (as the provider spells it) and endpoint.base_url"
+    elif "refused the request" in said:
+        fix = "check the model name, endpoint.base_url and the key variable"
+    else:
+        fix = (
+            "start the server, or fix endpoint.base_url; `design check --offline` checks the "
+            "files alone"
+        )
+    return LabError(f"{what}: {said}", where=where, fix=fix)
