@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from experiments.engine.executor import Executor, InProcess
 from experiments.engine.writer import OneWriter
 from foundation.errors import LabError
 
@@ -100,6 +101,9 @@ class Store(OneWriter):
         )
         self.made = 0
         self.cached = 0
+        # Where batches are computed (experiments/engine/executor.py); the runner sets the
+        # run's own, every other store computes here.
+        self.executor: Executor = InProcess()
         OneWriter.__init__(self)
 
     def _check_version(self) -> None:
@@ -204,9 +208,14 @@ class Store(OneWriter):
 
         pending = self.on_writer(look_up)
         step = max(1, batch_size)
-        for start in range(0, len(pending), step):
-            batch = pending[start : start + step]
-            computed = list(compute(batch))  # the model call: on the caller's own thread
+        batches = [pending[start : start + step] for start in range(0, len(pending), step)]
+        # The model calls: here on the caller's own thread, or — a local model's, under the Ray
+        # executor — on actors, several batches at once, each back here as it is ready.
+        local = identity.get("kind") == "local"
+        for batch, done_batch in self.executor.batches(
+            compute, batches, label=f"{kind} {model}", local=local
+        ):
+            computed = list(done_batch)
             if len(computed) != len(batch):
                 raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
             self.on_writer(lambda batch=batch, computed=computed: keep(batch, computed))  # type: ignore[misc]

@@ -1,0 +1,132 @@
+"""The Ray executor on a local Ray cluster this module starts once (2 CPUs, 2 actors) and the
+tiny random model: a diary run and a friends run make the very store an in-process run makes,
+and so does a run whose actor is killed mid-batch (its batch is sent again, nothing is stored
+twice)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from experiments.engine import ray_executor  # noqa: E402
+from experiments.engine.executor import ExecutorSettings  # noqa: E402
+from experiments.loading import load_design  # noqa: E402
+from experiments.runner import run_design  # noqa: E402
+from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
+from tests.lab_fixtures import design_text, make_profile  # noqa: E402
+
+pytestmark = pytest.mark.ray
+TWO_ACTORS = ExecutorSettings(kind="ray", actors=2)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    """One local cluster for the module: each start costs seconds on a 2-core machine."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def store_tables(folder: Path) -> dict[str, list[tuple]]:
+    """Every table of the run's store, rows sorted; calls without the time each was made."""
+    db = sqlite3.connect(folder / "store.sqlite")
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    out = {
+        name: sorted(db.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
+        for name in names
+        if name != "calls"
+    }
+    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
+    db.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def diary(tmp_path_factory, tiny_model_folder) -> Path:
+    folder = tmp_path_factory.mktemp("ray-diary")
+    profile = make_profile(folder, tiny_model_folder)
+    path = folder / "design.toml"
+    path.write_text(design_text(tiny_model_folder, profile, entries=2))
+    return path
+
+
+@pytest.fixture(scope="module")
+def diary_reference(diary, tmp_path_factory) -> dict[str, list[tuple]]:
+    out = tmp_path_factory.mktemp("ray-diary-ref") / "run"
+    run_design(load_design(diary), out, progress=False)
+    return store_tables(out)
+
+
+def test_a_diary_run_on_two_actors_makes_the_in_process_store(diary, diary_reference, tmp_path):
+    summary = run_design(load_design(diary), tmp_path / "run", progress=False, executor=TWO_ACTORS)
+    got = store_tables(tmp_path / "run")
+    assert got["entries"] and got["replies"] and got["judgments"]
+    assert got == diary_reference
+    assert summary.calls_made == len(diary_reference["calls"]) and summary.resent == 0
+    # The actors are gone with the run; the cluster (the test's own) stays.
+    assert ray.is_initialized()
+    assert not [a for a in ray.util.list_named_actors() if a.startswith("diarylab-actor")]
+
+
+def test_a_friends_run_on_two_actors_makes_the_in_process_store(tmp_path, tiny_model_folder):
+    design = friends_design(
+        tmp_path,
+        tiny_model_folder,
+        controls='["fixed_friend"]',
+        entries=2,
+        outcome="[2]",
+        hypotheses=FIRST_HYPOTHESIS,
+    )
+    run_design(load_design(design), tmp_path / "inprocess", progress=False)
+    run_design(load_design(design), tmp_path / "ray", progress=False, executor=TWO_ACTORS)
+    expected = store_tables(tmp_path / "inprocess")
+    assert expected["letters"] and expected["judgments"]
+    assert store_tables(tmp_path / "ray") == expected
+
+
+def test_an_actor_killed_mid_batch_has_its_batch_resent(
+    diary, diary_reference, tmp_path, monkeypatch
+):
+    """The test kills actor 0 while it holds a batch (again, should a kill land just after the
+    batch came back), waits for the resend, and the run still ends with the in-process store."""
+    executors: list[ray_executor.RayExecutor] = []
+    opened = ray_executor.RayExecutor.__init__
+
+    def keep(self, *args, **kwargs):
+        opened(self, *args, **kwargs)
+        executors.append(self)
+
+    monkeypatch.setattr(ray_executor.RayExecutor, "__init__", keep)
+    stop = threading.Event()
+    kills: list[float] = []
+
+    def killer() -> None:
+        while not stop.is_set():
+            if executors and executors[0].resent == 0 and executors[0].doing[0] != "idle":
+                if "restarted" not in executors[0].doing[0] and len(kills) < 10:
+                    ray.kill(executors[0].actors[0], no_restart=False)
+                    kills.append(time.monotonic())
+                    time.sleep(0.5)
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    try:
+        summary = run_design(
+            load_design(diary), tmp_path / "run", progress=False, executor=TWO_ACTORS
+        )
+    finally:
+        stop.set()
+        thread.join()
+    assert kills, "the killer never found actor 0 busy"
+    assert summary.resent >= 1
+    got = store_tables(tmp_path / "run")
+    assert got == diary_reference
+    # Nothing stored twice: every call once, and the summary counted each call once.
+    assert summary.calls_made == len(diary_reference["calls"])
