@@ -14,10 +14,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from experiments.engine import ray_executor  # noqa: E402
+from experiments.engine import ray_executor, writes  # noqa: E402
 from experiments.engine.executor import ExecutorSettings  # noqa: E402
 from experiments.loading import load_design  # noqa: E402
 from experiments.runner import run_design  # noqa: E402
+from steering.apply import write_steered  # noqa: E402
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
 from tests.lab_fixtures import design_text, make_profile  # noqa: E402
 
@@ -52,7 +53,12 @@ def diary(tmp_path_factory, tiny_model_folder) -> Path:
     folder = tmp_path_factory.mktemp("ray-diary")
     profile = make_profile(folder, tiny_model_folder)
     path = folder / "design.toml"
-    path.write_text(design_text(tiny_model_folder, profile, entries=2))
+    # One diarist and one entry score keep it small: each local reading takes seconds on a busy
+    # 2-core machine, and both paths (writing, a local chatbot, a local judge) are still there.
+    text = design_text(tiny_model_folder, profile, entries=2, diarists='["amara"]')
+    path.write_text(
+        text.replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    )
     return path
 
 
@@ -90,11 +96,20 @@ def test_a_friends_run_on_two_actors_makes_the_in_process_store(tmp_path, tiny_m
     assert store_tables(tmp_path / "ray") == expected
 
 
+def slow_write_steered(*args, **kwargs):
+    """steering's write_steered, a second slower: a batch is surely still on its actor when the
+    test kills it. The write closure is pickled with this function in write_steered's place (by
+    reference: the actor imports this module) and the texts are the same."""
+    time.sleep(1.0)
+    return write_steered(*args, **kwargs)
+
+
 def test_an_actor_killed_mid_batch_has_its_batch_resent(
     diary, diary_reference, tmp_path, monkeypatch
 ):
-    """The test kills actor 0 while it holds a batch (again, should a kill land just after the
-    batch came back), waits for the resend, and the run still ends with the in-process store."""
+    """The test kills actor 0 half a second into a writing batch; Ray restarts it, the executor
+    sends the batch again (to the other actor, or to this one once it is back), and the run
+    still ends with the in-process store."""
     executors: list[ray_executor.RayExecutor] = []
     opened = ray_executor.RayExecutor.__init__
 
@@ -103,17 +118,24 @@ def test_an_actor_killed_mid_batch_has_its_batch_resent(
         executors.append(self)
 
     monkeypatch.setattr(ray_executor.RayExecutor, "__init__", keep)
+    monkeypatch.setattr(writes, "write_steered", slow_write_steered)
     stop = threading.Event()
-    kills: list[float] = []
+    kills: list[str] = []
 
     def killer() -> None:
-        while not stop.is_set():
-            if executors and executors[0].resent == 0 and executors[0].doing[0] != "idle":
-                if "restarted" not in executors[0].doing[0] and len(kills) < 10:
-                    ray.kill(executors[0].actors[0], no_restart=False)
-                    kills.append(time.monotonic())
+        # Actor 0 takes the first writing batch (loading its model); the kill comes half a
+        # second into its next one, so the actor is surely up and computing, not starting.
+        seen, before = 0, "idle"
+        while not stop.is_set() and not kills:
+            doing = executors[0].doing[0] if executors else "idle"
+            if doing.startswith("diarist") and doing != before:
+                seen += 1
+                if seen == 2:
                     time.sleep(0.5)
-            time.sleep(0.01)
+                    kills.append(doing)
+                    ray.kill(executors[0].actors[0], no_restart=False)
+            before = doing
+            time.sleep(0.005)
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
@@ -124,9 +146,8 @@ def test_an_actor_killed_mid_batch_has_its_batch_resent(
     finally:
         stop.set()
         thread.join()
-    assert kills, "the killer never found actor 0 busy"
-    assert summary.resent >= 1
-    got = store_tables(tmp_path / "run")
-    assert got == diary_reference
+    assert kills, "the killer never found actor 0 writing"
+    assert summary.resent == 1
+    assert store_tables(tmp_path / "run") == diary_reference
     # Nothing stored twice: every call once, and the summary counted each call once.
     assert summary.calls_made == len(diary_reference["calls"])

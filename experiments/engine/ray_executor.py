@@ -19,19 +19,21 @@ import hashlib
 import io
 import pickle
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ray
 from ray import cloudpickle
-from ray.exceptions import RayActorError, RayTaskError
+from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from experiments.engine.executor import Compute, ExecutorSettings, InProcess, ModelRef
 from foundation.errors import LabError
 from model_access.local import LocalModel
 
 Done = tuple[list[int], Sequence[Mapping[str, Any]]]
+RESTART_WAIT_S = 300.0  # how long a dead actor may take to come back (it reloads its models)
 CACHED_COMPUTES = 4  # closures an actor keeps unpickled (the cached calls in flight at once)
 
 
@@ -100,6 +102,9 @@ class ModelActor:
             while len(self.computes) > CACHED_COMPUTES:
                 self.computes.popitem(last=False)
         return [dict(result) for result in compute(batch)]
+
+    def ping(self) -> int:
+        return self.index
 
     def close(self) -> None:
         for model in self.models.values():
@@ -188,8 +193,7 @@ class RayExecutor:
                 try:
                     results = ray.get(ready[0])
                 except RayActorError as exc:
-                    self.doing[actor] = "restarted"
-                    self.pool.give(actor)
+                    self._back_when_restarted(actor)
                     if tries >= self.settings.max_resends:
                         raise LabError(
                             f"a batch of {len(batch)} ({label}) was lost with its actor "
@@ -217,6 +221,26 @@ class RayExecutor:
                 for actor, _, _ in inflight.values():
                     self.doing[actor] = "idle"
                     self.pool.give(actor)
+
+    def _back_when_restarted(self, actor: int) -> None:
+        """A dead actor gets no batch until Ray has restarted it (a batch sent to an actor
+        still restarting is lost again): a thread pings it and then frees it."""
+        self.doing[actor] = "restarting"
+
+        def wait() -> None:
+            deadline = time.monotonic() + RESTART_WAIT_S
+            while time.monotonic() < deadline:
+                try:
+                    ray.get(self.actors[actor].ping.remote(), timeout=RESTART_WAIT_S)
+                    break
+                except (RayActorError, GetTimeoutError):
+                    time.sleep(0.2)
+            # Back in the pool even if it never answered: its next batch fails and counts
+            # toward max_resends, so the run ends with an error rather than waiting forever.
+            self.doing[actor] = "idle"
+            self.pool.give(actor)
+
+        threading.Thread(target=wait, name=f"restart-{actor}", daemon=True).start()
 
     def status(self) -> str:
         lines = " · ".join(f"a{i} {doing}" for i, doing in enumerate(self.doing))
