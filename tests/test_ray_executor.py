@@ -15,9 +15,12 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from experiments.engine import ray_executor, writes  # noqa: E402
-from experiments.engine.executor import ExecutorSettings  # noqa: E402
+from experiments.engine.executor import ExecutorSettings, ModelRef  # noqa: E402
 from experiments.loading import load_design  # noqa: E402
 from experiments.runner import run_design  # noqa: E402
+from foundation.errors import LabError  # noqa: E402
+from model_access.local import LocalModel  # noqa: E402
+from model_access.settings import LocalSettings  # noqa: E402
 from steering.apply import write_steered  # noqa: E402
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
 from tests.lab_fixtures import design_text, make_profile  # noqa: E402
@@ -151,3 +154,82 @@ def test_an_actor_killed_mid_batch_has_its_batch_resent(
     assert store_tables(tmp_path / "run") == diary_reference
     # Nothing stored twice: every call once, and the summary counted each call once.
     assert summary.calls_made == len(diary_reference["calls"])
+
+
+# ------------------------------------------------------------ the executor's own parts
+@pytest.fixture(scope="module")
+def tiny_ref(tiny_model_folder):
+    """The tiny model loaded here and how an actor loads its own copy."""
+    settings = LocalSettings(device="cpu")
+    model = LocalModel.load(str(tiny_model_folder), settings)
+    return model, ModelRef(str(tiny_model_folder), settings)
+
+
+def test_a_closure_travels_with_its_local_models_as_references(tiny_ref):
+    model, ref = tiny_ref
+    data = ray_executor.dumps(lambda batch: [{"layers": model.num_layers}], {id(model): ref})
+    assert data is not None and len(data) < 10_000  # the reference, not the weights
+    # Unpickled, the reference becomes whatever model the loading side holds for it.
+    seen: list[ModelRef] = []
+    loaded = ray_executor.loads(data, lambda got: seen.append(got) or model)
+    assert loaded([0]) == [{"layers": 2}] and seen == [ref]
+    # A closure without a local model (a served call) or with one the run did not load stays
+    # in this process.
+    assert ray_executor.dumps(lambda batch: [{"n": len(batch)}], {id(model): ref}) is None
+    assert ray_executor.dumps(lambda batch: [{"l": model.num_layers}], {}) is None
+
+
+def test_executor_settings_reach_the_actors(tiny_ref):
+    """actors and actor_cpus/actor_gpus size the actors; each actor loads the model from its
+    ModelRef (the load settings unchanged) and computes what the closure asks; an error there
+    is raised here as itself; a batch lost with its actor more than max_resends times is one
+    error. One executor for all of it: each actor's start costs seconds."""
+    model, ref = tiny_ref
+    settings = ExecutorSettings(kind="ray", actors=2, actor_cpus=0.5, actor_gpus=0, max_resends=0)
+    executor = ray_executor.RayExecutor(settings, lambda: {id(model): ref})
+    try:
+        assert len(executor.actors) == 2 and executor.width == 2
+        ray.get([a.ping.remote() for a in executor.actors])
+        used = ray.cluster_resources()["CPU"] - ray.available_resources().get("CPU", 0)
+        assert used == pytest.approx(1.0)
+        assert ray.available_resources().get("GPU", 0) == 0
+        done = {
+            tuple(b): r
+            for b, r in executor.batches(
+                lambda batch: [{"i": i, "layers": model.num_layers} for i in batch],
+                [[0, 1], [2], [3]],
+                label="test",
+                local=True,
+            )
+        }
+        assert done == {
+            (0, 1): [{"i": 0, "layers": 2}, {"i": 1, "layers": 2}],
+            (2,): [{"i": 2, "layers": 2}],
+            (3,): [{"i": 3, "layers": 2}],
+        }
+        assert executor.status() == "a0 idle · a1 idle"
+
+        def bad(batch):
+            raise LabError(f"no good ({model.num_layers} layers)", where="test")
+
+        with pytest.raises(LabError, match=r"test: no good \(2 layers\)"):
+            list(executor.batches(bad, [[0]], label="bad", local=True))
+
+        def slow(batch):
+            time.sleep(5)
+            return [{"layers": model.num_layers} for _ in batch]
+
+        def kill() -> None:
+            while executor.doing[0] == "idle":
+                time.sleep(0.01)
+            time.sleep(1.0)
+            ray.kill(executor.actors[0], no_restart=False)
+
+        thread = threading.Thread(target=kill, daemon=True)
+        thread.start()
+        with pytest.raises(LabError, match="lost with its actor 1 times"):
+            list(executor.batches(slow, [[0]], label="slow", local=True))
+        thread.join()
+    finally:
+        executor.close()
+    assert not [a for a in ray.util.list_named_actors() if a.startswith("diarylab-actor")]

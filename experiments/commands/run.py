@@ -53,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_run(args: argparse.Namespace) -> int:
     from experiments.runner import run_design  # loads torch and models: only when running
 
+    executor = executor_settings(args)  # a wrong option is refused before anything loads
     design = load_design(args.design)
     if args.grader_template:
         override = getattr(design.kind, "with_grader_template", None)
@@ -67,7 +68,7 @@ def run_run(args: argparse.Namespace) -> int:
         design,
         Path(args.out) if args.out else None,
         progress=not args.no_progress,
-        executor=executor_settings(args),
+        executor=executor,
     )
     print(f"run folder: {summary.folder}")
     print(summary.line())
