@@ -2,7 +2,9 @@
 wall time, texts and judge readings per second, the ratio, and whether the two stores are the
 same (they must be). Measured in one run of this script.
 
-Run: PYTHONPATH=. .venv/bin/python bench/ray_executor.py [--model smollm2] [--diarists 4]
+Run: PYTHONPATH=. .venv/bin/python bench/ray_executor.py [--model tiny|smollm2|FOLDER]
+[--diarists 4] [--entries 2] [--actors 2]. "tiny" is the tests' tiny random Llama (2 layers,
+hidden 64, the shipped tokenizer), saved to a temporary folder the actors load.
 
 The Ray wall time counts what a run pays: the actors' start and each actor's model load; the
 cluster's own start is timed apart (a cluster is started once and serves many runs)."""
@@ -68,6 +70,18 @@ baseline_chatbot = "thanks"
 """
 
 
+def tiny_folder(folder: Path) -> str:
+    from transformers import AutoTokenizer
+
+    from model_access.embedded import embedded_model_folder
+    from tests.conftest import build_tiny_llama
+
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder())
+    build_tiny_llama(tokenizer).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
 def tables(folder: Path) -> dict[str, list[tuple]]:
     db = sqlite3.connect(folder / "store.sqlite")
     out = {
@@ -90,14 +104,15 @@ def line(label: str, wall: float, summary: RunSummary) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="smollm2", help="hub id, folder or smollm2")
+    parser.add_argument("--model", default="tiny", help="tiny, smollm2, a hub id or a folder")
     parser.add_argument("--diarists", type=int, default=4)
     parser.add_argument("--entries", type=int, default=2)
     parser.add_argument("--actors", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-ray-") as tmp:
+        model = tiny_folder(Path(tmp) / "tiny") if args.model == "tiny" else args.model
         path = Path(tmp) / "design.toml"
-        path.write_text(design_toml(args.model, args.diarists, args.entries))
+        path.write_text(design_toml(model, args.diarists, args.entries))
         design = load_design(path)
         start = time.perf_counter()
         local = run_design(design, Path(tmp) / "inprocess", progress=False)

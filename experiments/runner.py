@@ -157,7 +157,6 @@ def run_design(
             store.executor = open_executor(executor, models.refs)
             run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
             run.judge, run.load_local = judges.get, models.get
-            run.executor = executor
             extra = {**kind.manifest(run), "served_judges": served_judges(probes)}
             manifest = manifest_of(design, _manifest(run, extra))
             write_manifest(folder, manifest, first=first)

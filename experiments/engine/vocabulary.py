@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from chatbots.base import Chatbot
     from diarists.profiles import Profile
     from experiments.engine.design import Design
-    from experiments.engine.executor import ExecutorSettings
     from experiments.engine.store import Store
     from model_access.local import LocalModel
     from model_access.settings import LocalSettings
@@ -63,8 +62,6 @@ class RunContext:
     # kind that runs its own judging phase (judge_phase below).
     judge: Callable[[str], Judge] | None = None
     load_local: Callable[[str, LocalSettings], LocalModel] | None = None
-    # Where local model calls run (`diarylab run --executor`); the store holds the open one.
-    executor: ExecutorSettings | None = None
 
     def writer(self) -> LocalModel:
         """The diarist model, for a kind that writes (the design check makes sure it has one)."""
