@@ -72,7 +72,7 @@ def judge_tasks(
     # Consecutive tasks of one group share a prompt prefix: one batch, so a local judge reads
     # them in one pass; otherwise batches as large as the judge can keep busy.
     jobs = [
-        lambda batch=list(items), question=question, group=group: _judge_batch(  # type: ignore[misc]
+        lambda batch=list(items), question=question, group=group: _judge_batch(
             store, judge_id, judge, identity, batch, question, floor, tick, bool(group)
         )
         for (question, group), items in groupby(pending, key=lambda t: (t.question, t.group))

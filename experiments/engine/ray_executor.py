@@ -46,7 +46,7 @@ def dumps(compute: Compute, refs: Mapping[int, ModelRef]) -> bytes | None:
     served model's call stays here) or one the actors could not load."""
     found: list[ModelRef] = []
 
-    class Pickler(cloudpickle.Pickler):  # type: ignore[misc,name-defined]
+    class Pickler(cloudpickle.Pickler):
         def persistent_id(self, obj: Any) -> Any:
             if isinstance(obj, LocalModel):
                 ref = refs.get(id(obj))
@@ -151,8 +151,9 @@ class RayExecutor:
             count = 2
         token = hashlib.sha256(f"{id(self)}:{threading.get_ident()}".encode()).hexdigest()[:8]
         remote = ray.remote(ModelActor)
-        self.actors = [
-            remote.options(  # type: ignore[attr-defined]
+        # Any: Ray's handle types do not know ModelActor's methods are remote.
+        self.actors: list[Any] = [
+            remote.options(
                 name=f"diarylab-actor-{i}-{token}",
                 max_restarts=-1,  # a dead actor comes back (empty) and gets batches again
                 max_task_retries=0,  # the executor resends a lost batch itself, counted
