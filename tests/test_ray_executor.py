@@ -51,6 +51,20 @@ def store_tables(folder: Path) -> dict[str, list[tuple]]:
     return out
 
 
+@pytest.fixture
+def opened(monkeypatch) -> list[ray_executor.RayExecutor]:
+    """The Ray executors the runs of a test open, to look at after (or during) the run."""
+    executors: list[ray_executor.RayExecutor] = []
+    init = ray_executor.RayExecutor.__init__
+
+    def keep(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        executors.append(self)
+
+    monkeypatch.setattr(ray_executor.RayExecutor, "__init__", keep)
+    return executors
+
+
 @pytest.fixture(scope="module")
 def diary(tmp_path_factory, tiny_model_folder) -> Path:
     folder = tmp_path_factory.mktemp("ray-diary")
@@ -72,8 +86,11 @@ def diary_reference(diary, tmp_path_factory) -> dict[str, list[tuple]]:
     return store_tables(out)
 
 
-def test_a_diary_run_on_two_actors_makes_the_in_process_store(diary, diary_reference, tmp_path):
+def test_a_diary_run_on_two_actors_makes_the_in_process_store(
+    diary, diary_reference, tmp_path, opened
+):
     summary = run_design(load_design(diary), tmp_path / "run", progress=False, executor=TWO_ACTORS)
+    assert opened[0].here == 0  # every local batch was computed on an actor
     got = store_tables(tmp_path / "run")
     assert got["entries"] and got["replies"] and got["judgments"]
     assert got == diary_reference
@@ -83,7 +100,9 @@ def test_a_diary_run_on_two_actors_makes_the_in_process_store(diary, diary_refer
     assert not [a for a in ray.util.list_named_actors() if a.startswith("diarylab-actor")]
 
 
-def test_a_friends_run_on_two_actors_makes_the_in_process_store(tmp_path, tiny_model_folder):
+def test_a_friends_run_on_two_actors_makes_the_in_process_store(
+    tmp_path, tiny_model_folder, opened
+):
     design = friends_design(
         tmp_path,
         tiny_model_folder,
@@ -94,6 +113,7 @@ def test_a_friends_run_on_two_actors_makes_the_in_process_store(tmp_path, tiny_m
     )
     run_design(load_design(design), tmp_path / "inprocess", progress=False)
     run_design(load_design(design), tmp_path / "ray", progress=False, executor=TWO_ACTORS)
+    assert opened[0].here == 0
     expected = store_tables(tmp_path / "inprocess")
     assert expected["letters"] and expected["judgments"]
     assert store_tables(tmp_path / "ray") == expected
@@ -108,19 +128,12 @@ def slow_write_steered(*args, **kwargs):
 
 
 def test_an_actor_killed_mid_batch_has_its_batch_resent(
-    diary, diary_reference, tmp_path, monkeypatch
+    diary, diary_reference, tmp_path, monkeypatch, opened
 ):
     """The test kills actor 0 half a second into a writing batch; Ray restarts it, the executor
     sends the batch again (to the other actor, or to this one once it is back), and the run
     still ends with the in-process store."""
-    executors: list[ray_executor.RayExecutor] = []
-    opened = ray_executor.RayExecutor.__init__
-
-    def keep(self, *args, **kwargs):
-        opened(self, *args, **kwargs)
-        executors.append(self)
-
-    monkeypatch.setattr(ray_executor.RayExecutor, "__init__", keep)
+    executors = opened
     monkeypatch.setattr(writes, "write_steered", slow_write_steered)
     stop = threading.Event()
     kills: list[str] = []

@@ -59,7 +59,9 @@ def dumps(compute: Compute, refs: Mapping[int, ModelRef]) -> bytes | None:
     buffer = io.BytesIO()
     try:
         Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(compute)
-    except _NotShippable:
+    except (_NotShippable, pickle.PicklingError, TypeError, AttributeError):
+        # Not for an actor (a model it cannot load, something that does not pickle): the
+        # batches are computed here, with the same results; status() counts them.
         return None
     return buffer.getvalue() if found else None
 
@@ -165,7 +167,9 @@ class RayExecutor:
         self.width = count
         self.pool = _Pool(count)
         self.doing = ["idle"] * count
-        self.resent = 0
+        self.resent = 0  # batches sent again after their actor died
+        self.here = 0  # local models' batches computed in this process (not shippable)
+        self.counting = threading.Lock()  # batches() runs on several threads at once
         self.local = InProcess()
 
     def batches(
@@ -173,6 +177,9 @@ class RayExecutor:
     ) -> Iterator[Done]:
         data = dumps(compute, self.refs()) if local and batches else None
         if data is None:
+            if local:
+                with self.counting:
+                    self.here += len(batches)
             yield from self.local.batches(compute, batches, label=label, local=local)
             return
         key = hashlib.sha256(data).hexdigest()
@@ -203,7 +210,8 @@ class RayExecutor:
                             fix="see the Ray logs (/tmp/ray/session_latest/logs) for why the "
                             "actors die (out of memory?)",
                         ) from exc
-                    self.resent += 1
+                    with self.counting:
+                        self.resent += 1
                     pending.appendleft((batch, tries + 1))
                     continue
                 except RayTaskError as exc:
@@ -245,7 +253,8 @@ class RayExecutor:
 
     def status(self) -> str:
         lines = " · ".join(f"a{i} {doing}" for i, doing in enumerate(self.doing))
-        return lines + (f" · resent {self.resent}" if self.resent else "")
+        resent = f" · resent {self.resent}" if self.resent else ""
+        return lines + resent + (f" · here {self.here}" if self.here else "")
 
     def close(self) -> None:
         for actor in self.actors:
