@@ -82,6 +82,31 @@ def tiny_folder(folder: Path) -> str:
     return str(folder)
 
 
+def actors_ready(settings: ExecutorSettings, model: str, count: int) -> float:
+    """Seconds from asking for the actors to every actor holding the model: what a run pays
+    before its first batch (measured apart, on actors of their own)."""
+    from experiments.engine.executor import ModelRef
+    from experiments.engine.ray_executor import RayExecutor
+    from model_access.local import LocalModel
+    from model_access.settings import LocalSettings
+
+    local = LocalSettings(batch_size=2, device="cpu")
+    here = LocalModel.load(model, local)
+    start = time.perf_counter()
+    executor = RayExecutor(settings, lambda: {id(here): ModelRef(model, local)})
+    try:
+        batches = [[i] for i in range(count)]
+
+        def hold(batch: list[int]) -> list[dict[str, int]]:
+            time.sleep(0.5)  # each actor holds a batch a moment, so every actor gets one
+            return [{"layers": here.num_layers} for _ in batch]
+
+        list(executor.batches(hold, batches, label="warm", local=True))
+        return time.perf_counter() - start - 0.5
+    finally:
+        executor.close()
+
+
 def tables(folder: Path) -> dict[str, list[tuple]]:
     db = sqlite3.connect(folder / "store.sqlite")
     out = {
@@ -126,12 +151,15 @@ def main() -> None:
         print(f"ray cluster start {time.perf_counter() - start:.1f} s (not counted below)")
         try:
             settings = ExecutorSettings(kind="ray", actors=args.actors)
+            ready = actors_ready(settings, model, args.actors)
+            print(f"actors ready (start + model load, each run pays it) {ready:.1f} s")
             start = time.perf_counter()
             remote = run_design(design, Path(tmp) / "ray", progress=False, executor=settings)
             ray_wall = time.perf_counter() - start
         finally:
             ray.shutdown()
         print(line(f"ray ×{args.actors}", ray_wall, remote))
+        print(line(f"ray ×{args.actors} less actor start", ray_wall - ready, remote))
         same = tables(Path(tmp) / "inprocess") == tables(Path(tmp) / "ray")
         print(
             f"speed-up (in-process wall / ray wall) {local_wall / ray_wall:.2f} · "
