@@ -68,3 +68,23 @@ def test_wrong_executor_options_are_one_error_before_anything_runs(tmp_path, cap
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_progress_shows_what_each_actor_is_doing(tmp_path):
+    from experiments.engine.progress import Progress
+    from experiments.engine.store import Store
+
+    class Busy(InProcess):
+        def status(self) -> str:
+            return "a0 diarist tiny ×3 · a1 restarting · resent 1"
+
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        with Progress(5, store, enabled=True) as bar:
+            bar.tick(1)
+            assert "actors" not in str(bar.bar.postfix)  # in-process: no actors to show
+            store.executor = Busy()
+            bar.tick(1)
+            assert "a0 diarist tiny ×3 · a1 restarting · resent 1" in str(bar.bar.postfix)
+    finally:
+        store.close()
