@@ -26,7 +26,7 @@ from typing import Any
 
 import ray
 from ray import cloudpickle
-from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
 
 from experiments.engine.executor import Compute, ExecutorSettings, InProcess, ModelRef
 from foundation.errors import LabError
@@ -171,6 +171,8 @@ class RayExecutor:
         self.here = 0  # local models' batches computed in this process (not shippable)
         self.counting = threading.Lock()  # batches() runs on several threads at once
         self.local = InProcess()
+        self.closed = threading.Event()
+        self.waiting: list[threading.Thread] = []  # threads waiting for restarted actors
 
     def batches(
         self, compute: Compute, batches: Sequence[list[int]], *, label: str, local: bool
@@ -238,18 +240,23 @@ class RayExecutor:
 
         def wait() -> None:
             deadline = time.monotonic() + RESTART_WAIT_S
-            while time.monotonic() < deadline:
+            # Never past close(): a handle used after Ray shut down takes the process with it.
+            while time.monotonic() < deadline and not self.closed.is_set():
                 try:
-                    ray.get(self.actors[actor].ping.remote(), timeout=RESTART_WAIT_S)
+                    ray.get(self.actors[actor].ping.remote(), timeout=5)
                     break
-                except (RayActorError, GetTimeoutError):
-                    time.sleep(0.2)
+                except (ActorUnavailableError, GetTimeoutError):
+                    self.closed.wait(0.2)  # still restarting
+                except RayActorError:
+                    break  # dead for good (killed without restart): its batches fail, counted
             # Back in the pool even if it never answered: its next batch fails and counts
             # toward max_resends, so the run ends with an error rather than waiting forever.
             self.doing[actor] = "idle"
             self.pool.give(actor)
 
-        threading.Thread(target=wait, name=f"restart-{actor}", daemon=True).start()
+        thread = threading.Thread(target=wait, name=f"restart-{actor}", daemon=True)
+        self.waiting.append(thread)
+        thread.start()
 
     def status(self) -> str:
         lines = " · ".join(f"a{i} {doing}" for i, doing in enumerate(self.doing))
@@ -257,6 +264,9 @@ class RayExecutor:
         return lines + resent + (f" · here {self.here}" if self.here else "")
 
     def close(self) -> None:
+        self.closed.set()
+        for thread in self.waiting:
+            thread.join()
         for actor in self.actors:
             # An actor that cannot close its vLLM workers in time is killed all the same.
             with contextlib.suppress(Exception):
