@@ -15,6 +15,7 @@ from chatbots.specs import build_chatbot
 from diarists.profiles import Profile
 from experiments.derived_checks import reuse_for_run
 from experiments.engine.design import Design
+from experiments.engine.executor import ExecutorSettings, ModelRef, open_executor
 from experiments.engine.manifest import local_placements, manifest_of, served_judges
 from experiments.engine.progress import Progress
 from experiments.engine.runfolder import (
@@ -46,12 +47,14 @@ class RunSummary:
     rows: dict[str, int]
     calls_made: int
     calls_cached: int
+    resent: int = 0  # batches sent again after their actor died (the Ray executor)
 
     def line(self) -> str:
         tables = " · ".join(f"{name} {n}" for name, n in self.rows.items())
+        resent = f" · batches resent after an actor died {self.resent}" if self.resent else ""
         return (
             f"cells {self.cells} · {tables} · model calls made {self.calls_made}, "
-            f"read from the store {self.calls_cached}"
+            f"read from the store {self.calls_cached}{resent}"
         )
 
 
@@ -62,12 +65,15 @@ class ModelCache:
     def __init__(self) -> None:
         self._models: dict[tuple[str, str], LocalModel] = {}
         self._engines: dict[tuple[str, str], LocalModel] = {}
+        # How another process loads each model held here: what the Ray executor's actors load.
+        self._refs: dict[int, ModelRef] = {}
 
     def get(self, spec: str, settings: LocalSettings) -> LocalModel:
         how = settings.model_dump(exclude={"batch_size"})
         key = (spec, repr(sorted(how.items())))
         if key not in self._models:
             self._models[key] = LocalModel.load(spec, settings)
+            self._refs[id(self._models[key])] = ModelRef(spec, settings)
         return self._models[key]
 
     def on_vllm(
@@ -79,7 +85,12 @@ class ModelCache:
         key = (spec, repr(sorted(how.items())) + vllm.model_dump_json())
         if key not in self._engines:
             self._engines[key] = attach_vllm(self.get(spec, settings), vllm, where=where)
+            self._refs[id(self._engines[key])] = ModelRef(spec, settings, vllm, where)
         return self._engines[key]
+
+    def refs(self) -> dict[int, ModelRef]:
+        """id(model) → how to load it, for every model loaded so far."""
+        return dict(self._refs)
 
     def close(self) -> None:
         """Stop the vLLM workers this run started (their GPU memory is not the next run's)."""
@@ -108,9 +119,12 @@ def run_design(
     *,
     progress: bool = True,
     after: Callable[[RunContext, JudgeSet], None] | None = None,
+    executor: ExecutorSettings | None = None,
 ) -> RunSummary:
     """`after` runs once the run is complete, with its models loaded and store open (a pilot's
-    extra samples)."""
+    extra samples). `executor` says where local model calls run (a run option, not the
+    design's: the store is the same either way)."""
+    executor = executor or ExecutorSettings()
     folder = Path(out) if out else default_folder(design)
     kind = design.kind
     spec = design.spec
@@ -148,6 +162,7 @@ def run_design(
         try:
             if reuse is not None:
                 reuse.copy_into(store)  # the run's texts, then no writing or chatbot call
+            store.executor = open_executor(executor, models.refs)
             run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
             run.judge, run.load_local = judges.get, models.get
             extra = {**kind.manifest(run), "served_judges": served_judges(probes)}
@@ -164,8 +179,10 @@ def run_design(
                 after(run, judges)
             rows = {t.TABLE: store.count(t.TABLE) for t in kind.row_types}
             rows["judgments"] = store.count("judgments")
-            return RunSummary(folder, len(cells), rows, store.made, store.cached)
+            resent = int(getattr(store.executor, "resent", 0))
+            return RunSummary(folder, len(cells), rows, store.made, store.cached, resent)
         finally:
+            store.executor.close()  # the actors go (and a cluster this run started)
             store.close()
             models.close()  # workers start only on a first generate, inside this try
 

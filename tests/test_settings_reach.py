@@ -32,7 +32,7 @@ from model_access.settings import EndpointSettings, GenerationSettings, LocalSet
 from rubric.judges import ServedJudgeSpec
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import chat_response, serve
-from tests.lab_fixtures import design_text, make_profile
+from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
 
 TESTS = Path(__file__).parent
 
@@ -123,6 +123,44 @@ def test_settings_objects_travel_unchanged_to_their_consumers(tmp_path, tiny_mod
     writer = design.kind._writer(run)  # type: ignore[attr-defined]
     assert writer.generation is spec.diarist_model.generation
     assert writer.local is spec.diarist_model.local
+
+
+def test_executor_settings_travel_from_the_run_option_to_the_executor(
+    tmp_path, tiny_model_folder, monkeypatch
+):
+    """`diarylab run --executor ...` is a run option, not a design field: its one settings
+    object reaches the executor the run opens (the store's), and the actors load each
+    model with the very load settings the design gave it. What each field then does is proved
+    on a Ray cluster in tests/test_ray_executor.py::test_executor_settings_reach_the_actors
+    (actors, actor_cpus, actor_gpus, max_resends) and ::test_an_actor_killed_mid_batch_has_its_
+    batch_resent (the batches on the actors); --address is handed to ray.init unchanged."""
+    import experiments.runner as runner
+    from experiments.engine.executor import ExecutorSettings
+
+    class Opened(Exception):
+        pass
+
+    seen: dict[str, object] = {}
+
+    def spy(settings, refs):
+        seen["settings"], seen["refs"] = settings, refs()
+        raise Opened  # enough: nothing is run on a cluster that is not there
+
+    monkeypatch.setattr(runner, "open_executor", spy)
+    settings = ExecutorSettings(
+        kind="ray", address="ray://head:10001", actors=3, actor_gpus=2.0, actor_cpus=4.0
+    )
+    path = tmp_path / "design.toml"
+    path.write_text(
+        design_text(tiny_model_folder, None, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY)
+    )
+    design = load_design(path)
+    with pytest.raises(Opened):
+        run_design(design, tmp_path / "run", progress=False, executor=settings)
+    assert seen["settings"] is settings
+    refs = list(seen["refs"].values())  # type: ignore[attr-defined]
+    assert [r.spec for r in refs] == [design.spec.diarist_model.model]
+    assert refs[0].local is design.spec.diarist_model.local
 
 
 # ------------------------------------------------------------------ (2) the fields act

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from experiments.engine.executor import ExecutorSettings
 from experiments.engine.runfolder import refuse_under_a_file
 from experiments.loading import load_design, open_run_folder, resumes
 from foundation.errors import LabError
@@ -20,6 +23,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="benchmark designs: grade with this template file exactly (.txt with "
         "<<conversation>> and <<rubric_item>>, or .toml); its sha256 goes into the manifest",
     )
+    ray = p.add_argument_group(
+        "where local model calls run (a run option: the design and the store stay the same)"
+    )
+    ray.add_argument(
+        "--executor",
+        choices=["inprocess", "ray"],
+        default="inprocess",
+        help="ray: batches of local writing, chatbot and judge calls go to Ray actors",
+    )
+    ray.add_argument("--address", help='Ray cluster to join (e.g. "auto"); default: start one')
+    ray.add_argument("--actors", type=int, help="Ray actors (default: one per GPU, or 2)")
+    ray.add_argument("--actor-gpus", type=float, help="GPUs per actor (default: 1 if any)")
     p.set_defaults(handler=run_run)
     s = sub.add_parser("status", help="what a run folder holds")
     s.add_argument("dir")
@@ -38,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_run(args: argparse.Namespace) -> int:
     from experiments.runner import run_design  # loads torch and models: only when running
 
+    executor = executor_settings(args)  # a wrong option is refused before anything loads
     out = Path(args.out) if args.out else None
     design = load_design(args.design, locked=resumes(Path(args.design), out))
     if args.grader_template:
@@ -50,11 +66,42 @@ def run_run(args: argparse.Namespace) -> int:
             )
         design = override(design, Path(args.grader_template))
     summary = run_design(
-        design, Path(args.out) if args.out else None, progress=not args.no_progress
+        design,
+        Path(args.out) if args.out else None,
+        progress=not args.no_progress,
+        executor=executor,
     )
     print(f"run folder: {summary.folder}")
     print(summary.line())
     return 0
+
+
+def executor_settings(args: argparse.Namespace) -> ExecutorSettings:
+    """--executor and its options as one settings object; Ray's options without Ray refused."""
+    given = {
+        "address": args.address,
+        "actors": args.actors,
+        "actor_gpus": args.actor_gpus,
+    }
+    if args.executor != "ray":
+        stray = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+        if stray:
+            raise LabError(
+                f"{', '.join(stray)} only apply to the Ray executor",
+                where="diarylab run",
+                fix="add --executor ray, or leave them out",
+            )
+        return ExecutorSettings()
+    try:
+        return ExecutorSettings(kind="ray", **{k: v for k, v in given.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "--" + str(first["loc"][0]).replace("_", "-")
+        raise LabError(
+            f"{first['msg']} (got {first.get('input')!r})",
+            where=name,
+            fix="--actors at least 1, --actor-gpus 0 or more",
+        ) from None
 
 
 def run_status(args: argparse.Namespace) -> int:

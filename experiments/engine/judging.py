@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
+from experiments.engine.lanes import run_spread
 from experiments.engine.store import JudgmentRow, Store
 from experiments.engine.vocabulary import Task, Tick
 from rubric.expected import NumberReading
@@ -70,9 +71,19 @@ def judge_tasks(
     identity = judge.identity()
     # Consecutive tasks of one group share a prompt prefix: one batch, so a local judge reads
     # them in one pass; otherwise batches as large as the judge can keep busy.
-    for (question, group), items in groupby(pending, key=lambda t: (t.question, t.group)):
-        batch = list(items)
-        _judge_batch(store, judge_id, judge, identity, batch, question, floor, tick, bool(group))
+    jobs = [
+        lambda batch=list(items), question=question, group=group: _judge_batch(
+            store, judge_id, judge, identity, batch, question, floor, tick, bool(group)
+        )
+        for (question, group), items in groupby(pending, key=lambda t: (t.question, t.group))
+    ]
+    width = store.executor.width
+    if width > 1 and len(jobs) > 1 and identity.get("kind") == "local":
+        # Under the Ray executor each group (one batch) can go to an actor of its own.
+        run_spread(store, jobs, width)
+        return
+    for job in jobs:
+        job()
 
 
 def _judge_batch(

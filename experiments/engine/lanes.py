@@ -101,3 +101,40 @@ def run_lanes(store: Store, lanes: Sequence[Sequence[Job]]) -> None:
     first = next((e for e in errors if e is not None), None)
     if first is not None:
         raise first
+
+
+def run_spread(store: Store, jobs: Sequence[Job], width: int) -> None:
+    """`jobs` over `width` threads at once (round robin), each job a cached call whose batches
+    go to the executor's actors: the judge groups of one local judge under the Ray executor,
+    each group one batch, so `width` actors are kept busy. From the writer thread this is
+    run_lanes; from inside a lane the new threads' store work goes to the writer that is
+    already serving the lanes. Errors as in run_lanes: the first is raised once all stopped."""
+    lanes = [list(jobs[i::width]) for i in range(max(1, width))]
+    if store.is_writer() or not store.is_serving():
+        run_lanes(store, lanes)
+        return
+    stop = threading.Event()
+    errors: list[BaseException | None] = [None] * len(lanes)
+
+    def work(index: int, lane: Sequence[Job]) -> None:
+        try:
+            for job in lane:
+                if stop.is_set():
+                    return
+                job()
+        except BaseException as exc:  # raised on the calling lane's thread, below
+            errors[index] = exc
+            stop.set()
+
+    threads = [
+        threading.Thread(target=work, args=(i, lane), name=f"spread-{i}", daemon=True)
+        for i, lane in enumerate(lanes)
+        if lane
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        raise first

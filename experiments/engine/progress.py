@@ -16,7 +16,9 @@ class Progress:
 
     def tick(self, n: int = 1) -> None:
         self.bar.update(n)
-        self.bar.set_postfix(made=self.store.made, cached=self.store.cached, refresh=False)
+        actors = self.store.executor.status()  # what each Ray actor is doing ("" in-process)
+        extra = {"actors": actors} if actors else {}
+        self.bar.set_postfix(made=self.store.made, cached=self.store.cached, **extra, refresh=False)
 
     def __enter__(self) -> Progress:
         return self

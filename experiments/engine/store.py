@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from experiments.engine.executor import Executor, InProcess
 from experiments.engine.writer import OneWriter
 from foundation.errors import LabError
 
@@ -103,6 +104,9 @@ class Store(OneWriter):
         # Call kinds this store may read but never make: a derived run's writing and chatbot
         # calls (experiments/derived.py), all copied in from the run it reuses.
         self.sealed: frozenset[str] = frozenset()
+        # Where batches are computed (experiments/engine/executor.py); the runner sets the
+        # run's own, every other store computes here.
+        self.executor: Executor = InProcess()
         OneWriter.__init__(self)
 
     def _check_version(self) -> None:
@@ -215,9 +219,14 @@ class Store(OneWriter):
                 "instead of deriving this one (or report the mismatch as a bug)",
             )
         step = max(1, batch_size)
-        for start in range(0, len(pending), step):
-            batch = pending[start : start + step]
-            computed = list(compute(batch))  # the model call: on the caller's own thread
+        batches = [pending[start : start + step] for start in range(0, len(pending), step)]
+        # The model calls: here on the caller's own thread, or — a local model's, under the Ray
+        # executor — on actors, several batches at once, each back here as it is ready.
+        local = identity.get("kind") == "local"
+        for batch, done_batch in self.executor.batches(
+            compute, batches, label=f"{kind} {model}", local=local
+        ):
+            computed = list(done_batch)
             if len(computed) != len(batch):
                 raise RuntimeError(f"{len(computed)} results for {len(batch)} requests")
             self.on_writer(lambda batch=batch, computed=computed: keep(batch, computed))  # type: ignore[misc]

@@ -35,6 +35,10 @@ class OneWriter:
     def is_writer(self) -> bool:
         return threading.get_ident() == self._writer
 
+    def is_serving(self) -> bool:
+        """Lanes are running: another thread's store work is handed to the writer."""
+        return self._inbox is not None
+
     @contextmanager
     def serving(self) -> Iterator[queue.Queue[Errand | None]]:
         """While open, other threads' store work queues here; the writer loop (lanes.py) does

@@ -1,0 +1,116 @@
+"""Where the batches of the store's cached-call door are computed: here, in this process (the
+default), or on Ray actors that each hold their own copy of the run's local models
+(experiments/engine/ray_executor.py, imported only when a run asks for it).
+
+The executor is a run option, never part of a design: a preregistered design hashes the same
+whatever hardware runs it, and the store it makes is the same too — the same requests, cut into
+the same batches, sampled from the same per-row seeds; only where each batch is computed
+differs. Whatever computes a batch, its results come back to the store's one writer, which
+stores each batch all-or-nothing (experiments/engine/store.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import Field
+
+from foundation.datafiles import DataModel
+from foundation.errors import LabError
+from model_access.settings import LocalSettings, VllmSettings
+
+Compute = Callable[[list[int]], Sequence[Mapping[str, Any]]]
+
+
+class ExecutorSettings(DataModel):
+    """`diarylab run --executor ...`: where local model calls run. Not a design field."""
+
+    kind: Literal["inprocess", "ray"] = Field(
+        "inprocess", description="inprocess: this process's models; ray: Ray actors"
+    )
+    address: str | None = Field(
+        None,
+        description='Ray cluster to join (e.g. "auto" or "ray://head:10001"); default: a '
+        "local cluster started for the run (or the one this process already joined)",
+    )
+    actors: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        description="model actors (default: one per GPU of the cluster, or 2 without GPUs)",
+    )
+    actor_gpus: float | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="GPUs each actor holds (default: 1 on a cluster with GPUs, else 0); more "
+        "than 1 for a model sharded over several GPUs ([*].local.device_map)",
+    )
+    actor_cpus: float = Field(1.0, gt=0, le=256, description="CPUs each actor holds")
+    max_resends: int = Field(
+        3, ge=0, le=100, description="times a batch is sent again after its actor died"
+    )
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """How an actor loads its own copy of one of the run's local models: the very settings the
+    design gave the run (a device_map or dtype reaches the actor's load unchanged)."""
+
+    spec: str
+    local: LocalSettings
+    vllm: VllmSettings | None = None
+    where: str = ""
+
+
+class Executor(Protocol):
+    width: int  # batches one cached call may have in flight at once
+
+    def batches(
+        self, compute: Compute, batches: Sequence[list[int]], *, label: str, local: bool
+    ) -> Iterator[tuple[list[int], Sequence[Mapping[str, Any]]]]:
+        """Each batch with its computed results, as each is ready (any order)."""
+        ...
+
+    def status(self) -> str: ...
+
+    def close(self) -> None: ...
+
+
+class InProcess:
+    """Every batch computed here, one after another, on the caller's own thread."""
+
+    width = 1
+
+    def batches(
+        self, compute: Compute, batches: Sequence[list[int]], *, label: str, local: bool
+    ) -> Iterator[tuple[list[int], Sequence[Mapping[str, Any]]]]:
+        for batch in batches:
+            yield batch, compute(batch)
+
+    def status(self) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
+
+
+def open_executor(
+    settings: ExecutorSettings, refs: Callable[[], Mapping[int, ModelRef]]
+) -> Executor:
+    """The run's executor. `refs()` maps id(model) → ModelRef for every local model the run has
+    loaded so far (it grows as judges are built)."""
+    if settings.kind == "inprocess":
+        return InProcess()
+    try:
+        import ray  # noqa: F401  (Ray only when asked for)
+    except ImportError as exc:
+        raise LabError(
+            "--executor ray needs Ray, which is not installed",
+            where="--executor",
+            fix="pip install 'diarylab[ray]'",
+        ) from exc
+    from experiments.engine.ray_executor import RayExecutor
+
+    return RayExecutor(settings, refs)
