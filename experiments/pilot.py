@@ -17,7 +17,14 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from experiments.analysis.rules import Rule, mde, one_sided_level
+from experiments.analysis.hypotheses import judge_correlation
+from experiments.analysis.rules import (
+    DEFAULT_JUDGE_CORRELATION,
+    Rule,
+    mde,
+    one_sided_level,
+    rounded_correlation,
+)
 from experiments.engine.contract import PilotSupport
 from experiments.engine.design import Design
 from experiments.engine.runfolder import RESULTS, STORE_FILE, write_atomic
@@ -47,6 +54,8 @@ class PilotRow:
     alpha: float  # the two-sided level the rule tests at (Holm's first step for "holm")
     mde: float
     rule: str = "holm"
+    judges: int = 1  # every judge must agree: the MDE is the verdict's
+    judge_correlation: float = math.nan  # between the judges' per-cluster contrasts, measured
 
 
 @dataclass(frozen=True)
@@ -59,16 +68,25 @@ class PilotResult:
     def table(self) -> str:
         head = (
             f"hypothesis  judge  pilot n  mean  per-{self.cluster_word.replace(' ', '-')} SD  "
-            f"single-{self.text_word} SD (prompts×R)  MDE at full n"
+            f"single-{self.text_word} SD (prompts×R)  verdict MDE at full n"
         )
         lines = [head]
         for r in self.rows:
             lines.append(
                 f"{r.hypothesis}  {r.judge}  {r.pilot_clusters}  {_f(r.mean)}  "
                 f"{_f(r.cluster_sd)}  {_f(r.text_noise_sd)} ({r.noise_prompts}×{r.repeats})  "
-                f"{_f(r.mde)} (n={r.full_clusters}, {r.rule}, α={r.alpha:.4g})"
+                f"{_f(r.mde)} (n={r.full_clusters}, {r.rule}, α={r.alpha:.4g}, "
+                f"{r.judges} judge{'s' if r.judges > 1 else ''}{_rho(r)})"
             )
         return "\n".join(lines)
+
+
+def _rho(row: PilotRow) -> str:
+    if row.judges < 2:
+        return ""
+    if math.isnan(row.judge_correlation):
+        return f", ρ {DEFAULT_JUDGE_CORRELATION:.2f} assumed: not measurable here"
+    return f", ρ {row.judge_correlation:.2f} measured"
 
 
 def _f(x: float) -> str:
@@ -169,8 +187,14 @@ def run_pilot(
     rule: Rule = getattr(design.spec.analysis, "decision_rule", "holm")
     alpha = 2 * one_sided_level(rule, m)
     by_noise = {(n.judge, n.family): n for n in noise}
+    by_hypothesis: dict[str, list[tuple[float, ...]]] = {}
+    for s in samples:
+        by_hypothesis.setdefault(s.hypothesis, []).append(tuple(s.values))
+    measured = {h: judge_correlation(series) for h, series in by_hypothesis.items()}
     rows = []
     for s in samples:
+        judges = len(by_hypothesis[s.hypothesis])
+        rho = measured[s.hypothesis]
         sd = statistics.stdev(s.values) if len(s.values) >= 2 else math.nan
         n = by_noise.get((s.judge, s.family))
         rows.append(
@@ -186,8 +210,10 @@ def run_pilot(
                 full_clusters=full,
                 hypotheses=m,
                 alpha=alpha,
-                mde=mde(sd, rule, full, m, power=POWER),
+                mde=mde(sd, rule, full, m, power=POWER, judges=judges, correlation=rho),
                 rule=rule,
+                judges=judges,
+                judge_correlation=rounded_correlation(rho) if not math.isnan(rho) else math.nan,
             )
         )
     result = PilotResult(folder, tuple(rows), kind.cluster_word, kind.text_word)
@@ -210,8 +236,10 @@ def _write(result: PilotResult, design: Design, clusters: int) -> None:
         f"Per preregistered contrast and judge: the per-{per} SD of the contrast in this pilot, "
         f"the SD of a single {noun}'s score when the same prompt is written again "
         "(pooled within prompts), and the minimum detectable effect of the full design "
-        "(80% power under the design's decision rule — for holm at the first Holm step's level "
-        "alpha/m — for the sign-flip test itself, by seeded simulation on normal data). An "
+        "(80% power of the verdict as the design reaches it — every judge agreeing, the "
+        "judges' correlation as measured in this pilot, under the design's decision rule, for "
+        "holm at the first Holm step's level alpha/m — for the sign-flip test itself, by "
+        "seeded simulation on normal data). An "
         f"SD from a few {cluster}s is itself very uncertain: treat the MDE as an order of "
         "magnitude.\n\n```\n" + result.table() + "\n```\n"
     )

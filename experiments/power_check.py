@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 from experiments.analysis.rules import (
+    DEFAULT_JUDGE_CORRELATION,
     RULE_NAMES,
     can_support,
     fewest_clusters,
@@ -43,6 +44,8 @@ def power_lines(design: Design) -> list[str]:
             f'"too few {word}s" (no verdict)'
         ]
     families = Counter(j for h in hypotheses for j in getattr(h, "judges", ()))
+    judges = max((len(getattr(h, "judges", ())) for h in hypotheses), default=1)
+    rho = DEFAULT_JUDGE_CORRELATION
     lines = []
     for judge, m in sorted(families.items()):
         if not can_support(rule, n, m):
@@ -57,11 +60,24 @@ def power_lines(design: Design) -> list[str]:
                 f"{word}s, or use at least {fewest_clusters(rule, m)} {word}s",
             )
         other = other_rule(rule)
+        needed = max(minimum, fewest_clusters(rule, m))
+        raised = (
+            f"; verdicts need {needed} {word}s (the minimum of {minimum} is raised by the "
+            f"family of {m}): losing {n - needed + 1} makes every verdict \"too few\""
+            if needed > minimum
+            else ""
+        )
+        who = (
+            f"all {judges} judges agreeing, ρ = {rho:.2f} assumed between them (`diarylab "
+            f"pilot` measures it); one judge alone: {mde_sd(rule, n, m):.2f} SD; "
+            if judges > 1
+            else ""
+        )
         lines.append(
-            f"judge {judge}: {m} hypotheses at {n} {word}s; rule {rule} detects "
-            f"{mde_sd(rule, n, m):.2f} SD of the per-{word.replace(' ', '-')} contrast with "
-            "80% power "
-            f"(sensitivity {other}: {_sd(mde_sd(other, n, m))})"
+            f"judge {judge}: {m} hypotheses at {n} {word}s; rule {rule}: the verdict is "
+            f"supported with 80% power at {mde_sd(rule, n, m, judges=judges, correlation=rho):.2f}"
+            f" SD of the per-{word.replace(' ', '-')} contrast ({who}sensitivity {other}: "
+            f"{_sd(mde_sd(other, n, m, judges=judges, correlation=rho))}){raised}"
         )
     return lines
 

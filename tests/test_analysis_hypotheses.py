@@ -115,7 +115,7 @@ def test_diary_and_friends_give_the_same_verdicts_from_the_same_values(same_valu
         friends.results_table(from_friends)["judge_verdict"].tolist(),
     )
     if minimum == 9:
-        assert words == (["too few diarists"] * 4, ["too few role cards"] * 4)
+        assert words == (["too few diarists (needs 9)"] * 4, ["too few role cards (needs 9)"] * 4)
 
 
 def test_the_evaluator_holms_per_judge_and_each_rule_reads_its_own_test():

@@ -331,9 +331,15 @@ def test_holm_is_applied_per_judge_and_the_mde_is_at_its_first_step(entries):
             [row] = table[(table["id"] == h.id) & (table["judge"] == judge)].to_dict("records")
             values = per_diarist(h.contrast, entries, judge)["diff"]
             assert row["sd"] == pytest.approx(values.std(ddof=1))
-            # The sign-flip test's own MDE at Holm's first step (m = 3), not the t formula.
+            # The sign-flip test's own MDE at Holm's first step (m = 3), not the t formula,
+            # for the verdict: both judges agreeing at the run's correlation between them.
             sd = values.std(ddof=1)
-            assert row["mde"] == pytest.approx(sd * mde_sd("holm", len(values), 3))
+            rho = row["judge_correlation"]
+            assert 0 <= rho <= 1
+            assert row["mde"] == pytest.approx(
+                sd * mde_sd("holm", len(values), 3, judges=2, correlation=rho)
+            )
+            assert row["mde"] >= sd * mde_sd("holm", len(values), 3)
             assert row["mde"] > minimum_detectable_effect(sd, len(values), alpha=0.05 / 3)
 
 

@@ -23,7 +23,14 @@ import pandas as pd
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from experiments.analysis.bootstrap import Interval
-from experiments.analysis.rules import RULES, Rule, mde, other_rule
+from experiments.analysis.rules import (
+    RULES,
+    Rule,
+    fewest_clusters,
+    mde,
+    other_rule,
+    rounded_correlation,
+)
 from experiments.analysis.verdicts import (
     ALPHA,
     MIN_CLUSTERS,
@@ -144,6 +151,11 @@ class JudgeVerdict:
     verdict: Verdict  # under the design's rule
     sources: tuple[str, ...]
     sensitivity: Verdict = "too few"  # under the other rule
+    # The clusters a verdict needs under each rule: the design's minimum, raised where the
+    # family is too large for the test to reach its level with fewer.
+    needed: int = 0
+    sensitivity_needed: int = 0
+    judge_correlation: float = float("nan")  # the MDE's correlation between the judges
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,28 @@ def inverted_sign_flip(seed: int = 0, alpha: float = ALPHA) -> IntervalRule:
         return Interval(mean, low, high, 1 - alpha, "sign-flip", 0, len(values))
 
     return interval
+
+
+def needed_clusters(rule: Rule, min_clusters: int, hypotheses: int, alpha: float = ALPHA) -> int:
+    """The clusters a verdict needs: the design's minimum, raised to the fewest at which the
+    rule's test can reach its level for a family of `hypotheses` (below that every verdict
+    would read "inconclusive" whatever the data: it is "too few" instead, with this count)."""
+    return max(min_clusters, fewest_clusters(rule, max(1, hypotheses), alpha))
+
+
+def judge_correlation(series: Sequence[tuple[float, ...]]) -> float:
+    """The mean pairwise Pearson correlation between judges' per-cluster values (aligned by
+    cluster, pairs with both present); NaN with one judge or too few shared clusters."""
+    found = []
+    for i in range(len(series)):
+        for j in range(i + 1, len(series)):
+            a, b = np.asarray(series[i], dtype=float), np.asarray(series[j], dtype=float)
+            if a.shape != b.shape:
+                continue
+            keep = np.isfinite(a) & np.isfinite(b)
+            if keep.sum() >= 3 and np.std(a[keep]) > 0 and np.std(b[keep]) > 0:
+                found.append(float(np.corrcoef(a[keep], b[keep])[0, 1]))
+    return float(np.mean(found)) if found else math.nan
 
 
 def interval_verdict(
@@ -212,14 +246,20 @@ def evaluate_family(
     results = []
     for h in hypotheses:
         verdicts = []
+        rho = judge_correlation([values[(h.id, j)].values for j in h.judges])
         for judge in h.judges:
             key = (h.id, judge)
             x, test, p_holm = clean[key], tests[key], adjusted[key]
             sd = float(np.std(x, ddof=1)) if len(x) >= 2 else math.nan
             shown = interval(x)
+            needed = {
+                r: needed_clusters(r, min_clusters, family_size[judge], alpha) for r in RULES
+            }
             by_rule = {
-                "holm": decide(test, p_holm, h.direction, min_clusters=min_clusters, alpha=alpha),
-                "intervals": interval_verdict(shown, h.direction, min_clusters=min_clusters),
+                "holm": decide(test, p_holm, h.direction, min_clusters=needed["holm"], alpha=alpha),
+                "intervals": interval_verdict(
+                    shown, h.direction, min_clusters=needed["intervals"]
+                ),
             }
             verdicts.append(
                 JudgeVerdict(
@@ -228,10 +268,21 @@ def evaluate_family(
                     test=test,
                     sd=sd,
                     p_holm=p_holm,
-                    mde=mde(sd, rule, test.n, family_size[judge], alpha),
+                    mde=mde(
+                        sd,
+                        rule,
+                        test.n,
+                        family_size[judge],
+                        alpha,
+                        judges=len(h.judges),
+                        correlation=rho,
+                    ),
                     verdict=by_rule[rule],
                     sources=tuple(sorted(set(values[key].sources))),
                     sensitivity=by_rule[other_rule(rule)],
+                    needed=needed[rule],
+                    sensitivity_needed=needed[other_rule(rule)],
+                    judge_correlation=rounded_correlation(rho) if len(h.judges) > 1 else math.nan,
                 )
             )
         results.append(
@@ -250,9 +301,16 @@ def result_columns(clusters: str) -> list[str]:
     """The columns of a results table whose cluster count is `n_<clusters>`."""
     return [
         "id", "says", "contrast", "direction", "judge", "estimate", "low", "high",
-        f"n_{clusters}", "sd", "p", "p_holm", "mde", "rule", "judge_verdict", "overall",
+        f"n_{clusters}", "sd", "p", "p_holm", "mde", "judge_correlation", "rule",
+        "judge_verdict", "overall",
         "sensitivity_rule", "sensitivity_judge_verdict", "sensitivity_overall", "sources",
     ]  # fmt: skip
+
+
+def _needed(result: HypothesisVerdict[Any], *, sensitivity: bool) -> int:
+    return max(
+        (v.sensitivity_needed if sensitivity else v.needed for v in result.verdicts), default=0
+    )
 
 
 def results_table(
@@ -268,11 +326,20 @@ def results_table(
         | {"direction": r.hypothesis.direction, "judge": v.judge}
         | {"estimate": v.interval.estimate, "low": v.interval.low, "high": v.interval.high}
         | {f"n_{clusters}": v.test.n, "sd": v.sd, "p": v.test.p_two_sided, "p_holm": v.p_holm}
-        | {"mde": v.mde, "rule": r.rule, "judge_verdict": verdict_label(v.verdict, cluster_word)}
-        | {"overall": verdict_label(r.overall, cluster_word)}
+        | {"mde": v.mde, "judge_correlation": v.judge_correlation, "rule": r.rule}
+        | {"judge_verdict": verdict_label(v.verdict, cluster_word, v.needed)}
+        | {"overall": verdict_label(r.overall, cluster_word, _needed(r, sensitivity=False))}
         | {"sensitivity_rule": other_rule(r.rule)}
-        | {"sensitivity_judge_verdict": verdict_label(v.sensitivity, cluster_word)}
-        | {"sensitivity_overall": verdict_label(r.sensitivity, cluster_word)}
+        | {
+            "sensitivity_judge_verdict": verdict_label(
+                v.sensitivity, cluster_word, v.sensitivity_needed
+            )
+        }
+        | {
+            "sensitivity_overall": verdict_label(
+                r.sensitivity, cluster_word, _needed(r, sensitivity=True)
+            )
+        }
         | {"sources": v.sources}
         for r in results
         for v in r.verdicts

@@ -89,13 +89,41 @@ def most_hypotheses(n: int, alpha: float = ALPHA) -> int:
     return max(0, math.ceil(alpha / (2 * smallest_p(n))) - 1)
 
 
+# The correlation between two judges' per-cluster contrasts assumed where none was measured (a
+# pilot measures it): lower correlations need larger effects, since every judge must agree.
+DEFAULT_JUDGE_CORRELATION = 0.5
+
+
+def judge_noise(
+    rng: np.random.Generator, draws: int, n: int, judges: int, correlation: float
+) -> list[np.ndarray]:
+    """Standard normal per-cluster noise for each judge, every pair correlated `correlation`
+    (a shared part plus each judge's own). One judge gets the shared draw itself, so the
+    one-judge MDE is the same number whatever the correlation."""
+    shared = rng.normal(size=(draws, n))
+    if judges == 1:
+        return [shared]
+    rho = min(1.0, max(0.0, correlation))
+    return [
+        math.sqrt(rho) * shared + math.sqrt(1 - rho) * rng.normal(size=(draws, n))
+        for _ in range(judges)
+    ]
+
+
 @lru_cache(maxsize=256)
 def mde_sd(
-    rule: Rule, n: int, hypotheses: int, alpha: float = ALPHA, power: float = POWER
+    rule: Rule,
+    n: int,
+    hypotheses: int,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    judges: int = 1,
+    correlation: float = DEFAULT_JUDGE_CORRELATION,
 ) -> float:
     """The true mean difference, in SDs of the per-cluster values (normal data), that the rule
-    supports with `power` at n clusters; inf where nothing can be supported. Seeded: the same
-    arguments give the same number."""
+    supports with `power` at n clusters, as the verdict is reached: every one of `judges`
+    judges (their per-cluster values correlated `correlation`) must support it. inf where
+    nothing can be supported. Seeded: the same arguments give the same number."""
     if n < 2:
         return math.nan
     if not can_support(rule, n, hypotheses, alpha):
@@ -104,25 +132,50 @@ def mde_sd(
     # Enough sampled patterns that the level stays attainable (at least 50 below it).
     sampled = max(MDE_SAMPLED, math.ceil(50 / gamma))
     draws = MDE_DRAWS if n <= 8 else MDE_DRAWS_LARGE
-    noise = np.random.default_rng(MDE_SEED + n).normal(size=(draws, n))
-    lows = np.concatenate(
-        [
-            sign_flip_bounds(
-                noise[i : i + _BLOCK], alpha=2 * gamma, patterns=(MDE_EXACT_LIMIT, sampled)
-            )[0]
-            for i in range(0, draws, _BLOCK)
-        ]
+    noises = judge_noise(
+        np.random.default_rng(MDE_SEED + n), draws, n, max(1, judges), correlation
     )
-    return float(np.quantile(-lows, power))
+    # A judge supports at effect δ when δ > −L (L its lower bound on the noise alone); the
+    # verdict needs the largest of the judges' −L.
+    needed = np.max(
+        [
+            np.concatenate(
+                [
+                    -sign_flip_bounds(
+                        noise[i : i + _BLOCK], alpha=2 * gamma, patterns=(MDE_EXACT_LIMIT, sampled)
+                    )[0]
+                    for i in range(0, draws, _BLOCK)
+                ]
+            )
+            for noise in noises
+        ],
+        axis=0,
+    )
+    return float(np.quantile(needed, power))
+
+
+def rounded_correlation(correlation: float) -> float:
+    """A measured correlation as the MDE uses it: in [0, 1], to 0.05 (a finer figure from a
+    handful of clusters would be false precision, and each distinct value is a simulation)."""
+    if math.isnan(correlation):
+        return DEFAULT_JUDGE_CORRELATION
+    return round(min(1.0, max(0.0, correlation)) * 20) / 20
 
 
 def mde(
-    sd: float, rule: Rule, n: int, hypotheses: int, alpha: float = ALPHA, power: float = POWER
+    sd: float,
+    rule: Rule,
+    n: int,
+    hypotheses: int,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    judges: int = 1,
+    correlation: float = DEFAULT_JUDGE_CORRELATION,
 ) -> float:
     """The MDE in the units of the values: `sd` × the rule's MDE in SDs."""
     if math.isnan(sd) or n < 2:
         return math.nan
-    in_sds = mde_sd(rule, n, hypotheses, alpha, power)
+    in_sds = mde_sd(rule, n, hypotheses, alpha, power, judges, rounded_correlation(correlation))
     return in_sds if math.isinf(in_sds) else sd * in_sds
 
 
@@ -172,15 +225,24 @@ def hypotheses_text(rule: Rule, hypotheses: int, minimum: int, clusters: str) ->
         "hypotheses) lies on one side of zero"
     )
     first, second = (holm, intervals) if rule == "holm" else (intervals, holm)
+    needed = max(minimum, fewest_clusters(rule, max(1, hypotheses)))
+    raised = (
+        f" (the design's minimum is {minimum}; the rule cannot reach its level for "
+        f"{hypotheses} hypotheses with fewer than {needed})"
+        if needed > minimum
+        else ""
+    )
     return (
         f'Decision rule (preregistered): "{RULE_NAMES[rule]}" — per judge, {first} gives '
         "supported or contradicted (the side of zero names which), otherwise inconclusive; "
-        f"fewer than {minimum} {clusters} give no verdict (too few {clusters}). Overall: the "
-        "judges' common verdict, inconclusive when they differ. The last column is the "
+        f"fewer than {needed} {clusters}{raised} give no verdict (too few {clusters}). Overall: "
+        "the judges' common verdict, inconclusive when they differ. The last column is the "
         f'sensitivity, labelled and not the verdict: the overall verdict under "'
-        f'{RULE_NAMES[other_rule(rule)]}" ({second}). MDE: the smallest true contrast the '
-        "design's rule supports with 80% power at this n (for the sign-flip test itself, by "
-        "seeded simulation on normal data; at Holm's first step for holm), times this run's "
-        f"per-{clusters[:-1]} SD. Estimate and interval are the per-{clusters[:-1]} mean and "
+        f'{RULE_NAMES[other_rule(rule)]}" ({second}). MDE: the smallest true contrast for which '
+        "the verdict as run (every judge agreeing, the judges' per-"
+        f"{clusters[:-1]} values correlated as in this run, shown as ρ) comes out supported "
+        "with 80% power at this n, by seeded simulation of the sign-flip test on normal data "
+        "(at Holm's first step for holm), times the judge's per-"
+        f"{clusters[:-1]} SD. Estimate and interval are the per-{clusters[:-1]} mean and "
         "the 95% sign-flip interval.\n"
     )

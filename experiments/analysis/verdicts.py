@@ -128,10 +128,12 @@ def overall(verdicts: Sequence[Verdict]) -> Verdict:
     return first if all(v == first for v in verdicts) else "inconclusive"
 
 
-def verdict_label(verdict: Verdict, cluster_word: str) -> str:
-    """A verdict as a report says it: "too few" names the kind's clusters ("too few diarists",
-    "too few role cards")."""
-    return f"too few {cluster_word}" if verdict == "too few" else verdict
+def verdict_label(verdict: Verdict, cluster_word: str, needed: int = 0) -> str:
+    """A verdict as a report says it: "too few" names the kind's clusters and, where known, how
+    many a verdict needs ("too few diarists (needs 8)", "too few role cards")."""
+    if verdict != "too few":
+        return verdict
+    return f"too few {cluster_word}" + (f" (needs {needed})" if needed else "")
 
 
 def sign_flip_bounds(

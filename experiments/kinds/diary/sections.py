@@ -203,6 +203,7 @@ def _hypotheses(res: Results) -> list[str]:
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
             | {"judge": "judge", "n": "n_diarists", "estimate [95% sign-flip]": _ci()}
             | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": _value("mde")}
+            | {"ρ": lambda row: md.number(row["judge_correlation"], 2)}
             | {f"judge verdict ({res.rule})": "judge_verdict", "overall": "overall"}
             | {f"sensitivity: {other_rule(res.rule)}": "sensitivity_overall"},
         ),

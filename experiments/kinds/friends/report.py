@@ -112,7 +112,7 @@ def _sections(
             t["hypotheses"],
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
             | {"judge": "judge", "cards": "n_cards", "estimate [95% CI]": _ci()}
-            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
+            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde", "ρ": _p("judge_correlation")}
             | {f"judge verdict ({rule})": "judge_verdict", "overall": "overall"}
             | {f"sensitivity: {other_rule(rule)}": "sensitivity_overall"},
         ),
