@@ -160,10 +160,12 @@ def _report_verdict(tmp_path, tiny_model_folder, minimum: str, baseline: str = "
 
 def test_the_design_minimum_of_diarists_reaches_the_report(tmp_path, tiny_model_folder):
     """Two diarists, steered 70 against unsteered 20 on both: below the default minimum (6)
-    no verdict; with [analysis] min_diarists = 2 the sign-flip test runs, and with 2 diarists
-    its smallest two-sided p is 1/2, so the verdict is inconclusive."""
-    assert _report_verdict(tmp_path, tiny_model_folder, "") == "too few diarists"
-    assert _report_verdict(tmp_path, tiny_model_folder, "min_diarists = 2") == "inconclusive"
+    no verdict; with [analysis] min_diarists = 2 still none: at 2 diarists the sign-flip test's
+    smallest two-sided p is 1/2, so the rule cannot decide anything and the minimum is raised to
+    the 6 it needs (never "inconclusive" from a test that could not have said otherwise)."""
+    assert _report_verdict(tmp_path, tiny_model_folder, "") == "too few diarists (needs 6)"
+    raised = _report_verdict(tmp_path, tiny_model_folder, "min_diarists = 2")
+    assert raised == "too few diarists (needs 6)"
 
 
 def test_the_design_cluster_and_baseline_chatbot_reach_the_report(

@@ -270,7 +270,7 @@ def test_the_demo_design_on_two_diarists_reports_too_few_diarists(tmp_path):
     row = _row(text, "V1")
     assert row[1] == "H1" and row[4] == judge and row[5] == "2"
     assert float(row[6].split()[0]) > 20  # a large estimate, still no verdict
-    assert row[-2:] == ["too few diarists", "too few diarists"]
+    assert row[-2:] == ["too few diarists (needs 6)"] * 2
     assert "## Did steering work? (exploratory, unadjusted)" in text
     assert "## Drift over the conversation (exploratory, unadjusted)" in text
     assert "## Behaviors (exploratory, unadjusted)" in text
@@ -298,7 +298,11 @@ def test_an_8_diarist_report_prints_the_proved_intervals_the_mde_and_the_rule(ru
     for _, row in verdicts[verdicts["id"] == "H1"].iterrows():
         x = paired.first_entry_steering(run.entries, row["judge"], None)["diff"].to_numpy()
         assert (row["low"], row["high"]) == pytest.approx(sign_flip_interval(list(x)))
-        assert row["mde"] == pytest.approx(x.std(ddof=1) * mde_sd("holm", 8, 2))
+        # The verdict's MDE: both judges agreeing at their correlation in this run.
+        rho = row["judge_correlation"]
+        assert row["mde"] == pytest.approx(
+            x.std(ddof=1) * mde_sd("holm", 8, 2, judges=2, correlation=rho)
+        )
         assert row["rule"] == "holm" and row["sensitivity_rule"] == "intervals"
     steering = pd.read_csv(path.parent / "tables" / "steering.csv")
     row = steering.iloc[0]

@@ -20,12 +20,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.bootstrap import Statistic
+from experiments.analysis.bootstrap import Statistic, mean_of
+from experiments.analysis.bounded import share_interval
 from experiments.kinds.diary.comparisons import (
     ALL_PROFILES,
     COLUMNS,
     BootstrapSettings,
-    interval_columns,
 )
 from experiments.kinds.diary.frames import usable
 from rubric.behavior import conditioned_share
@@ -46,6 +46,23 @@ def soft_share_of(value: str, weight: str = "applies") -> Statistic:
         return share
 
     return statistic
+
+
+def share_columns(
+    group: pd.DataFrame,
+    statistic: Statistic,
+    settings: BootstrapSettings,
+    rows: float,
+    prefix: str = "",
+) -> dict[str, float]:
+    """estimate/low/high of a share over diarists, on the share's own scale (never outside
+    [0, 1]; a unanimous sample keeps a width): experiments/analysis/bounded.py."""
+    found = share_interval(
+        group, statistic, cluster=settings.cluster, rows=rows, level=settings.level
+    )
+    return {f"{prefix}estimate": found.estimate, f"{prefix}low": found.low} | {
+        f"{prefix}high": found.high
+    }
 
 
 def _readable(replies: pd.DataFrame) -> pd.DataFrame:
@@ -89,10 +106,12 @@ def questions(replies: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
     for (judge, chatbot, profile), part in _by_profile(_readable(replies)):
         for question, group in part.groupby("question", sort=True):
             desired = group["desired"].iloc[0]
-            yes = interval_columns(group, soft_share_of("p"), settings, prefix="share_")
+            yes = share_columns(
+                group, soft_share_of("p"), settings, kish_n(group["applies"]), prefix="share_"
+            )
             if desired == "yes":
                 good = [yes["share_estimate"], yes["share_low"], yes["share_high"]]
-            elif desired == "no":  # 1 − share, its interval mirrored (every method allows it)
+            elif desired == "no":  # 1 − share, its interval mirrored (Wilson's is symmetric)
                 good = [1 - yes["share_estimate"], 1 - yes["share_high"], 1 - yes["share_low"]]
             else:  # a question the rubric no longer has: no desired answer to count
                 good = [np.nan] * 3
@@ -120,7 +139,7 @@ def behaviors(replies: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
             rows.append(
                 {"judge": judge, "chatbot": chatbot, "profile": profile, "behavior": behavior}
                 | _counts(group, "weighted_answers")
-                | interval_columns(group, soft_share_of("a"), settings)
+                | share_columns(group, soft_share_of("a"), settings, kish_n(group["applies"]))
                 | {"sources": tuple(sorted(set(group["reply_id"])))}
             )
     return pd.DataFrame(rows, columns=COLUMNS["behaviors"])
@@ -143,7 +162,7 @@ def hard_cut(
             yes=lambda d: (d["p"] >= HARD_CUT).astype(float)
         )
         hard = (
-            interval_columns(kept, "yes", settings, prefix="hard_")
+            share_columns(kept, mean_of("yes"), settings, len(kept), prefix="hard_")
             if len(kept)
             else dict.fromkeys(["hard_estimate", "hard_low", "hard_high"], np.nan)
         )

@@ -21,6 +21,7 @@ from experiments.analysis.bootstrap import (
     mean_of,
     pearson_of,
 )
+from experiments.analysis.bounded import correlation_interval
 from experiments.kinds.diary import paired
 from experiments.kinds.diary.frames import (
     UNSTEERED,
@@ -273,20 +274,18 @@ def judge_agreement(
             if len(wide) < 3:
                 continue
             rho = spearmanr(wide[a], wide[b]).statistic
-            interval = cluster_bootstrap(
+            # Through Fisher's z: the interval stays inside (−1, 1) and keeps its coverage
+            # near 1 (experiments/analysis/bounded.py).
+            interval = correlation_interval(
                 wide.rename(columns={a: "x", b: "y"}),
                 pearson_of("x", "y"),
-                resamples=settings.resamples,
-                seed=settings.seed,
-                level=settings.level,
-                method=settings.method,
                 cluster=settings.cluster,
+                level=settings.level,
             )
             rows.append(
                 {"judge_a": a, "judge_b": b, "score": score, "n": len(wide)}
-                # A t interval of a correlation can pass ±1: it is cut there.
-                | {"pearson": interval.estimate, "pearson_low": max(-1.0, interval.low)}
-                | {"pearson_high": min(1.0, interval.high), "spearman": float(rho)}
+                | {"pearson": interval.estimate, "pearson_low": interval.low}
+                | {"pearson_high": interval.high, "spearman": float(rho)}
                 | {"sources": tuple(sorted(set(wide[unit])))}
             )
     return pd.DataFrame(rows, columns=COLUMNS["agreement"])

@@ -267,7 +267,10 @@ def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
         "with its q): for conditioned questions read it beside the hard cut below. A "
         "behavior pools its questions' *appropriate* answers (P(yes) where a good reply says "
         "yes, 1 − P(yes) where it says no), each reply × question with its weight q, so its Σq "
-        "counts weighted answers, not replies; all profiles pooled. Per profile: "
+        "counts weighted answers, not replies; all profiles pooled. Intervals are on the "
+        "share's own scale: Wilson's at the cluster-effective number of answers with t at "
+        "diarists − 1 degrees of freedom, so they stay inside [0, 1] and a unanimous sample "
+        "keeps a width. Per profile: "
         "`tables/behaviors.csv` and `tables/behavior_questions.csv`.\n",
         md.table(
             pooled,
@@ -335,7 +338,8 @@ def sections(res: Results, baseline: str) -> list[str]:
         *_behaviors(t),
         f"## Judge agreement {EXPLORATORY}\n",
         "Entry scores per score kind; the rubric per question (pooled over questions, their "
-        "different base rates would pass for agreement).\n",
+        "different base rates would pass for agreement). Pearson's interval is through "
+        "Fisher's z (jackknife over diarists, t): it never reaches ±1.\n",
         md.table(
             t["agreement"],
             {"row": "row_id", "judge a": "judge_a", "judge b": "judge_b", "score": "score"}
