@@ -37,7 +37,10 @@ def _judge_supports(rule: Rule, values: np.ndarray, alpha: float) -> np.ndarray:
     flat = values.reshape(draws * m, n)
     if rule == "intervals":
         low = np.concatenate(
-            [sign_flip_bounds(flat[i : i + _BLOCK], alpha=alpha)[0] for i in range(0, len(flat), _BLOCK)]
+            [
+                sign_flip_bounds(flat[i : i + _BLOCK], alpha=alpha)[0]
+                for i in range(0, len(flat), _BLOCK)
+            ]
         )
         return (low > 0).reshape(draws, m)
     two = np.concatenate(
