@@ -63,7 +63,7 @@ def power_lines(design: Design) -> list[str]:
         needed = max(minimum, fewest_clusters(rule, m))
         raised = (
             f"; verdicts need {needed} {word}s (the minimum of {minimum} is raised by the "
-            f"family of {m}): losing {n - needed + 1} makes every verdict \"too few\""
+            f'family of {m}): losing {n - needed + 1} makes every verdict "too few"'
             if needed > minimum
             else ""
         )

@@ -71,18 +71,14 @@ def test_lost_clusters_below_what_the_family_needs_say_too_few_with_the_count():
     assert needed_clusters("holm", 6, 6) == 8 and needed_clusters("intervals", 6, 6) == 6
     heads = _heads(6)
     rng = np.random.default_rng(0)
-    values = {
-        (h.id, j): ClusterValues(tuple(10 + rng.normal(size=7))) for h in heads for j in "ab"
-    }
+    values = {(h.id, j): ClusterValues(tuple(10 + rng.normal(size=7))) for h in heads for j in "ab"}
     results = evaluate_family(heads, values, min_clusters=6, rule="holm")
     assert {r.overall for r in results} == {"too few"}
     assert {r.sensitivity for r in results} == {"supported"}  # intervals needs only 6
     table = results_table(results, clusters="diarists", cluster_word="diarists")
     assert set(table["overall"]) == {"too few diarists (needs 8)"}
     assert np.isfinite(table["mde"]).all() or math.isinf(table["mde"].iloc[0])
-    at_8 = {
-        (h.id, j): ClusterValues(tuple(10 + rng.normal(size=8))) for h in heads for j in "ab"
-    }
+    at_8 = {(h.id, j): ClusterValues(tuple(10 + rng.normal(size=8))) for h in heads for j in "ab"}
     assert {r.overall for r in evaluate_family(heads, at_8, min_clusters=6)} == {"supported"}
 
 

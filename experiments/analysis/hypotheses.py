@@ -252,14 +252,10 @@ def evaluate_family(
             x, test, p_holm = clean[key], tests[key], adjusted[key]
             sd = float(np.std(x, ddof=1)) if len(x) >= 2 else math.nan
             shown = interval(x)
-            needed = {
-                r: needed_clusters(r, min_clusters, family_size[judge], alpha) for r in RULES
-            }
+            needed = {r: needed_clusters(r, min_clusters, family_size[judge], alpha) for r in RULES}
             by_rule = {
                 "holm": decide(test, p_holm, h.direction, min_clusters=needed["holm"], alpha=alpha),
-                "intervals": interval_verdict(
-                    shown, h.direction, min_clusters=needed["intervals"]
-                ),
+                "intervals": interval_verdict(shown, h.direction, min_clusters=needed["intervals"]),
             }
             verdicts.append(
                 JudgeVerdict(

@@ -132,9 +132,7 @@ def mde_sd(
     # Enough sampled patterns that the level stays attainable (at least 50 below it).
     sampled = max(MDE_SAMPLED, math.ceil(50 / gamma))
     draws = MDE_DRAWS if n <= 8 else MDE_DRAWS_LARGE
-    noises = judge_noise(
-        np.random.default_rng(MDE_SEED + n), draws, n, max(1, judges), correlation
-    )
+    noises = judge_noise(np.random.default_rng(MDE_SEED + n), draws, n, max(1, judges), correlation)
     # A judge supports at effect δ when δ > −L (L its lower bound on the noise alone); the
     # verdict needs the largest of the judges' −L.
     needed = np.max(

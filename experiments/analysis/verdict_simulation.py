@@ -110,7 +110,12 @@ def family_error(
     """P(any of `hypotheses` true nulls comes out supported): the family-wise error of the rule
     as run, every judge agreeing, at the judges' correlation."""
     found = simulate_verdicts(
-        rule, n, (0.0,) * hypotheses, judges=judges, correlation=correlation, draws=draws,
+        rule,
+        n,
+        (0.0,) * hypotheses,
+        judges=judges,
+        correlation=correlation,
+        draws=draws,
         seed=seed,
     )
     return float(found.any(axis=1).mean())
