@@ -22,6 +22,7 @@ from experiments.analysis.bootstrap import (
     pearson_of,
 )
 from experiments.analysis.bounded import correlation_interval
+from experiments.analysis.skew import skew_check
 from experiments.kinds.diary import paired
 from experiments.kinds.diary.frames import (
     UNSTEERED,
@@ -35,7 +36,10 @@ from experiments.kinds.diary.frames import (
 ALL_PROFILES = "(all)"
 QUALITY_SCORES = ("coherence", "realism")
 # Each table's columns, so an empty run still gives tables of the right shape.
-SUMMARY = ["n_diarists", "steered", "unsteered", "estimate", "low", "high", "sources"]
+SUMMARY = [
+    "n_diarists", "steered", "unsteered", "estimate", "low", "high",
+    "skewness", "skew_flag", "robust_low", "robust_high", "sources",
+]
 COLUMNS = {
     "steering": ["judge", "profile", "pattern", *SUMMARY],
     "drift": ["judge", "profile", "pattern", "chatbot", "entry_index", *SUMMARY],
@@ -98,11 +102,18 @@ def interval_columns(
 
 
 def _summary(per_diarist: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
+    # Skewed per-diarist differences: flagged, with Hall's interval beside the table's
+    # (experiments/analysis/skew.py).
+    skew = skew_check(per_diarist["diff"].to_numpy(dtype=float), settings.level)
     return {
         "n_diarists": int(per_diarist["diff"].notna().sum()),
         "steered": float(per_diarist["steered"].mean()),
         "unsteered": float(per_diarist["unsteered"].mean()),
         **interval_columns(per_diarist, "diff", settings),
+        "skewness": skew.skewness,
+        "skew_flag": skew.flagged,
+        "robust_low": skew.robust_low,
+        "robust_high": skew.robust_high,
         "sources": tuple(sorted(set().union(*per_diarist["sources"]))),
     }
 

@@ -16,6 +16,7 @@ from experiments.analysis import manifest_view
 from experiments.analysis import markdown as md
 from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from experiments.analysis.rules import Rule, hypotheses_text, other_rule, rule_line
+from experiments.analysis.skew import flag_level
 from experiments.kinds.diary.comparisons import ALL_PROFILES
 from experiments.kinds.diary.frames import AnalysisTables
 from experiments.kinds.diary.schema import PROJECTION
@@ -58,6 +59,22 @@ def _value(column: str) -> Column:
     return lambda row: md.number(row[column], measure_digits(row))
 
 
+def _skew_level() -> str:
+    return f"{flag_level(8):.2f} at 8 diarists"
+
+
+def _skew(row: pd.Series) -> str:
+    """Blank unless the per-diarist values are skewed past the level where the t interval's
+    worse tail misses twice its nominal rate: then the skewness and Hall's interval."""
+    if not bool(row.get("skew_flag", False)):
+        return ""
+    places = measure_digits(row)
+    return (
+        f"skewed (g = {md.number(row['skewness'], 2)}): Hall "
+        f"[{md.number(row['robust_low'], places)}, {md.number(row['robust_high'], places)}]"
+    )
+
+
 def _p(column: str) -> Column:
     return lambda row: md.number(row[column], 3)
 
@@ -95,6 +112,12 @@ def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Resul
     return (
         "## How to read this\n\n"
         f"Intervals on the tables are {settings.level:.0%} {kind} intervals: {how}. "
+        "Where a row's per-diarist values are skewed enough that the t interval's worse tail "
+        f"would miss twice its nominal rate at that n (sample skewness ≥ {_skew_level()}), the "
+        "row's skew check shows the skewness and Hall's skewness-corrected interval beside it "
+        "(at 8 diarists: 0.94 coverage on χ²₄ data where the t interval has 0.92 and a 7.5% "
+        "one-sided miss; the skewness of 8 values is itself noisy, so read the flag as a "
+        "warning, not a finding). "
         f"Verdicts on the {res.hypotheses} preregistered hypotheses come from an exact "
         "sign-flip test on the per-diarist values. "
         + rule_line(res.rule)
@@ -317,6 +340,7 @@ def sections(res: Results, baseline: str) -> list[str]:
         "steered": _value("steered"),
         "unsteered": _value("unsteered"),
         "steered − unsteered [95% CI]": _ci(),
+        "skew check": _skew,
     }
     return [
         *_hypotheses(res),
