@@ -107,3 +107,46 @@ def test_the_mapped_interval_covers_when_the_anchors_se_is_carried():
     covers 95%; left at 0 (what a missing se used to mean) it covers about 73% here."""
     assert 0.92 <= _mapped_coverage(300, use_se=True) <= 0.98
     assert _mapped_coverage(300, use_se=False) < 0.85
+
+
+def _negative_table(conversations: int = 200) -> pd.DataFrame:
+    """Each conversation: one +1 criterion and one −3 (a harm); "bad" meets the harm more often
+    than "worse" does not, so both score below zero unclipped (about −0.4 and −0.8)."""
+    rng = np.random.default_rng(9)
+    rows = []
+    for bot, harm in (("bad", 0.35), ("worse", 0.65)):
+        for c in range(conversations):
+            met_good = 0.9 if rng.random() < 0.9 else 0.1
+            met_harm = 0.9 if rng.random() < harm else 0.1
+            rows.append(("j", bot, f"c{c}", "non_acute", f"c{c}#0", "ax", 1.0, met_good))
+            rows.append(("j", bot, f"c{c}", "non_acute", f"c{c}#1", "ax", -3.0, met_harm))
+    return pd.DataFrame(rows, columns=list(GRADED_COLUMNS))
+
+
+def test_a_clipped_comparison_reports_difference_interval_and_p_of_one_quantity():
+    """HealthBench clips the mean: both chatbots show 0.000, yet they differ. The comparison is
+    of the unclipped per-conversation scores, its difference, interval and p alike; under the
+    MentalHealthBench convention all three are of the clipped per-conversation scores."""
+    from experiments.analysis.verdicts import sign_flip
+    from experiments.kinds.benchmark.scoring import per_conversation
+
+    graded = _negative_table()
+    hb = board(graded, "healthbench", "met", resamples=400, seed=1)
+    assert {s.score for s in hb.scores} == {0.0}
+    [c] = hb.comparisons
+    raw = {
+        b: per_conversation(graded[graded["chatbot"] == b], "met").score for b in ("bad", "worse")
+    }
+    d = raw["bad"] - raw["worse"]
+    assert c.difference == pytest.approx(d.mean()) and c.difference > 0.1
+    assert c.low <= c.difference <= c.high and c.low > 0  # the interval agrees with p
+    assert c.p == pytest.approx(sign_flip(d, seed=1).p_two_sided) and c.p < 0.05
+    assert "unclipped" in c.quantity
+    mhb = board(graded, "mentalhealthbench", "met", resamples=400, seed=1)
+    [m] = mhb.comparisons
+    clipped = np.clip(raw["bad"], 0, 1) - np.clip(raw["worse"], 0, 1)
+    assert m.difference == pytest.approx(clipped.mean())
+    assert m.p == pytest.approx(sign_flip(clipped, seed=1).p_two_sided)
+    assert "clipped" in m.quantity and "unclipped" not in m.quantity
+    if np.allclose(clipped, 0):  # nothing left to compare: no difference, no evidence
+        assert m.low == m.high == 0 and m.p == 1

@@ -63,6 +63,7 @@ class Comparison:
     n: int  # conversations scored for both
     p: float
     p_holm: float = math.nan
+    quantity: str = ""  # what difference, interval and p are all about (`COMPARED`)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,18 @@ def _interval(draws: np.ndarray) -> tuple[float, float]:
 def _comparable(values: np.ndarray, convention: Convention) -> np.ndarray:
     """Per-conversation values whose mean difference is what the convention compares."""
     return np.clip(values, 0, 1) if convention == "mentalhealthbench" else values
+
+
+# One quantity per convention for a paired comparison: its difference, interval and p are all
+# about it. MentalHealthBench scores clip each conversation, so the clipped values are compared;
+# HealthBench clips only the mean, a display bound that would hide real differences below 0
+# (two chatbots at −0.37 and −0.79 both show 0.000), so its comparison is of the unclipped
+# per-conversation scores.
+COMPARED: dict[str, str] = {
+    "mentalhealthbench": "mean per-conversation difference of scores clipped at [0, 1]",
+    "healthbench": "mean per-conversation difference of unclipped scores (the mean is clipped "
+    "only for the leaderboard)",
+}
 
 
 def board(
@@ -132,10 +145,21 @@ def board(
                 matrix[ib][both], convention
             )
             test = sign_flip(d, seed=seed)
-            low, high = _interval(boot[a] - boot[b])
+            # The same conversations' bootstrap draws, the same quantity the test is about.
+            w = weights[:, both]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                low, high = _interval((w @ d) / w.sum(axis=1))
             family.append(
                 Comparison(
-                    judge, a, b, point[a] - point[b], low, high, int(both.sum()), test.p_two_sided
+                    judge,
+                    a,
+                    b,
+                    float(d.mean()) if d.size else math.nan,
+                    low,
+                    high,
+                    int(both.sum()),
+                    test.p_two_sided,
+                    quantity=COMPARED[convention],
                 )
             )
         adjusted = holm([c.p for c in family])

@@ -284,8 +284,15 @@ def _comparisons(b: Board) -> str:
             for c in b.comparisons
         ]
     )
+    compared = b.comparisons[0].quantity if b.comparisons else ""
     return (
         "## Paired comparisons (exploratory; sign-flip test, Holm-corrected per judge)\n\n"
+        + (
+            f"Difference, its 95% bootstrap interval and the p-value are all of one quantity: "
+            f"the {compared}, over the conversations scored for both chatbots.\n\n"
+            if compared
+            else ""
+        )
         + md.table(rows, _shown(rows.columns))
     )
 
