@@ -48,10 +48,54 @@ def test_the_grader_template_and_generation_reach_the_judge(
     assert all(r["messages"][-1]["content"].startswith("GRADE THIS.\n") for r in written)
     assert all("\n\nassistant: " in r["messages"][-1]["content"] for r in written)
     assert all("RUBRIC ITEM: [" in r["messages"][-1]["content"] for r in written)
-    assert all(len(r["messages"]) == 1 for r in written)  # no system message added
+    # grader.defaults = "reference" (the default): HealthBench's reference grader's system
+    # message goes with a template that has none.
+    assert all(
+        r["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
+        and len(r["messages"]) == 2
+        for r in written
+    )
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["grader_template"]["sha256"] == file_sha256(template)
     assert manifest["grader_template"]["user_supplied"] is True
+    assert manifest["grader_template"]["defaults"] == "reference"
+
+
+def test_the_grader_defaults_are_the_reference_graders_and_the_labs_stay_an_option(
+    tmp_path,
+    tiny_model_folder,
+    servers,  # noqa: F811
+):
+    """Without grader.generation: "reference" sends HealthBench's reference grader's system
+    message at temperature 0.5 with its 2,048-token cap; "lab" sends no system message at
+    temperature 0. The choice is in the manifest and the report."""
+    chat, judge = servers
+    for defaults, system, temperature in (("reference", True, 0.5), ("lab", False, 0.0)):
+        judge.requests.clear()
+        folder = tmp_path / defaults
+        folder.mkdir()
+        path = design(folder, tiny_model_folder, chat.base_url, judge.base_url, sample=1)
+        path.write_text(
+            path.read_text().replace(
+                "grader = { generation = { max_new_tokens = 3 }, retries = 1 }",
+                f'grader = {{ retries = 1, defaults = "{defaults}" }}',
+            )
+        )
+        run_design(load_design(path), folder / "run", progress=False)
+        written = writing_requests(judge)
+        assert written
+        for r in written:
+            assert r["temperature"] == temperature and r["max_tokens"] == 2048
+            assert (r["messages"][0]["role"] == "system") is system
+            if system:
+                assert r["messages"][0]["content"] == "You are a helpful assistant."
+        manifest = json.loads((folder / "run" / "manifest.json").read_text())
+        assert manifest["grader_template"]["defaults"] == defaults
+        assert manifest["grader_template"]["generation"]["temperature"] == temperature
+        assert main(["report", str(folder / "run")]) == 0
+        findings = (folder / "run" / "report" / "findings.md").read_text()
+        label = "HealthBench's reference grader" if system else "not the reference grader's"
+        assert label in findings
 
 
 def test_run_grader_template_option_is_kept_on_resume(
@@ -240,7 +284,8 @@ def test_a_toml_template_carries_its_system_message_and_token_cap(
     )
     run_design(load_design(path), tmp_path / "run", progress=False)
     written = writing_requests(judge)
-    assert written and all(r["max_tokens"] == 7 and r["temperature"] == 0 for r in written)
+    # The template's cap, at the reference grader's temperature (grader.defaults).
+    assert written and all(r["max_tokens"] == 7 and r["temperature"] == 0.5 for r in written)
     for r in written:
         system, user = r["messages"]
         assert system == {

@@ -595,6 +595,8 @@ BENCHMARK_PROOFS = {
     + "test_the_grader_template_and_generation_reach_the_judge",
     "benchmark.grader.generation.": BENCH_OPTIONS
     + "test_the_grader_template_and_generation_reach_the_judge",
+    "benchmark.grader.defaults": BENCH_OPTIONS
+    + "test_the_grader_defaults_are_the_reference_graders_and_the_labs_stay_an_option",
     "benchmark.grader.retries": BENCH_RUN
     + "test_a_local_judge_writes_then_is_read_and_malformed_answers_stay_ungraded",
     "benchmark.grader.retry_temperature": BENCH_OPTIONS

@@ -59,6 +59,9 @@ class Grader:
     template: GraderTemplate
     sha256: str
     path: Path
+    # Sent as the system message when the template has none: the design's grader.defaults
+    # ("You are a helpful assistant." for HealthBench's reference grader, "" for the lab's).
+    default_system: str = ""
 
     @property
     def exact_text(self) -> bool:
@@ -89,6 +92,7 @@ class Grader:
         else:
             user = t.user.format(conversation=blocks, criterion=item)
             system = t.system.format(conversation=blocks, criterion=item)
+        system = system if system.strip() else self.default_system
         head = [{"role": "system", "content": system}] if system.strip() else []
         return [*head, {"role": "user", "content": user}]
 

@@ -4,6 +4,7 @@ its run folder, the paths the run recorded)."""
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 from pathlib import Path
 from typing import cast
@@ -71,7 +72,9 @@ def benchmark_of(design: Design) -> tuple[Benchmark, Sample]:
 
 def grader_of(design: Design) -> Grader:
     recorded = _recorded(design, "grader_template")
-    return load_grader(recorded or benchmark_spec(design).benchmark.template_path(design.path))
+    spec = benchmark_spec(design).benchmark
+    grader = load_grader(recorded or spec.template_path(design.path))
+    return dataclasses.replace(grader, default_system=spec.grader.system_message())
 
 
 def conversations_of(design: Design) -> list[Conversation]:

@@ -229,7 +229,8 @@ class BenchmarkKind:
                 "sha256": grader.sha256,
                 "user_supplied": grader.path != Path(__file__).parent / "grader.toml",
                 "exact_text": grader.exact_text,
-                "system_message": bool(grader.template.system.strip()),
+                "system_message": bool(grader.template.system.strip() or grader.default_system),
+                "defaults": table.grader.defaults,
                 "generation": table.grader.generation_for(grader.template.max_tokens).key(),
             },
         }

@@ -216,6 +216,12 @@ def _header(design: Design, manifest: dict[str, Any], resamples: int, fmt: str) 
                     f"{stratum_label(k, fmt)} {n}" for k, n in sample.get("allocation", {}).items()
                 ),
                 "grader template": f"{grader.get('id', '?')} sha256 {grader.get('sha256', '?')}",
+                "grader settings": {
+                    "reference": "HealthBench's reference grader (system message, temperature "
+                    "0.5, 2,048 tokens)",
+                    "lab": "the lab's own (no added system message, temperature 0), not the "
+                    "reference grader's",
+                }.get(grader.get("defaults", "lab"), "?"),
                 "grader system message": "yes" if grader.get("system_message") else "none",
                 "grader generation": grader.get("generation", "?"),
                 "bootstrap": f"{resamples} resamples of conversations, seed {design.seed}",

@@ -87,6 +87,16 @@ class Calibration(DataModel):
         return self
 
 
+# HealthBench's reference grader (openai/simple-evals, healthbench_eval.py): a
+# ChatCompletionSampler with system_message = "You are a helpful assistant."
+# (OPENAI_SYSTEM_MESSAGE_API) and max_tokens 2048, at the sampler's default temperature 0.5
+# (sampler/chat_completion_sampler.py). The lab's own grader settings are greedy with no system
+# message; a design picks either with grader.defaults.
+REFERENCE_SYSTEM = "You are a helpful assistant."
+REFERENCE_TEMPERATURE = 0.5
+GraderDefaults = Literal["reference", "lab"]
+
+
 class GraderSettings(DataModel):
     template: NonEmpty | None = Field(
         None,
@@ -94,10 +104,19 @@ class GraderSettings(DataModel):
         "(optional system message, max_tokens; exact = true for published text used verbatim), "
         "or .txt with <<conversation>> and <<rubric_item>> used exactly; default: the lab's own",
     )
+    defaults: GraderDefaults = Field(
+        "reference",
+        description='what the grader call sends where the template and `generation` leave it '
+        'open: "reference" (HealthBench\'s reference grader: the system message "You are a '
+        'helpful assistant." when the template has none, temperature 0.5) or "lab" (the lab\'s '
+        "own: no system message, temperature 0); both cap the answer at the template's "
+        "max_tokens (2,048)",
+    )
     generation: GenerationSettings | None = Field(
         None,
         description="the judge's written answer; default: the template's max_tokens (2,048 "
-        "unless it says otherwise) at temperature 0 for the first attempt",
+        "unless it says otherwise) at the defaults' temperature (0.5 reference, 0 lab) for the "
+        "first attempt",
     )
     retries: int = Field(2, ge=0, le=10, description="new attempts after a malformed answer")
     retry_temperature: float = Field(
@@ -105,8 +124,16 @@ class GraderSettings(DataModel):
     )
 
     def generation_for(self, max_tokens: int) -> GenerationSettings:
-        """The first attempt's settings: the design's, else the template's cap, greedy."""
-        return self.generation or GenerationSettings(max_new_tokens=max_tokens, temperature=0.0)
+        """The first attempt's settings: the design's, else the template's cap at the
+        defaults' temperature."""
+        temperature = REFERENCE_TEMPERATURE if self.defaults == "reference" else 0.0
+        return self.generation or GenerationSettings(
+            max_new_tokens=max_tokens, temperature=temperature
+        )
+
+    def system_message(self) -> str:
+        """The system message sent when the template has none ("" sends none)."""
+        return REFERENCE_SYSTEM if self.defaults == "reference" else ""
 
 
 class BenchmarkTable(DataModel):
