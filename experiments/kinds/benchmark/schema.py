@@ -106,7 +106,7 @@ class GraderSettings(DataModel):
     )
     defaults: GraderDefaults = Field(
         "reference",
-        description='what the grader call sends where the template and `generation` leave it '
+        description="what the grader call sends where the template and `generation` leave it "
         'open: "reference" (HealthBench\'s reference grader: the system message "You are a '
         'helpful assistant." when the template has none, temperature 0.5) or "lab" (the lab\'s '
         "own: no system message, temperature 0); both cap the answer at the template's "
