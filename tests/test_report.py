@@ -111,7 +111,7 @@ def test_steering_table_matches_the_data_and_traces_to_entries(run, report):
         cells = [c.strip() for c in line.strip("|").split("|")]
         row_id, judge, profile = cells[:3]
         expected, ids = _first_entry_effect(run.entries, judge, profile.removeprefix("steer_"))
-        assert cells[-2].startswith(f"{expected:.1f} [")  # the last column: the skew check
+        assert cells[-2].startswith(f"{expected:.1f} [")  # the last column: the checks
         assert set(sources.loc[row_id, "ids"].split()) == ids
 
 

@@ -7,10 +7,12 @@ side by side, never averaged), and every row carries the ids of the store rows b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from itertools import combinations
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
@@ -37,9 +39,26 @@ ALL_PROFILES = "(all)"
 QUALITY_SCORES = ("coherence", "realism")
 # Each table's columns, so an empty run still gives tables of the right shape.
 SUMMARY = [
-    "n_diarists", "steered", "unsteered", "estimate", "low", "high",
-    "skewness", "skew_flag", "robust_low", "robust_high", "sources",
+    "n_diarists",
+    "n_expected",
+    "steered",
+    "unsteered",
+    "estimate",
+    "low",
+    "high",
+    "skewness",
+    "skew_flag",
+    "robust_low",
+    "robust_high",
+    "lost_low",
+    "lost_high",
+    "sources",
 ]
+# A row that lost more than this share of its diarists gets bounds beside its estimate: the
+# mean with the lost diarists' differences set to the lowest and to the highest one observed.
+# Diarists lost for a reason tied to their scores (low scorers losing entries) bias the mean;
+# the bounds show how far, within the range the data show.
+MISSING_SHARE = 0.1
 COLUMNS = {
     "steering": ["judge", "profile", "pattern", *SUMMARY],
     "drift": ["judge", "profile", "pattern", "chatbot", "entry_index", *SUMMARY],
@@ -101,12 +120,30 @@ def interval_columns(
     }
 
 
-def _summary(per_diarist: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
+def lost_bounds(values: np.ndarray, expected: int) -> tuple[float, float]:
+    """The mean with the `expected − present` lost values set to the lowest and to the highest
+    present value; NaN where no more than MISSING_SHARE was lost (or nothing is present)."""
+    x = values[np.isfinite(values)]
+    lost = expected - x.size
+    if x.size == 0 or lost <= MISSING_SHARE * expected:
+        return math.nan, math.nan
+    return (
+        float((x.sum() + lost * x.min()) / expected),
+        float((x.sum() + lost * x.max()) / expected),
+    )
+
+
+def _summary(
+    per_diarist: pd.DataFrame, settings: BootstrapSettings, expected: int
+) -> dict[str, object]:
     # Skewed per-diarist differences: flagged, with Hall's interval beside the table's
     # (experiments/analysis/skew.py).
-    skew = skew_check(per_diarist["diff"].to_numpy(dtype=float), settings.level)
+    diff = per_diarist["diff"].to_numpy(dtype=float)
+    skew = skew_check(diff, settings.level)
+    lost_low, lost_high = lost_bounds(diff, expected)
     return {
         "n_diarists": int(per_diarist["diff"].notna().sum()),
+        "n_expected": expected,
         "steered": float(per_diarist["steered"].mean()),
         "unsteered": float(per_diarist["unsteered"].mean()),
         **interval_columns(per_diarist, "diff", settings),
@@ -114,8 +151,15 @@ def _summary(per_diarist: pd.DataFrame, settings: BootstrapSettings) -> dict[str
         "skew_flag": skew.flagged,
         "robust_low": skew.robust_low,
         "robust_high": skew.robust_high,
+        "lost_low": lost_low,
+        "lost_high": lost_high,
         "sources": tuple(sorted(set().union(*per_diarist["sources"]))),
     }
+
+
+def _expected(entries: pd.DataFrame) -> int:
+    """The diarists a row should have: every diarist the run wrote for."""
+    return int(entries["diarist"].nunique())
 
 
 def steering_effect(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
@@ -126,7 +170,8 @@ def steering_effect(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.Da
         for profile, pattern in steered_profiles(entries):
             table = paired.first_entry_steering(entries, judge, profile)
             rows.append(
-                {"judge": judge, "profile": profile, "pattern": pattern} | _summary(table, settings)
+                {"judge": judge, "profile": profile, "pattern": pattern}
+                | _summary(table, settings, _expected(entries))
             )
     return pd.DataFrame(rows, columns=COLUMNS["steering"])
 
@@ -148,7 +193,7 @@ def _per_chatbot_and_entry(
                 rows.append(
                     {"judge": judge, "profile": profile, "pattern": pattern}
                     | {"chatbot": chatbot, **(extra or {}), "entry_index": int(entry)}
-                    | _summary(paired.per_diarist(group), settings)
+                    | _summary(paired.per_diarist(group), settings, _expected(entries))
                 )
     return pd.DataFrame(rows, columns=COLUMNS[table])
 
@@ -184,7 +229,7 @@ def drift_vs_baseline(
                     rows.append(
                         {"judge": judge, "profile": profile, "pattern": pattern}
                         | {"chatbot": chatbot, "baseline": baseline, "entry_index": int(entry)}
-                        | _summary(table, settings)
+                        | _summary(table, settings, _expected(entries))
                     )
     return pd.DataFrame(rows, columns=COLUMNS["drift_vs_baseline"])
 
@@ -227,7 +272,7 @@ def quality(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
                     continue
                 rows.append(
                     {"judge": judge, "profile": profile, "pattern": pattern, "score": score}
-                    | _summary(table, settings)
+                    | _summary(table, settings, _expected(entries))
                 )
     return pd.DataFrame(rows, columns=COLUMNS["quality"])
 

@@ -23,10 +23,11 @@ from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.engine.runfolder import replaced_folder
 from experiments.kinds.diary import behaviors, comparisons, html, plots, projection
 from experiments.kinds.diary.contrasts import parse_hypotheses
+from experiments.kinds.diary.data_section import data_section
 from experiments.kinds.diary.frames import AnalysisTables, ordered
 from experiments.kinds.diary.hypotheses import evaluate, results_table
 from experiments.kinds.diary.pages import diarist_page
-from experiments.kinds.diary.sections import Results, data_section, header, method, sections
+from experiments.kinds.diary.sections import Results, header, method, sections
 from rubric.behavior_rubric import load_behavior_rubric
 
 # Row-id prefixes: a number in findings.md is found in sources.csv by its row id.

@@ -18,7 +18,6 @@ from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from experiments.analysis.rules import Rule, hypotheses_text, other_rule, rule_line
 from experiments.analysis.skew import flag_level
 from experiments.kinds.diary.comparisons import ALL_PROFILES
-from experiments.kinds.diary.frames import AnalysisTables
 from experiments.kinds.diary.schema import PROJECTION
 
 EXPLORATORY = "(exploratory, unadjusted)"
@@ -63,16 +62,26 @@ def _skew_level() -> str:
     return f"{flag_level(8):.2f} at 8 diarists"
 
 
-def _skew(row: pd.Series) -> str:
-    """Blank unless the per-diarist values are skewed past the level where the t interval's
-    worse tail misses twice its nominal rate: then the skewness and Hall's interval."""
-    if not bool(row.get("skew_flag", False)):
-        return ""
+def _checks(row: pd.Series) -> str:
+    """Blank unless a check fires: per-diarist values skewed past the level where the t
+    interval's worse tail misses twice its nominal rate (the skewness and Hall's interval), or
+    more than a tenth of the diarists lost (the mean with them lowest / highest)."""
     places = measure_digits(row)
-    return (
-        f"skewed (g = {md.number(row['skewness'], 2)}): Hall "
-        f"[{md.number(row['robust_low'], places)}, {md.number(row['robust_high'], places)}]"
-    )
+    notes = []
+    if bool(row.get("skew_flag", False)):
+        notes.append(
+            f"skewed (g = {md.number(row['skewness'], 2)}): Hall "
+            f"[{md.number(row['robust_low'], places)}, {md.number(row['robust_high'], places)}]"
+        )
+    low = row.get("lost_low", float("nan"))
+    if low == low:  # not NaN
+        lost = int(row["n_expected"]) - int(row["n_diarists"])
+        notes.append(
+            f"lost {lost} of {int(row['n_expected'])} diarists: mean "
+            f"{md.number(low, places)} to {md.number(row['lost_high'], places)} with them "
+            "lowest to highest"
+        )
+    return "; ".join(notes)
 
 
 def _p(column: str) -> Column:
@@ -114,10 +123,14 @@ def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Resul
         f"Intervals on the tables are {settings.level:.0%} {kind} intervals: {how}. "
         "Where a row's per-diarist values are skewed enough that the t interval's worse tail "
         f"would miss twice its nominal rate at that n (sample skewness ≥ {_skew_level()}), the "
-        "row's skew check shows the skewness and Hall's skewness-corrected interval beside it "
+        "row's checks show the skewness and Hall's skewness-corrected interval beside it "
         "(at 8 diarists: 0.94 coverage on χ²₄ data where the t interval has 0.92 and a 7.5% "
         "one-sided miss; the skewness of 8 values is itself noisy, so read the flag as a "
-        "warning, not a finding). "
+        "warning, not a finding). Where a row lost more than a tenth of its diarists "
+        "(unwritten or unreadable), the checks show its mean with the lost diarists set to the "
+        "lowest and to the highest value observed: diarists lost for reasons tied to their "
+        "scores bias the mean, and the bounds show how far. `tables/*.csv` give n_expected "
+        "beside n_diarists on every row. "
         f"Verdicts on the {res.hypotheses} preregistered hypotheses come from an exact "
         "sign-flip test on the per-diarist values. "
         + rule_line(res.rule)
@@ -130,91 +143,6 @@ def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Resul
         "entry and reply ids behind it, `tables/*.csv` hold every table at full precision, and "
         "the diarist pages show the texts with their scores.\n"
     )
-
-
-def fixed_chatbots(design: Mapping[str, Any]) -> set[str]:
-    """The design's fixed-reply chatbots: their replies are not model-written (no token cap)."""
-    return {str(c.get("id")) for c in design.get("chatbots", []) if c.get("kind") == "fixed"}
-
-
-def cut_texts(tables: AnalysisTables, fixed: set[str]) -> tuple[tuple[int, int], ...]:
-    """(cut, all) for the entries and for the model-written replies (not a fixed chatbot's)."""
-    f = tables.flags
-    cut = set(f.loc[f["kind"] == "truncated", "where"].astype(str))
-    entries = set(tables.entries["entry_id"].astype(str))
-    r = tables.replies
-    written = set(r.loc[~r["chatbot"].isin(fixed), "reply_id"].astype(str))
-    return (len(cut & entries), len(entries)), (len(cut & written), len(written))
-
-
-def data_counts(
-    tables: AnalysisTables, readings: pd.DataFrame | None, fixed: set[str]
-) -> dict[str, Any]:
-    """The Data section's counts, each labelled with what it counts: judges' entry scores,
-    the judge-free projection (no judge reading), the judges' yes/no questions asked of entries
-    alone (from the judge readings: the analysis tables keep them only as weights), replies'
-    rubric answers, and the model-written texts the token cap cut."""
-    e, r, f = tables.entries, tables.replies, tables.flags
-    judged = e.drop_duplicates(["entry_id", "judge", "score"])
-    by_judge = judged[judged["judge"] != PROJECTION]
-    projected = judged[judged["judge"] == PROJECTION]
-    counts: dict[str, Any] = {
-        "diarists": e["diarist"].nunique(),
-        "entries": e["entry_id"].nunique(),
-        "entry scores (judges)": len(by_judge),
-        "unreadable entry scores": int((~by_judge["readable"].astype(bool)).sum()),
-    }
-    if len(projected):
-        counts["entry projections (judge-free measure, no judge reading)"] = len(projected)
-    if readings is not None and len(readings):
-        # The readings hold every judge judgment of an entry (scores and questions alike, the
-        # projection left out): what is not a score is a question asked of the entry alone.
-        read = readings[readings["reading"].str.startswith("entry ")]
-        unread = int(read["unreadable"].sum()) - counts["unreadable entry scores"]
-        counts["entry yes/no questions (judges, asked of the entry alone)"] = int(
-            read["n"].sum()
-        ) - len(by_judge)
-        counts["unreadable entry yes/no questions"] = unread
-    counts |= {
-        "replies": r["reply_id"].nunique(),
-        "reply judgments (judges, rubric yes/no)": len(r),
-        "unreadable reply judgments": int((~r["readable"].astype(bool)).sum()),
-    }
-    (cut_e, entries), (cut_r, written) = cut_texts(tables, fixed)
-    counts["entries cut at the token cap"] = f"{cut_e} of {entries}"
-    counts["model-written replies cut at the token cap"] = f"{cut_r} of {written}"
-    others = f[f["kind"] != "truncated"]["kind"].value_counts().sort_index()
-    counts |= {f"flags: {k}": int(n) for k, n in others.items()}
-    return counts
-
-
-def data_section(
-    tables: AnalysisTables,
-    readings: pd.DataFrame | None = None,
-    design: Mapping[str, Any] | None = None,
-) -> str:
-    design = design or {}
-    counts = data_counts(tables, readings, fixed_chatbots(design))
-    notes = []
-    scores = counts["entry scores (judges)"]
-    asked = counts.get("entry yes/no questions (judges, asked of the entry alone)")
-    if asked is not None:
-        notes.append(
-            f"The judge readings below count every judge reading of an entry: its scores "
-            f"({scores}) and its yes/no questions ({asked}), {scores + asked} in all; the "
-            "projection is no judge's reading and is not among them."
-        )
-    (cut, total), (cut_r, total_r) = cut_texts(tables, fixed_chatbots(design))
-    if total + total_r and (cut + cut_r) * 2 > total + total_r:
-        cap = design.get("diarist_model", {}).get("generation", {}).get("max_new_tokens")
-        at = f" (now {cap} for entries)" if cap is not None else ""
-        notes.append(
-            f"**{cut + cut_r} of {total + total_r} model-written texts reached the token "
-            "cap**: they end where the cap stopped them, mid-sentence, and the judges read them "
-            f"so. Raise `generation.max_new_tokens` in `[diarist_model]`{at} and in each "
-            "model chatbot's `[[chatbots]]` table."
-        )
-    return "## Data\n\n" + md.key_values(counts) + "".join(f"\n{n}\n" for n in notes)
 
 
 def _hypotheses(res: Results) -> list[str]:
@@ -340,7 +268,7 @@ def sections(res: Results, baseline: str) -> list[str]:
         "steered": _value("steered"),
         "unsteered": _value("unsteered"),
         "steered − unsteered [95% CI]": _ci(),
-        "skew check": _skew,
+        "checks": _checks,
     }
     return [
         *_hypotheses(res),
