@@ -292,6 +292,7 @@ def test_an_8_diarist_report_prints_the_proved_intervals_the_mde_and_the_rule(ru
     assert "Intervals on the tables are 95% jackknife t intervals" in text
     assert 'Decision rule (preregistered): "sign-flip, Holm per judge" (holm)' in text
     assert '"every listed judge\'s 95% interval excludes zero in the stated direction"' in text
+    assert "Family-wise error of the preregistered rule as run (holm)" in text
     header = [ln for ln in text.splitlines() if ln.startswith("| row | id |")][0]
     assert "estimate [95% sign-flip]" in header and "| sensitivity: intervals |" in header
     verdicts = pd.read_csv(path.parent / "tables" / "hypotheses.csv")
