@@ -68,8 +68,8 @@ def power_lines(design: Design) -> list[str]:
             else ""
         )
         who = (
-            f"all {judges} judges agreeing, ρ = {rho:.2f} assumed between them (`diarylab "
-            f"pilot` measures it); one judge alone: {mde_sd(rule, n, m):.2f} SD; "
+            f"all {judges} judges agreeing at ρ = {rho:.2f} between them, assumed: `diarylab "
+            f"pilot` measures it; one judge alone: {mde_sd(rule, n, m):.2f} SD; "
             if judges > 1
             else ""
         )

@@ -98,3 +98,15 @@ def test_the_report_mde_uses_the_judges_measured_correlation():
         assert v.mde == pytest.approx(
             v.sd * mde_sd("holm", 8, 1, judges=2, correlation=v.judge_correlation)
         )
+
+
+def test_design_check_prints_the_verdict_mde_for_two_judges_and_its_assumed_correlation(capsys):
+    from experiments.cli import main
+
+    assert main(["design", "check", "experiments/designs/friends.toml", "--offline"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "judge mistral-small-3.1: 6 hypotheses" in ln)
+    two = mde_sd("intervals", 8, 6, judges=2, correlation=0.5)
+    assert f"supported with 80% power at {two:.2f} SD" in line
+    assert "all 2 judges agreeing at ρ = 0.50 between them, assumed" in line
+    assert f"one judge alone: {mde_sd('intervals', 8, 6):.2f} SD" in line
