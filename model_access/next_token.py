@@ -2,12 +2,22 @@
 the prompt runs one forward pass, and every continuation (a trie node of a judge's numbers)
 reuses its cache. Prompts that share a beginning but are read as wholes (a reply's rubric
 questions) go through `last_logprobs`, whose reading of a prompt does not depend on which other
-prompts it is read with. LocalModel inherits this reader."""
+prompts it is read with. LocalModel inherits this reader.
+
+Continuations are read as one tree (tree attention): every distinct prefix token of every
+continuation goes into a single row after the prompt, each token attending to the prompt and
+to its own ancestors only (a 4D mask), at the position its depth gives. One forward pass of a
+few dozen tokens then reads a whole trie, against the prompt's cache of batch one: nothing is
+copied or repeated per continuation, and the cache is cut back to the prompt afterwards, so the
+next call on the same prompt (the bounded walk's next round, the decimal marks' follow-up)
+finds it ready and runs no token of the prompt again. Caches that cannot be cut back exactly
+(sliding-window layers) take the batched path with a copy of the cache instead."""
 
 from __future__ import annotations
 
 import copy
 import inspect
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -50,6 +60,9 @@ class NextTokenReader:
 
     model: Any
     tokenizer: Any
+    # False reads continuations the earlier way (the prompt's cache copied and repeated per
+    # continuation, the prompt run again each call): kept for bench/judges.py's comparison.
+    tree_reads: bool = True
 
     @property
     def device(self) -> torch.device:
@@ -64,21 +77,121 @@ class NextTokenReader:
     ) -> torch.Tensor:
         """Full next-token log-probability vectors after prompt + each prefix, shape
         (len(prefixes), vocab). The prompt is run once; its KV cache serves every prefix."""
-        rows = {}
-        for index, steps in self._cached_pass(prompt_ids, prefixes, chunk=chunk):
-            rows[index] = steps[-1]
-        return torch.stack([rows[i] for i in range(len(prefixes))])
+        tree = self._tree_pass(prompt_ids, prefixes)
+        if tree is not None:
+            first, rows, index = tree
+            return torch.stack([rows[index[tuple(p)]] if p else first for p in prefixes])
+        found = {}
+        for i, steps in self._cached_pass(prompt_ids, prefixes, chunk=chunk):
+            found[i] = steps[-1]
+        return torch.stack([found[i] for i in range(len(prefixes))])
 
     def continuation_logprobs(
         self, prompt_ids: Sequence[int], continuations: Sequence[Sequence[int]], *, chunk: int = 64
     ) -> list[list[float]]:
         """log P(token_i | prompt, continuation[:i]) for every token of every continuation,
         with the prompt's KV cache computed once."""
+        tree = self._tree_pass(prompt_ids, continuations)
+        if tree is not None:
+            first, rows, index = tree
+            out = []
+            for seq in continuations:
+                seq = [int(t) for t in seq]
+                if not seq:
+                    out.append([])
+                    continue
+                before = [first] + [rows[index[tuple(seq[:k])]] for k in range(1, len(seq))]
+                out.append([float(row[t]) for row, t in zip(before, seq, strict=True)])
+            return out
         result: list[list[float]] = [[] for _ in continuations]
-        for index, steps in self._cached_pass(prompt_ids, continuations, chunk=chunk):
-            tokens = continuations[index]
-            result[index] = [float(steps[i][t]) for i, t in enumerate(tokens)]
+        for i, steps in self._cached_pass(prompt_ids, continuations, chunk=chunk):
+            tokens = continuations[i]
+            result[i] = [float(steps[k][t]) for k, t in enumerate(tokens)]
         return result
+
+    def _prompt_state(self, prompt_ids: Sequence[int]) -> tuple[Any, torch.Tensor]:
+        """The prompt's KV cache (batch one) and the log-probs after it, computed once per
+        prompt and kept for the next call on the same prompt (the last prompt only)."""
+        key = tuple(int(t) for t in prompt_ids)
+        memo = getattr(self, "_prompt_memo", None)
+        if memo is not None and memo[0] == key and memo[1].get_seq_length() == len(key):
+            return memo[1], memo[2]
+        self._prompt_memo = None  # a failure below must not leave a half-made entry
+        with torch.no_grad():
+            prompt = torch.tensor([list(key)], device=self.device)
+            # Only the last position's logits are needed: a full-vocabulary row per prompt
+            # token costs more than the rest of the pass on long judge prompts.
+            out = self.model(prompt, use_cache=True, logits_to_keep=1)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu()
+        cache = _cache_of(out)
+        self._prompt_memo = (key, cache, first)
+        return cache, first
+
+    def _tree_pass(
+        self, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]]
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[tuple[int, ...], int]] | None:
+        """(log-probs after the prompt, log-probs after each tree token, the token index of
+        every prefix path), or None where the cache cannot be cut back exactly."""
+        if not prompt_ids:
+            raise ValueError("prompt_ids is empty")
+        if not self.tree_reads:
+            return None
+        lock = self.__dict__.setdefault("_reader_lock", threading.Lock())
+        with lock:
+            cache, first = self._prompt_state(prompt_ids)
+            if not _croppable(cache):
+                self._prompt_memo = None
+                return None
+            index: dict[tuple[int, ...], int] = {}
+            tokens: list[int] = []
+            parents: list[int] = []
+            for seq in seqs:
+                for k in range(1, len(seq) + 1):
+                    path = tuple(int(t) for t in seq[:k])
+                    if path not in index:
+                        index[path] = len(tokens)
+                        tokens.append(path[-1])
+                        parents.append(index[path[:-1]] if k > 1 else -1)
+            if not tokens:
+                return first, torch.empty((0, first.numel())), index
+            rows = self._read_tree(cache, len(prompt_ids), tokens, parents)
+            return first, rows, index
+
+    def _read_tree(
+        self, cache: Any, prompt_len: int, tokens: list[int], parents: list[int]
+    ) -> torch.Tensor:
+        size = len(tokens)
+        allowed = torch.zeros((size, prompt_len + size), dtype=torch.bool)
+        allowed[:, :prompt_len] = True
+        depth = [0] * size
+        for i, parent in enumerate(parents):  # parents come before their children
+            allowed[i, prompt_len + i] = True
+            if parent >= 0:
+                allowed[i] |= allowed[parent]
+                depth[i] = depth[parent] + 1
+        dtype = next(self.model.parameters()).dtype
+        # An additive mask (0 where allowed): eager attention adds it, SDPA accepts it as is.
+        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+        positions = torch.tensor([[prompt_len + d for d in depth]], device=self.device)
+        try:
+            with torch.no_grad():
+                out = self.model(
+                    torch.tensor([tokens], device=self.device),
+                    attention_mask=mask[None, None].to(self.device),
+                    position_ids=positions,
+                    use_cache=True,
+                    **{_cache_argument(self.model): cache},
+                )
+            return torch.log_softmax(out.logits[0].float(), dim=-1).cpu()
+        finally:
+            # Back to the prompt alone, ready for the next call (or dropped if that fails).
+            try:
+                extra = cache.get_seq_length() - prompt_len
+                if extra > 0:
+                    cache.crop(-extra)  # transformers 5: a negative count of tokens to drop
+            except Exception:
+                self._prompt_memo = None
+                raise
 
     def last_logprobs(
         self, seqs: Sequence[Sequence[int]], *, block: int = 64

@@ -1,7 +1,8 @@
 """A design's [[judges]] tables as typed specs, and the one function that builds a judge from its
 spec (the experiment engine and every CLI command build judges here).
 
-A local judge ("smollm2", a hub id, a folder) is read exactly through the local runtime; a served
+A local judge ("smollm2", a hub id, a folder) is read through the local runtime (exactly at
+max_error = 0, within a certified bound otherwise); a served
 judge is reached through the served door with the spec's own EndpointSettings (base URL, key
 variable, timeout, retries, concurrency — never part of the judge's identity or its cache keys)."""
 
@@ -51,7 +52,9 @@ MAX_ERROR_FIELD = Field(
 class LocalJudgeSpec(DataModel):
     id: Slug = Field(description="names the judge in scores, hypotheses and calibration rules")
     kind: Literal["local"] = Field(
-        description='"local": an open model read here, exactly, by the lab\'s own runtime'
+        description='"local": an open model read here by the lab\'s own runtime from its full '
+        "next-token distributions: exactly at max_error = 0, within a certified bound of "
+        "max_error points otherwise (the default)"
     )
     model: NonEmpty = Field(description='hub id, folder, or "smollm2" (the embedded default)')
     max_error: float = MAX_ERROR_FIELD
@@ -74,7 +77,8 @@ class ServedJudgeSpec(DataModel):
     tokenizer: str | None = Field(
         None,
         description="the judge's tokenizer (hub id, folder with tokenizer files, or smollm2; no "
-        "weights needed): with it every reading is exact, by prompt token ids",
+        "weights needed): with it every reading is by prompt token ids, exact at max_error = "
+        "0 and within a certified bound otherwise",
     )
     mode: Literal["exact", "top-k"] | None = Field(
         None,

@@ -29,8 +29,8 @@ READING_COLUMNS = (
     "bound_width", "coverage_gap",
 )  # fmt: skip
 SUMMARY_COLUMNS = (
-    "judge", "group", "reading", "mode", "n", "exact_share", "coverage_median", "coverage_p5",
-    "unreadable",
+    "judge", "group", "reading", "mode", "n", "exact_share", "bound_width_row_median",
+    "coverage_median", "coverage_p5", "unreadable",
 )  # fmt: skip
 # Per judge, over all its readings (repeated on each of its summary rows): what its server said
 # it was, and how wide its score readings' certified bounds are.
@@ -53,6 +53,12 @@ def reading_mode(mode: str | None, backend: str | None) -> str:
     if backend == "local":
         return "local"
     return f"{backend} (mode not recorded)" if backend else NO_RECORD
+
+
+def _bounded(mode: str, exact: object, width: object) -> str:
+    """A reading that stopped early within its certified bound is labelled so: it is not an
+    exact reading, whatever transport read it ("exact, bounded": by prompt token ids)."""
+    return f"{mode}, bounded" if width is not None and exact in (0, False) else mode
 
 
 def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.DataFrame:
@@ -83,7 +89,7 @@ def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.D
                 str(judge),
                 groups.get((str(target_kind), str(target_id)), UNKNOWN_GROUP),
                 f"{target_kind} {_READING.get(kind, NO_RECORD) if kind else NO_RECORD}",
-                reading_mode(mode, backend) if kind else NO_RECORD,
+                _bounded(reading_mode(mode, backend), exact, width) if kind else NO_RECORD,
                 float(exact) if exact is not None else np.nan,
                 float(coverage),
                 bool(readable),
@@ -136,6 +142,7 @@ def summarize(readings: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
     ):
         coverage = part["coverage"].to_numpy(dtype=float)
         exact = part["exact"].dropna()
+        width = part["bound_width"].dropna()
         rows.append(
             (
                 judge,
@@ -144,6 +151,7 @@ def summarize(readings: pd.DataFrame, first: str | None = None) -> pd.DataFrame:
                 mode,
                 len(part),
                 float(exact.mean()) if len(exact) else np.nan,
+                float(width.median()) if len(width) else np.nan,
                 float(np.median(coverage)),
                 float(np.percentile(coverage, 5)),
                 int((~part["readable"].astype(bool)).sum()),
@@ -175,6 +183,7 @@ def section(
         "mode": "mode",
         "n": "n",
         "read exactly": lambda r: md.number(r["exact_share"], 2),
+        "median bound width": lambda r: md.number(r["bound_width_row_median"], 2),
         "median coverage": lambda r: md.number(r["coverage_median"], 3),
         "5th pct coverage": lambda r: md.number(r["coverage_p5"], 3),
         "unreadable": "unreadable",
@@ -185,7 +194,9 @@ def section(
         "read exactly (every token that could continue the answer had its log-probability "
         "read; the stored record's `exact`), the mode it was read in (`local`: the judge's own "
         "weights; `exact`: a served judge read by prompt token ids; `top-k`: a served judge "
-        "read from its top log-probabilities), the median and 5th-percentile coverage (the "
+        "read from its top log-probabilities; `, bounded`: the reading stopped early, within a "
+        "certified bound on E[n] whose median width in points is shown, so it is not exact), "
+        "the median and 5th-percentile coverage (the "
         f"probability the reading accounts for) and how many fell under {under} and are left "
         f"out as unreadable. {why} At full precision: `tables/judge_readings.csv`.\n",
         md.table(summary, columns),

@@ -106,7 +106,8 @@ def add_judge_args(p: argparse.ArgumentParser, *, prefix: str = "", required: bo
     p.add_argument(
         f"--{prefix}tokenizer",
         help="served judges: the judge's tokenizer (hub id in the local cache, or a folder with "
-        "tokenizer files; no weights needed): readings are exact, by prompt token ids",
+        "tokenizer files; no weights needed): readings go by prompt token ids, exact at "
+        "--max-error 0 and within a certified bound otherwise",
     )
     p.add_argument(
         f"--{prefix}mode",
@@ -117,7 +118,7 @@ def add_judge_args(p: argparse.ArgumentParser, *, prefix: str = "", required: bo
         f"--{prefix}top-logprobs",
         type=int,
         help="served judges: top log-probabilities per position (default 20 top-k, 0 exact; a "
-        "llama.cpp server reads exactly with the vocabulary size here)",
+        "llama.cpp server gives whole distributions with the vocabulary size here)",
     )
     p.add_argument(
         f"--{prefix}reasoning-effort",
@@ -133,7 +134,8 @@ def add_judge_args(p: argparse.ArgumentParser, *, prefix: str = "", required: bo
         f"--{prefix}max-error",
         type=float,
         help="0–100 readings stop where what is left could move E[n] by less (points; "
-        "default 0.05; 0 = read every node)",
+        "default 0.05: a bounded reading, its certified bound stored; 0 = read every node: "
+        "exact)",
     )
     p.add_argument(
         f"--{prefix}no-prefill",

@@ -134,7 +134,8 @@ def run_probe(args: argparse.Namespace) -> int:
     spec = judge_spec_of(args)
     if not isinstance(spec, ServedJudgeSpec):
         raise LabError(
-            "the probe is for served judges (a local judge is read exactly by construction)",
+            "the probe is for served judges (a local judge reads its own full distributions: "
+            "exactly, or within max_error's certified bound)",
             where="--judge",
             fix="name a served judge as litellm:MODEL",
         )
