@@ -1,6 +1,10 @@
-"""Judge reading speed on the embedded default: one 0–100 score by the trie with the prompt's KV
-cache vs. 101 full sequences (prompt + number, one plain forward pass each), and the time for the
-whole behavior rubric (15 reply questions + 2 person questions) on one reply.
+"""Judge reading speed on the embedded default: seconds per local 0–100 reading, exact and
+bounded (max_error 0.05, the designs' default) side by side, by the tree-attention reader (the
+whole trie in one pass on the prompt's cache) and by the earlier reader (the prompt's cache
+copied and repeated per batch of continuations, the prompt run again each call) on the same
+prompts in one run; one score by 101 full sequences (prompt + number, one plain forward pass
+each); and the time for the whole behavior rubric (15 reply questions + 2 person questions) on
+one reply.
 
 Run: .venv/bin/python bench/judges.py [--model smollm2] [--repeats 2]"""
 
@@ -48,7 +52,7 @@ def full_sequences_seconds(model: LocalModel, text: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     model = LocalModel.load(args.model)
     judge = LocalJudge(model)
@@ -58,9 +62,45 @@ def main() -> None:
         f"model {args.model}: dtype {model.dtype}, device {model.device}, "
         f"threads {torch.get_num_threads()}, prompt {len(model.encode(text))} tokens"
     )
+    prompts = [
+        entry_prompts(text_, [], EntryTemplates.load())[kind]
+        for text_ in (ENTRY, ENTRY + " " + REPLY)
+        for kind in ("coherence", "realism")
+    ]
     judge.read_number(prompt, floor=0.0)  # warm-up
+    per: dict[tuple[str, float], float] = {}
+    means: dict[tuple[str, float], list[float]] = {}
+    for _ in range(args.repeats):
+        for reader in ("tree", "earlier"):
+            model.tree_reads = reader == "tree"
+            for max_error in (0.0, 0.05):
+                reading_judge = LocalJudge(model, max_error=max_error)
+                start = time.perf_counter()
+                found = [reading_judge.read_number(p, floor=0.0).mean for p in prompts]
+                seconds = (time.perf_counter() - start) / len(prompts)
+                key = (reader, max_error)
+                per[key] = min(per.get(key, float("inf")), seconds)
+                means[key] = found
+    model.tree_reads = True
+    print(f"seconds per local 0–100 reading ({len(prompts)} prompts, best of {args.repeats}):")
+    for max_error, label in ((0.0, "exact"), (0.05, "bounded 0.05")):
+        tree, earlier = per[("tree", max_error)], per[("earlier", max_error)]
+        print(
+            f"  {label:13s} tree {tree:.3f} s   earlier {earlier:.3f} s   "
+            f"speed-up {earlier / tree:.1f}x"
+        )
+    gap = max(
+        abs(a - b)
+        for e in (0.0, 0.05)
+        for a, b in zip(means[("tree", e)], means[("earlier", e)], strict=True)
+    )
+    print(
+        f"  bounded / exact (tree): {per[('tree', 0.05)] / per[('tree', 0.0)]:.2f}; largest "
+        f"difference between the readers' means: {gap:.2e} points"
+    )
     trie = []
     for _ in range(args.repeats):
+        model._prompt_memo = None
         start = time.perf_counter()
         reading = judge.read_number(prompt, floor=0.0)
         trie.append(time.perf_counter() - start)

@@ -136,7 +136,7 @@ def test_malformed_answers_are_retried_then_left_ungraded(tmp_path, tiny_model):
 
     seen: list = []
     store = Store(tmp_path / "store.sqlite", (BenchReplyRow, GraderAnswerRow))
-    settings = GraderSettings(retries=2, retry_temperature=0.5)
+    settings = GraderSettings(retries=2, retry_temperature=0.5, defaults="lab")  # greedy first
     answers = write_answers(
         store,
         "j",

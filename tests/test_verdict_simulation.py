@@ -110,3 +110,15 @@ def test_design_check_prints_the_verdict_mde_for_two_judges_and_its_assumed_corr
     assert f"supported with 80% power at {two:.2f} SD" in line
     assert "all 2 judges agreeing at ρ = 0.50 between them, assumed" in line
     assert f"one judge alone: {mde_sd('intervals', 8, 6):.2f} SD" in line
+
+
+def test_the_family_error_line_states_the_rule_as_run_and_the_other_beside_it():
+    from experiments.analysis.verdict_simulation import family_error_text
+
+    text = family_error_text("intervals", 8, 6, 2, 0.9, "role cards")
+    assert text.startswith("Family-wise error of the preregistered rule as run (intervals)")
+    value = family_error("intervals", 8, 6, correlation=0.9, draws=4000, seed=8)
+    assert f"= {value:.3f} at 8 role cards, 2 judges correlated ρ = 0.90 (as measured" in text
+    assert "under the sensitivity (holm)" in text and "no adjustment" in text
+    assert "assumed" in family_error_text("holm", 8, 6, 2, 0.5, "diarists", measured=False)
+    assert family_error_text("holm", 2, 1, 1, 0.5, "diarists") == ""  # nothing decidable

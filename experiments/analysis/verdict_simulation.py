@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments.analysis.rules import Rule, judge_noise
+from experiments.analysis.rules import Rule, can_support, judge_noise
 from experiments.analysis.verdicts import ALPHA, sign_flip_bounds, sign_flip_p
 
 _BLOCK = 512
@@ -122,12 +122,20 @@ def family_error(
 
 
 def family_error_text(
-    rule: Rule, n: int, hypotheses: int, judges: int, correlation: float, cluster_word: str
+    rule: Rule,
+    n: int,
+    hypotheses: int,
+    judges: int,
+    correlation: float,
+    cluster_word: str,
+    *,
+    measured: bool = True,
 ) -> str:
     """The family-wise error of the design's rule as run, beside the other rule's, as a report
     states it under its verdicts (true nulls simulated independent; judges correlated as
-    measured)."""
-    if n < 2 or hypotheses < 1:
+    measured, or as assumed where they could not be). Nothing where the rule can decide
+    nothing at n (the verdicts say "too few" instead)."""
+    if hypotheses < 1 or not can_support(rule, n, hypotheses):
         return ""
     draws = 4000 if n <= 12 else 1000
     found = {
@@ -143,10 +151,16 @@ def family_error_text(
         if rule == "intervals"
         else ""
     )
+    who = (
+        f"{judges} judges correlated ρ = {correlation:.2f} "
+        f"({'as measured here' if measured else 'assumed: not measurable here'})"
+        if judges > 1
+        else "one judge"
+    )
+    plural = "hypotheses were" if hypotheses > 1 else "hypothesis were"
     return (
         f"Family-wise error of the preregistered rule as run ({rule}): if all {hypotheses} "
-        f"hypotheses were false, P(at least one comes out supported) = {found[rule]:.3f} at "
-        f"{n} {cluster_word}, {judges} judge{'s' if judges > 1 else ''} correlated "
-        f"ρ = {correlation:.2f} (as measured here), by seeded simulation with the hypotheses "
-        f"independent; under the sensitivity ({other}): {found[other]:.3f}.{uncontrolled}\n"
+        f"{plural} false, P(at least one comes out supported) = {found[rule]:.3f} at {n} "
+        f"{cluster_word}, {who}, by seeded simulation with the hypotheses independent; under "
+        f"the sensitivity ({other}): {found[other]:.3f}.{uncontrolled}\n"
     )

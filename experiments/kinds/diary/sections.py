@@ -164,6 +164,7 @@ def _family_error(res: Results) -> str:
         int(table["judge"].nunique()),
         DEFAULT_JUDGE_CORRELATION if pd.isna(rho) else float(rho),
         "diarists",
+        measured=not pd.isna(rho),
     )
 
 

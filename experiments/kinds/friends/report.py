@@ -104,6 +104,7 @@ def _family_error(table: pd.DataFrame, spec: FriendsDesignFile) -> str:
         len(spec.judges),
         DEFAULT_JUDGE_CORRELATION if pd.isna(rho) else float(rho),
         "role cards",
+        measured=not pd.isna(rho),
     )
 
 
