@@ -100,7 +100,7 @@ def main() -> None:
     )
     trie = []
     for _ in range(args.repeats):
-        model._prompt_memo = None
+        model.forget_prompt()
         start = time.perf_counter()
         reading = judge.read_number(prompt, floor=0.0)
         trie.append(time.perf_counter() - start)

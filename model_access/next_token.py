@@ -8,10 +8,11 @@ Continuations are read as one tree (tree attention): every distinct prefix token
 continuation goes into a single row after the prompt, each token attending to the prompt and
 to its own ancestors only (a 4D mask), at the position its depth gives. One forward pass of a
 few dozen tokens then reads a whole trie, against the prompt's cache of batch one: nothing is
-copied or repeated per continuation, and the cache is cut back to the prompt afterwards, so the
-next call on the same prompt (the bounded walk's next round, the decimal marks' follow-up)
-finds it ready and runs no token of the prompt again. Caches that cannot be cut back exactly
-(sliding-window layers) take the batched path with a copy of the cache instead."""
+copied or repeated per continuation. The cache keeps the tree's tokens too, so the next call on
+the same prompt (the bounded walk's next round, the decimal marks' follow-up) runs only the
+tokens no earlier call ran, attending to the ones that did. A judge starts each reading afresh
+(`forget_prompt`), so a reading is a function of its prompt alone. Caches that cannot hold a
+tree exactly (sliding-window layers) take the batched path with a copy of the cache instead."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import copy
 import inspect
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -33,6 +35,27 @@ def _cache_argument(model: Any) -> str:
 def _cache_of(output: Any) -> Any:
     cache = getattr(output, "cache", None)
     return cache if cache is not None else output.past_key_values
+
+
+# A prompt's kept tree is dropped past this many tokens (its cache and rows are memory).
+_MAX_TREE_TOKENS = 8192
+
+
+@dataclass
+class _TreeState:
+    """One prompt's KV cache (batch one) with the tree tokens run after it so far: where each
+    path's token sits in the cache, and the log-probs read after each wanted path."""
+
+    key: tuple[int, ...]
+    cache: Any
+    first: torch.Tensor
+    positions: dict[tuple[int, ...], int] = field(default_factory=dict)
+    rows: dict[tuple[int, ...], torch.Tensor] = field(default_factory=dict)
+    length: int = -1
+
+    def __post_init__(self) -> None:
+        if self.length < 0:
+            self.length = len(self.key)
 
 
 def _shared(a: Sequence[int], b: Sequence[int]) -> int:
@@ -79,8 +102,8 @@ class NextTokenReader:
         (len(prefixes), vocab). The prompt is run once; its KV cache serves every prefix."""
         tree = self._tree_pass(prompt_ids, prefixes)
         if tree is not None:
-            first, rows, index = tree
-            return torch.stack([rows[index[tuple(p)]] if p else first for p in prefixes])
+            first, rows = tree
+            return torch.stack([rows[tuple(int(t) for t in p)] if p else first for p in prefixes])
         found = {}
         for i, steps in self._cached_pass(prompt_ids, prefixes, chunk=chunk):
             found[i] = steps[-1]
@@ -91,17 +114,14 @@ class NextTokenReader:
     ) -> list[list[float]]:
         """log P(token_i | prompt, continuation[:i]) for every token of every continuation,
         with the prompt's KV cache computed once."""
-        tree = self._tree_pass(prompt_ids, continuations)
+        tree = self._tree_pass(prompt_ids, continuations, steps=True)
         if tree is not None:
-            first, rows, index = tree
+            first, rows = tree
             out = []
             for seq in continuations:
                 seq = [int(t) for t in seq]
-                if not seq:
-                    out.append([])
-                    continue
-                before = [first] + [rows[index[tuple(seq[:k])]] for k in range(1, len(seq))]
-                out.append([float(row[t]) for row, t in zip(before, seq, strict=True)])
+                before = [first] + [rows[tuple(seq[:k])] for k in range(1, len(seq))]
+                out.append([float(row[t]) for row, t in zip(before, seq, strict=False)])
             return out
         result: list[list[float]] = [[] for _ in continuations]
         for i, steps in self._cached_pass(prompt_ids, continuations, chunk=chunk):
@@ -109,89 +129,104 @@ class NextTokenReader:
             result[i] = [float(steps[k][t]) for k, t in enumerate(tokens)]
         return result
 
-    def _prompt_state(self, prompt_ids: Sequence[int]) -> tuple[Any, torch.Tensor]:
-        """The prompt's KV cache (batch one) and the log-probs after it, computed once per
-        prompt and kept for the next call on the same prompt (the last prompt only)."""
+    def forget_prompt(self) -> None:
+        """Drop the kept prompt state: the next read starts from its prompt alone, so what it
+        returns is a function of that prompt and its own calls (a judge calls this at the
+        start of each reading)."""
+        self._tree_state = None
+
+    def _state(self, prompt_ids: Sequence[int]) -> _TreeState:
+        """The prompt's state, computed once per prompt and kept for the next call on it."""
         key = tuple(int(t) for t in prompt_ids)
-        memo = getattr(self, "_prompt_memo", None)
-        if memo is not None and memo[0] == key and memo[1].get_seq_length() == len(key):
-            return memo[1], memo[2]
-        self._prompt_memo = None  # a failure below must not leave a half-made entry
+        state: _TreeState | None = getattr(self, "_tree_state", None)
+        if state is not None and state.key == key and state.length <= _MAX_TREE_TOKENS:
+            return state
+        self._tree_state = None  # a failure below must not leave a half-made state
         with torch.no_grad():
             prompt = torch.tensor([list(key)], device=self.device)
             # Only the last position's logits are needed: a full-vocabulary row per prompt
             # token costs more than the rest of the pass on long judge prompts.
             out = self.model(prompt, use_cache=True, logits_to_keep=1)
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu()
-        cache = _cache_of(out)
-        self._prompt_memo = (key, cache, first)
-        return cache, first
+        state = _TreeState(key, _cache_of(out), first)
+        self._tree_state = state
+        return state
 
     def _tree_pass(
-        self, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]]
-    ) -> tuple[torch.Tensor, torch.Tensor, dict[tuple[int, ...], int]] | None:
-        """(log-probs after the prompt, log-probs after each tree token, the token index of
-        every prefix path), or None where the cache cannot be cut back exactly."""
+        self, prompt_ids: Sequence[int], seqs: Sequence[Sequence[int]], *, steps: bool = False
+    ) -> tuple[torch.Tensor, dict[tuple[int, ...], torch.Tensor]] | None:
+        """(log-probs after the prompt, log-probs after each path read), or None where the
+        cache cannot be kept exactly (sliding-window layers). Paths are read after each
+        sequence's last token, or with `steps` after each of its tokens but the last."""
         if not prompt_ids:
             raise ValueError("prompt_ids is empty")
         if not self.tree_reads:
             return None
         lock = self.__dict__.setdefault("_reader_lock", threading.Lock())
         with lock:
-            cache, first = self._prompt_state(prompt_ids)
-            if not _croppable(cache):
-                self._prompt_memo = None
+            state = self._state(prompt_ids)
+            if not _croppable(state.cache):
+                self._tree_state = None
                 return None
-            index: dict[tuple[int, ...], int] = {}
-            tokens: list[int] = []
-            parents: list[int] = []
+            wanted: dict[tuple[int, ...], None] = {}
             for seq in seqs:
-                for k in range(1, len(seq) + 1):
-                    path = tuple(int(t) for t in seq[:k])
-                    if path not in index:
-                        index[path] = len(tokens)
-                        tokens.append(path[-1])
-                        parents.append(index[path[:-1]] if k > 1 else -1)
-            if not tokens:
-                return first, torch.empty((0, first.numel())), index
-            rows = self._read_tree(cache, len(prompt_ids), tokens, parents)
-            return first, rows, index
+                path = tuple(int(t) for t in seq)
+                for k in range(1, len(path)) if steps else range(len(path), len(path) + 1):
+                    if k > 0 and path[:k] not in state.rows:
+                        wanted[path[:k]] = None
+            if wanted:
+                try:
+                    self._extend(state, list(wanted))
+                except BaseException:
+                    self._tree_state = None  # the cache may hold part of a failed pass
+                    raise
+            return state.first, state.rows
 
-    def _read_tree(
-        self, cache: Any, prompt_len: int, tokens: list[int], parents: list[int]
-    ) -> torch.Tensor:
-        size = len(tokens)
-        allowed = torch.zeros((size, prompt_len + size), dtype=torch.bool)
-        allowed[:, :prompt_len] = True
-        depth = [0] * size
-        for i, parent in enumerate(parents):  # parents come before their children
-            allowed[i, prompt_len + i] = True
-            if parent >= 0:
-                allowed[i] |= allowed[parent]
-                depth[i] = depth[parent] + 1
+    def _extend(self, state: _TreeState, wanted: list[tuple[int, ...]]) -> None:
+        """Run every wanted path's missing tokens in one pass after what the cache holds (each
+        token attending to the prompt and its own ancestors, old or new), and keep their keys,
+        values and the wanted paths' log-probs."""
+        feed: list[tuple[int, ...]] = []  # new tokens, by path, parents first
+        new: dict[tuple[int, ...], int] = {}
+        for path in wanted:
+            for k in range(1, len(path) + 1):
+                q = path[:k]
+                # A wanted path already held (fed as an ancestor, its logits never kept) runs
+                # again as a token of its own: a duplicate key, harmless to attention.
+                if q not in new and (q not in state.positions or q == path):
+                    new[q] = len(feed)
+                    feed.append(q)
+        held = state.length
+        size = len(feed)
+        allowed = torch.zeros((size, held + size), dtype=torch.bool)
+        allowed[:, : len(state.key)] = True
+        for i, q in enumerate(feed):
+            allowed[i, held + i] = True
+            for k in range(1, len(q)):
+                r = q[:k]
+                allowed[i, held + new[r] if r in new else state.positions[r]] = True
         dtype = next(self.model.parameters()).dtype
         # An additive mask (0 where allowed): eager attention adds it, SDPA accepts it as is.
         mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
-        positions = torch.tensor([[prompt_len + d for d in depth]], device=self.device)
-        try:
-            with torch.no_grad():
-                out = self.model(
-                    torch.tensor([tokens], device=self.device),
-                    attention_mask=mask[None, None].to(self.device),
-                    position_ids=positions,
-                    use_cache=True,
-                    **{_cache_argument(self.model): cache},
-                )
-            return torch.log_softmax(out.logits[0].float(), dim=-1).cpu()
-        finally:
-            # Back to the prompt alone, ready for the next call (or dropped if that fails).
-            try:
-                extra = cache.get_seq_length() - prompt_len
-                if extra > 0:
-                    cache.crop(-extra)  # transformers 5: a negative count of tokens to drop
-            except Exception:
-                self._prompt_memo = None
-                raise
+        depth = torch.tensor([[len(state.key) + len(q) - 1 for q in feed]], device=self.device)
+        # Logits only where a wanted path ends (ancestors are fed for their keys and values):
+        # the vocabulary projection is a large part of the pass.
+        keep = [new[path] for path in wanted]
+        with torch.no_grad():
+            out = self.model(
+                torch.tensor([[q[-1] for q in feed]], device=self.device),
+                attention_mask=mask[None, None].to(self.device),
+                position_ids=depth,
+                use_cache=True,
+                logits_to_keep=torch.tensor(keep, device=self.device),
+                **{_cache_argument(self.model): state.cache},
+            )
+        rows = torch.log_softmax(out.logits[0].float(), dim=-1).cpu()
+        for q, i in new.items():
+            state.positions.setdefault(q, held + i)
+        for path, row in zip(wanted, rows, strict=True):
+            state.rows[path] = row
+        state.length = held + size
 
     def last_logprobs(
         self, seqs: Sequence[Sequence[int]], *, block: int = 64

@@ -1,8 +1,10 @@
-"""A judge that is a local open model (model_access.local.LocalModel): exact readings.
+"""A judge that is a local open model (model_access.local.LocalModel): readings from its full
+next-token distributions, exact at max_error = 0 and within a certified bound otherwise.
 
 For a 0–100 score: tokenize every number after the prompt (prefix-stable), build the trie of those
-token sequences, and query every trie node in one next_token_logprobs call that reuses the
-prompt's KV cache (about 102 short continuations, whatever the tokenizer). From each node's full
+token sequences, and query the trie's nodes with next_token_logprobs, which runs the prompt once
+and reads a whole round of nodes in one tree-attention pass on its KV cache (about 102 short
+continuations for an exact reading, whatever the tokenizer; fewer for a bounded one). From each node's full
 next-token distribution the record keeps only what the algorithm needs: the log-probabilities of
 the trie's child tokens and log P(the number ends here)."""
 
@@ -79,6 +81,9 @@ class LocalJudge(Judge):
         return rendered.text
 
     def number_record(self, prompt: JudgePrompt) -> dict[str, Any]:
+        # Every reading starts from its prompt alone (the runtime keeps a prompt's tree between
+        # calls: the walk's rounds and the marks' follow-up reuse it within this reading).
+        self.model.forget_prompt()
         trie = number_trie(self.model.tokenizer, self.prompt_text(prompt))
         if self.max_error > 0:
             return self._bounded_record(trie)
@@ -154,8 +159,9 @@ class LocalJudge(Judge):
 
     @staticmethod
     def _lookup(row: torch.Tensor, ids: tuple[int, ...]) -> dict[int, float]:
-        # float64 from here on: sums of many small probabilities
-        values = row.double()[list(ids)].tolist() if ids else []
+        # float64 from here on: sums of many small probabilities (the needed ids picked first:
+        # converting a whole vocabulary row per node costs more than the read)
+        values = row[list(ids)].double().tolist() if ids else []
         return dict(zip(ids, values, strict=True))
 
     def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
