@@ -4,9 +4,9 @@ next-token distributions, exact at max_error = 0 and within a certified bound ot
 For a 0–100 score: tokenize every number after the prompt (prefix-stable), build the trie of those
 token sequences, and query the trie's nodes with next_token_logprobs, which runs the prompt once
 and reads a whole round of nodes in one tree-attention pass on its KV cache (about 102 short
-continuations for an exact reading, whatever the tokenizer; fewer for a bounded one). From each node's full
-next-token distribution the record keeps only what the algorithm needs: the log-probabilities of
-the trie's child tokens and log P(the number ends here)."""
+continuations for an exact reading, whatever the tokenizer; fewer for a bounded one). From
+each node's full next-token distribution the record keeps only what the algorithm needs: the
+log-probabilities of the trie's child tokens and log P(the number ends here)."""
 
 from __future__ import annotations
 
