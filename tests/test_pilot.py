@@ -154,3 +154,50 @@ def test_a_kind_without_pilot_support_is_refused_clearly():
     design = SimpleNamespace(kind=Plain(), path=Path("letters.toml"))
     with pytest.raises(LabError, match="cannot run a pilot yet"):
         supports_pilot(design)  # type: ignore[arg-type]
+
+
+def test_with_two_judges_the_mde_is_the_verdicts_at_the_measured_correlation(
+    tmp_path, tiny_model_folder
+):
+    """Two judges that read alike (the same tiny model, one with a coarser bound): the pilot
+    measures their correlation, and its MDE is the two-judge verdict's at it."""
+    from experiments.analysis.rules import mde_sd
+
+    profile = make_profile(tmp_path, tiny_model_folder)
+    judges = f"""
+[[judges]]
+id = "tiny-judge"
+kind = "local"
+model = "{tiny_model_folder}"
+
+[[judges]]
+id = "tiny-twin"
+kind = "local"
+model = "{tiny_model_folder}"
+max_error = 0.5
+"""
+    text = design_text(
+        tiny_model_folder,
+        profile.relative_to(tmp_path),
+        entries=1,
+        chatbots=CHATBOT,
+        diarists='["amara", "tomasz", "neha", "eero", "fatma", "kenji"]',
+        extra=HYPOTHESES.replace('["tiny-judge"]', '["tiny-judge", "tiny-twin"]'),
+        judges=judges,
+    ).replace("[analysis]", '[analysis]\ndecision_rule = "intervals"', 1)
+    path = tmp_path / "design.toml"
+    path.write_text(text)
+    out = tmp_path / "pilot"
+    args = ["pilot", str(path), "--diarists", "3", "--repeats", "2", "--out", str(out)]
+    assert main([*args, "--no-progress"]) == 0
+    table = rows(out)
+    assert {r["judge"] for r in table} == {"tiny-judge", "tiny-twin"}
+    for r in table:
+        assert int(r["judges"]) == 2
+        rho = float(r["judge_correlation"])
+        assert rho > 0.8  # the same model read twice
+        sd = float(r["cluster_sd"])
+        # The full design's 6 diarists, both judges agreeing at the measured correlation.
+        expected = mde_sd("intervals", 6, 2, judges=2, correlation=rho) * sd
+        assert math.isfinite(expected) and float(r["mde"]) == pytest.approx(expected)
+    assert "ρ" in (out / "pilot.md").read_text() and "measured" in (out / "pilot.md").read_text()
