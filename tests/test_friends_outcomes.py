@@ -59,3 +59,21 @@ def test_card_outcomes_is_one_row_per_card_and_group():
     table = card_outcomes(outcomes)
     assert len(table) == 2 * 8 * 2  # judges × cards × writer groups (one score)
     assert set(table["writers"]) == {1}
+
+
+def test_the_outcome_table_shows_cards_expected_beside_those_present():
+    """A writer group that lost a card's letters (unreadable) says "7 of 8" in the report."""
+    from experiments.analysis.bootstrap import BootstrapSettings
+    from experiments.kinds.friends.describe import versus_controls
+    from experiments.kinds.friends.report import _cards
+
+    table = letters({"j": 10.0})
+    lost = (table["letter_id"].str.startswith("si.amara")) & (table["letter_index"] >= 2)
+    table.loc[lost, "readable"] = False
+    outcomes = writer_outcomes(table, [2, 3])
+    found = versus_controls(outcomes, BootstrapSettings("card", resamples=50, seed=1))
+    assert (found["n_cards_expected"] == 8).all()
+    counts = {(r.friend_profile, r.n_cards) for r in found.itertuples()}
+    assert any(n == 7 for _, n in counts) and any(n == 8 for _, n in counts)
+    shown = {_cards(row) for _, row in found.iterrows()}
+    assert shown == {"7 of 8", "8"}

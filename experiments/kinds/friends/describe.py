@@ -78,6 +78,9 @@ def versus_controls(outcomes: pd.DataFrame, settings: BootstrapSettings) -> pd.D
     sent the fixed letter (per card, then bootstrapped over cards)."""
     rows = []
     unsteered = WriterGroup(writer=UNSTEERED, friend=UNSTEERED)
+    # Every role card the run wrote for: a group's row with fewer lost cards (unwritten or
+    # unreadable outcomes), shown beside n_cards so a reader sees it before the estimate.
+    expected = int(outcomes[CARD].nunique()) if len(outcomes) else 0
     for judge in sorted(outcomes["judge"].unique()):
         mine = outcomes[outcomes["judge"] == judge]
         for own, friend in groups(mine):
@@ -87,6 +90,7 @@ def versus_controls(outcomes: pd.DataFrame, settings: BootstrapSettings) -> pd.D
                 row = row[(row["score"] == score) & row["outcome"].notna()]
                 found = {"judge": judge, "profile": own, "friend_profile": friend, "score": score}
                 found |= {"n_writers": len(row), "n_cards": row["card"].nunique()}
+                found |= {"n_cards_expected": expected}
                 found |= _prefixed("", interval(row, "outcome", settings))
                 for name, against in (
                     ("vs_unsteered_", unsteered),

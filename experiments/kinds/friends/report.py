@@ -108,6 +108,12 @@ def _family_error(table: pd.DataFrame, spec: FriendsDesignFile) -> str:
     )
 
 
+def _cards(row: pd.Series) -> str:
+    """ "8" when every card the run wrote for is there, "6 of 8" when some were lost."""
+    n, expected = int(row["n_cards"]), int(row.get("n_cards_expected", row["n_cards"]))
+    return str(n) if n >= expected else f"{n} of {expected}"
+
+
 def _p(name: str) -> Column:
     return lambda r: md.number(r[name], 4)
 
@@ -153,7 +159,8 @@ def _sections(
         md.table(
             t["outcome"],
             {"row": "row_id", "judge": "judge", "writer → friend": _group, "score": "score"}
-            | {"writers": "n_writers", "cards": "n_cards", "outcome [95% CI]": _ci()}
+            | {"writers": "n_writers", "cards (of expected)": _cards}
+            | {"outcome [95% CI]": _ci()}
             | {"− two unsteered [95% CI]": _ci("vs_unsteered_")}
             | {"− fixed friend [95% CI]": _ci("vs_fixed_")},
         ),
