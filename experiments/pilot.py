@@ -17,10 +17,10 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from experiments.analysis.hypotheses import judge_correlation
 from experiments.analysis.rules import (
     DEFAULT_JUDGE_CORRELATION,
     Rule,
+    judge_correlation,
     mde,
     one_sided_level,
     rounded_correlation,

@@ -14,8 +14,8 @@ from experiments.analysis.hypotheses import (
     UnknownName,
     evaluate_family,
     interval_verdict,
-    results_table,
 )
+from experiments.analysis.hypothesis_table import results_table
 from experiments.analysis.verdicts import holm, sign_flip, sign_flip_interval
 from experiments.kinds.diary import hypotheses as diary
 from experiments.kinds.diary.contrasts import Hypothesis

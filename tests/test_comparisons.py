@@ -9,6 +9,7 @@ from scipy.stats import spearmanr
 
 from experiments.analysis.bootstrap import BootstrapSettings
 from experiments.kinds.diary import comparisons, paired
+from experiments.kinds.diary.agreement import judge_agreement
 from experiments.kinds.diary.frames import SHARED
 from tests.synthetic_diary import Plant, make_tables
 
@@ -143,7 +144,7 @@ def test_quality_recovers_the_coherence_drop():
 
 
 def test_judge_agreement_matches_direct_correlations(run):
-    got = comparisons.judge_agreement(run.entries, run.replies, SETTINGS).set_index("score")
+    got = judge_agreement(run.entries, run.replies, SETTINGS).set_index("score")
     e = run.entries.drop_duplicates(["entry_id", "judge", "score"])
     coherence = e[e["score"] == "coherence"].pivot(index="entry_id", columns="judge", values="mean")
     row = got.loc["coherence"]

@@ -10,15 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from experiments.analysis.hypotheses import (
-    ClusterValues,
-    HypothesisHead,
-    evaluate_family,
-    judge_correlation,
-    needed_clusters,
-    results_table,
-)
-from experiments.analysis.rules import mde_sd
+from experiments.analysis.hypotheses import ClusterValues, HypothesisHead, evaluate_family
+from experiments.analysis.hypothesis_table import results_table
+from experiments.analysis.rules import judge_correlation, mde_sd, needed_clusters
 from experiments.analysis.verdict_simulation import family_error, holm_rows, verdict_power
 from experiments.analysis.verdicts import holm
 

@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import numpy as np
-import pandas as pd
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from experiments.analysis.bootstrap import Interval
 from experiments.analysis.rules import (
     RULES,
     Rule,
-    fewest_clusters,
+    judge_correlation,
     mde,
+    needed_clusters,
     other_rule,
     rounded_correlation,
 )
@@ -42,7 +42,6 @@ from experiments.analysis.verdicts import (
     overall,
     sign_flip,
     sign_flip_interval,
-    verdict_label,
 )
 from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
 from foundation.errors import LabError
@@ -182,28 +181,6 @@ def inverted_sign_flip(seed: int = 0, alpha: float = ALPHA) -> IntervalRule:
     return interval
 
 
-def needed_clusters(rule: Rule, min_clusters: int, hypotheses: int, alpha: float = ALPHA) -> int:
-    """The clusters a verdict needs: the design's minimum, raised to the fewest at which the
-    rule's test can reach its level for a family of `hypotheses` (below that every verdict
-    would read "inconclusive" whatever the data: it is "too few" instead, with this count)."""
-    return max(min_clusters, fewest_clusters(rule, max(1, hypotheses), alpha))
-
-
-def judge_correlation(series: Sequence[tuple[float, ...]]) -> float:
-    """The mean pairwise Pearson correlation between judges' per-cluster values (aligned by
-    cluster, pairs with both present); NaN with one judge or too few shared clusters."""
-    found = []
-    for i in range(len(series)):
-        for j in range(i + 1, len(series)):
-            a, b = np.asarray(series[i], dtype=float), np.asarray(series[j], dtype=float)
-            if a.shape != b.shape:
-                continue
-            keep = np.isfinite(a) & np.isfinite(b)
-            if keep.sum() >= 3 and np.std(a[keep]) > 0 and np.std(b[keep]) > 0:
-                found.append(float(np.corrcoef(a[keep], b[keep])[0, 1]))
-    return float(np.mean(found)) if found else math.nan
-
-
 def interval_verdict(
     interval: Interval, direction: Direction, *, min_clusters: int = MIN_CLUSTERS
 ) -> Verdict:
@@ -291,53 +268,3 @@ def evaluate_family(
             )
         )
     return tuple(results)
-
-
-def result_columns(clusters: str) -> list[str]:
-    """The columns of a results table whose cluster count is `n_<clusters>`."""
-    return [
-        "id", "says", "contrast", "direction", "judge", "estimate", "low", "high",
-        f"n_{clusters}", "sd", "p", "p_holm", "mde", "judge_correlation", "rule",
-        "judge_verdict", "overall",
-        "sensitivity_rule", "sensitivity_judge_verdict", "sensitivity_overall", "sources",
-    ]  # fmt: skip
-
-
-def _needed(result: HypothesisVerdict[Any], *, sensitivity: bool) -> int:
-    return max(
-        (v.sensitivity_needed if sensitivity else v.needed for v in result.verdicts), default=0
-    )
-
-
-def results_table(
-    results: Sequence[HypothesisVerdict[Any]], *, clusters: str, cluster_word: str
-) -> pd.DataFrame:
-    """One row per hypothesis × judge, the overall verdict repeated beside each. `p` is the raw
-    two-sided sign-flip p, `p_holm` the adjusted one "holm" reads, low/high the 95% sign-flip
-    interval "intervals" reads; `rule` names the rule of judge_verdict and overall, the
-    sensitivity columns the other rule's. Verdicts are worded with the kind's cluster ("too few
-    diarists"). The report's markdown and CSV read this table."""
-    rows: list[dict[str, object]] = [
-        {"id": r.hypothesis.id, "says": r.hypothesis.says, "contrast": r.hypothesis.formula()}
-        | {"direction": r.hypothesis.direction, "judge": v.judge}
-        | {"estimate": v.interval.estimate, "low": v.interval.low, "high": v.interval.high}
-        | {f"n_{clusters}": v.test.n, "sd": v.sd, "p": v.test.p_two_sided, "p_holm": v.p_holm}
-        | {"mde": v.mde, "judge_correlation": v.judge_correlation, "rule": r.rule}
-        | {"judge_verdict": verdict_label(v.verdict, cluster_word, v.needed)}
-        | {"overall": verdict_label(r.overall, cluster_word, _needed(r, sensitivity=False))}
-        | {"sensitivity_rule": other_rule(r.rule)}
-        | {
-            "sensitivity_judge_verdict": verdict_label(
-                v.sensitivity, cluster_word, v.sensitivity_needed
-            )
-        }
-        | {
-            "sensitivity_overall": verdict_label(
-                r.sensitivity, cluster_word, _needed(r, sensitivity=True)
-            )
-        }
-        | {"sources": v.sources}
-        for r in results
-        for v in r.verdicts
-    ]
-    return pd.DataFrame(rows, columns=result_columns(clusters))

@@ -22,6 +22,7 @@ subset mean of standard normal noise: the MDE is a quantile of −L(Z) over seed
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Literal
 
@@ -182,6 +183,28 @@ def supports(rule: Rule, values: np.ndarray, hypotheses: int, alpha: float = ALP
     first of `hypotheses` under Holm)? The simulations of power and error rate use this."""
     gamma = one_sided_level(rule, hypotheses, alpha)
     return np.asarray(sign_flip_bounds(values, alpha=2 * gamma)[0] > 0)
+
+
+def needed_clusters(rule: Rule, min_clusters: int, hypotheses: int, alpha: float = ALPHA) -> int:
+    """The clusters a verdict needs: the design's minimum, raised to the fewest at which the
+    rule's test can reach its level for a family of `hypotheses` (below that every verdict
+    would read "inconclusive" whatever the data: it is "too few" instead, with this count)."""
+    return max(min_clusters, fewest_clusters(rule, max(1, hypotheses), alpha))
+
+
+def judge_correlation(series: Sequence[tuple[float, ...]]) -> float:
+    """The mean pairwise Pearson correlation between judges' per-cluster values (aligned by
+    cluster, pairs with both present); NaN with one judge or too few shared clusters."""
+    found = []
+    for i in range(len(series)):
+        for j in range(i + 1, len(series)):
+            a, b = np.asarray(series[i], dtype=float), np.asarray(series[j], dtype=float)
+            if a.shape != b.shape:
+                continue
+            keep = np.isfinite(a) & np.isfinite(b)
+            if keep.sum() >= 3 and np.std(a[keep]) > 0 and np.std(b[keep]) > 0:
+                found.append(float(np.corrcoef(a[keep], b[keep])[0, 1]))
+    return float(np.mean(found)) if found else math.nan
 
 
 class TestedAnalysis(AnalysisSettings):

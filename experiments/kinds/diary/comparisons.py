@@ -9,21 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
 from experiments.analysis.bootstrap import (
     BootstrapSettings,
     Statistic,
     cluster_bootstrap,
     mean_of,
-    pearson_of,
 )
-from experiments.analysis.bounded import correlation_interval
 from experiments.analysis.skew import skew_check
 from experiments.kinds.diary import paired
 from experiments.kinds.diary.frames import (
@@ -299,49 +295,3 @@ def pattern_by_entry(entries: pd.DataFrame, settings: BootstrapSettings) -> pd.D
                         | interval_columns(table, "mean", settings)
                     )
     return pd.DataFrame(rows, columns=COLUMNS["pattern_by_entry"])
-
-
-def judge_agreement(
-    entries: pd.DataFrame, replies: pd.DataFrame, settings: BootstrapSettings
-) -> pd.DataFrame:
-    """(e) Pearson and Spearman correlation between each pair of judges, per score kind, over
-    the entries (or replies, per rubric question) both judges read. Pearson gets a
-    interval over diarists (a weighted correlation); Spearman is reported as a point."""
-    entry_rows = usable(entries, "mean").drop_duplicates(["entry_id", "judge", "score"])
-    units = [(score, group, "entry_id", "mean") for score, group in entry_rows.groupby("score")]
-    patterns = entry_rows[entry_rows["score"].str.startswith("pattern:")]
-    if patterns["score"].nunique() > 1:
-        units.append(("pattern (all)", patterns, "entry_id", "mean"))
-    # The rubric per question: pooled over questions, base-rate differences between questions
-    # would pass for agreement.
-    reply_rows = usable(replies, "p_yes")
-    for question, group in reply_rows.groupby("question", sort=True):
-        units.append((f"rubric: {question}", group, "reply_id", "p_yes"))
-    rows = []
-    for a, b in combinations(ordered(pd.concat([entries["judge"], replies["judge"]])), 2):
-        for score, group, unit, value in units:
-            key = [unit, "diarist"] + (["score"] if unit == "entry_id" else ["question"])
-            wide = group[group["judge"].isin([a, b])].pivot_table(
-                index=key, columns="judge", values=value, aggfunc="mean"
-            )
-            if a not in wide or b not in wide:
-                continue
-            wide = wide[[a, b]].dropna().reset_index()
-            if len(wide) < 3:
-                continue
-            rho = spearmanr(wide[a], wide[b]).statistic
-            # Through Fisher's z: the interval stays inside (−1, 1) and keeps its coverage
-            # near 1 (experiments/analysis/bounded.py).
-            interval = correlation_interval(
-                wide.rename(columns={a: "x", b: "y"}),
-                pearson_of("x", "y"),
-                cluster=settings.cluster,
-                level=settings.level,
-            )
-            rows.append(
-                {"judge_a": a, "judge_b": b, "score": score, "n": len(wide)}
-                | {"pearson": interval.estimate, "pearson_low": interval.low}
-                | {"pearson_high": interval.high, "spearman": float(rho)}
-                | {"sources": tuple(sorted(set(wide[unit])))}
-            )
-    return pd.DataFrame(rows, columns=COLUMNS["agreement"])

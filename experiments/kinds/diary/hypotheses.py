@@ -29,7 +29,7 @@ from experiments.analysis.hypotheses import (
     HypothesisVerdict,
     evaluate_family,
 )
-from experiments.analysis.hypotheses import results_table as shared_results_table
+from experiments.analysis.hypothesis_table import results_table as shared_results_table
 from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import ALPHA, MIN_CLUSTERS
 from experiments.kinds.diary import paired

@@ -22,6 +22,7 @@ from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.engine.runfolder import replaced_folder
 from experiments.kinds.diary import behaviors, comparisons, html, plots, projection
+from experiments.kinds.diary.agreement import judge_agreement
 from experiments.kinds.diary.contrasts import parse_hypotheses
 from experiments.kinds.diary.data_section import data_section
 from experiments.kinds.diary.frames import AnalysisTables, ordered
@@ -95,7 +96,7 @@ def compute(
         "behaviors": behaviors.behaviors(r, settings),
         "behavior_questions": behaviors.questions(r, settings),
         "hard_cut": behaviors.hard_cut(r, settings, rubric_conditions()),
-        "agreement": comparisons.judge_agreement(e, r, settings),
+        "agreement": judge_agreement(e, r, settings),
     }
     for name, frame in found.items():
         frame = shown_first(frame) if name in POOLED_SHOWN else frame

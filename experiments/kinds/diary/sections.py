@@ -5,7 +5,7 @@ other rule beside it as a sensitivity); every other table is labelled explorator
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,8 @@ from experiments.analysis.rules import (
 )
 from experiments.analysis.skew import flag_level
 from experiments.analysis.verdict_simulation import family_error_text
-from experiments.kinds.diary.comparisons import ALL_PROFILES
-from experiments.kinds.diary.schema import PROJECTION
-
-EXPLORATORY = "(exploratory, unadjusted)"
-Column = str | Callable[[pd.Series], str]
+from experiments.kinds.diary.behavior_section import behaviors_section
+from experiments.kinds.diary.sections_common import EXPLORATORY, Column, ci, measure_digits
 
 
 @dataclass(frozen=True)
@@ -38,26 +35,6 @@ class Results:
     min_diarists: int
     hypotheses: int  # how many preregistered hypotheses (Holm's m per judge)
     rule: Rule = "holm"
-
-
-def measure_digits(row: pd.Series) -> int:
-    """Decimals for a row's measure: the projection is in units of the residual norm (values
-    about 0.1, so one decimal would hide every difference); judges' scores are 0–100."""
-    return 3 if row.get("judge") == PROJECTION else 1
-
-
-def _ci(prefix: str = "", digits: int | None = None) -> Column:
-    """'estimate [low, high]' from <prefix>estimate/low/high (or pearson, pearson_low/_high);
-    digits None: the row's measure decides (measure_digits)."""
-    names = [f"{prefix}estimate", f"{prefix}low", f"{prefix}high"]
-    if prefix == "pearson":
-        names = ["pearson", "pearson_low", "pearson_high"]
-
-    def shown(row: pd.Series) -> str:
-        places = measure_digits(row) if digits is None else digits
-        return md.interval(row[names[0]], row[names[1]], row[names[2]], places)
-
-    return shown
 
 
 def _value(column: str) -> Column:
@@ -176,7 +153,7 @@ def _hypotheses(res: Results) -> list[str]:
         md.table(
             res.tables["hypotheses"],
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
-            | {"judge": "judge", "n": "n_diarists", "estimate [95% sign-flip]": _ci()}
+            | {"judge": "judge", "n": "n_diarists", "estimate [95% sign-flip]": ci()}
             | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": _value("mde")}
             | {"ρ": lambda row: md.number(row["judge_correlation"], 2)}
             | {f"judge verdict ({res.rule})": "judge_verdict", "overall": "overall"}
@@ -200,7 +177,7 @@ def _drift(t: dict[str, pd.DataFrame], paired_cols: dict[str, Column], baseline:
             t["drift_change"],
             where
             | {"n": "n_diarists", "S change": _value("steered"), "U change": _value("unsteered")}
-            | {"Δk [95% CI]": _ci()},
+            | {"Δk [95% CI]": ci()},
         ),
         "![drift as change](plots/drift_change.png)\n",
         "### Difference in differences against the baseline\n",
@@ -210,7 +187,7 @@ def _drift(t: dict[str, pd.DataFrame], paired_cols: dict[str, Column], baseline:
         "[S(k) − U(k)](chatbot) − [S(k) − U(k)](baseline).\n",
         md.table(
             t["drift_vs_baseline"],
-            where | {"n": "n_diarists", "difference in differences [95% CI]": _ci()},
+            where | {"n": "n_diarists", "difference in differences [95% CI]": ci()},
         ),
         "### Steered score against the baseline's\n",
         f"Per diarist, the steered own-pattern score under the chatbot minus the steered score "
@@ -219,69 +196,11 @@ def _drift(t: dict[str, pd.DataFrame], paired_cols: dict[str, Column], baseline:
             t["steered_vs_baseline"],
             where
             | {"n": "n_diarists", "chatbot S": _value("steered"), "baseline S": _value("unsteered")}
-            | {"difference [95% CI]": _ci()},
+            | {"difference [95% CI]": ci()},
         ),
         "### Level of the gap\n",
         "S(k) − U(k), the gap itself at entry k under the chatbot (its change is Δk above).\n",
         md.table(t["drift"], where | paired_cols),
-    ]
-
-
-def _behaviors(t: dict[str, pd.DataFrame]) -> list[str]:
-    pooled = t["behaviors"][t["behaviors"]["profile"] == ALL_PROFILES]
-    questions = t["behavior_questions"]
-    questions = questions[questions["profile"] == ALL_PROFILES]
-    who = {"row": "row_id", "judge": "judge", "chatbot": "chatbot"}
-    return [
-        f"## Behaviors {EXPLORATORY}\n",
-        "One rule for conditioned questions (rubric/behavior.py): each reply counts with the "
-        "weight q = the judge's P(condition) for the entry it answers (1 − P for 'not X'; 1 when "
-        "unconditioned); a share is Σ p·q / Σ q. Σ q is the weights' total; the effective "
-        "number of replies is Kish's n = (Σ q)² / Σ q². Where P(condition) is soft, the share "
-        "is pulled toward the unconditioned rate (a reply without the condition still counts "
-        "with its q): for conditioned questions read it beside the hard cut below. A "
-        "behavior pools its questions' *appropriate* answers (P(yes) where a good reply says "
-        "yes, 1 − P(yes) where it says no), each reply × question with its weight q, so its Σq "
-        "counts weighted answers, not replies; all profiles pooled. Intervals are on the "
-        "share's own scale: Wilson's at the cluster-effective number of answers with t at "
-        "diarists − 1 degrees of freedom, so they stay inside [0, 1] and a unanimous sample "
-        "keeps a width. Per profile: "
-        "`tables/behaviors.csv` and `tables/behavior_questions.csv`.\n",
-        md.table(
-            pooled,
-            who
-            | {"behavior": "behavior", "replies": "n_replies"}
-            | {"Σq (answers)": lambda r: md.number(r["weighted_answers"], 1)}
-            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
-            | {"appropriate [95% CI]": _ci("", 2)},
-        ),
-        "![behavior shares](plots/behavior_shares.png)\n",
-        "### Per question\n",
-        md.table(
-            questions,
-            who
-            | {"question": "question", "desired": "desired", "replies": "n_replies"}
-            | {"Σq": lambda r: md.number(r["sum_q"], 1)}
-            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
-            | {"share yes, soft [95% CI]": _ci("share_", 2)}
-            | {"appropriate [95% CI]": _ci("appropriate_", 2)},
-        ),
-        "### Sensitivity: the hard cut\n",
-        "Conditioned questions only, all profiles pooled: the hard cut keeps a reply where "
-        "P(condition) ≥ 0.5 and counts P(yes) ≥ 0.5 as yes. The soft share is biased toward "
-        "the unconditioned rate whenever P(condition) is soft (at q = 0.8 / 0.2 a true 0.9 "
-        "reads about 0.6); the hard cut is not, as long as the cut sorts replies correctly. "
-        "Where the two differ, the hard cut is the better reading of the conditioned rate.\n",
-        md.table(
-            t["hard_cut"],
-            who
-            | {"question": "question", "applies when": "applies_when"}
-            | {"replies": "n_replies", "kept by the cut": "n_kept"}
-            | {"Σq": lambda r: md.number(r["sum_q"], 1)}
-            | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
-            | {"soft share (biased)": lambda r: md.number(r["soft_estimate"], 2)}
-            | {"hard-cut share [95% CI]": _ci("hard_", 2)},
-        ),
     ]
 
 
@@ -291,7 +210,7 @@ def sections(res: Results, baseline: str) -> list[str]:
         "n": "n_diarists",
         "steered": _value("steered"),
         "unsteered": _value("unsteered"),
-        "steered − unsteered [95% CI]": _ci(),
+        "steered − unsteered [95% CI]": ci(),
         "checks": _checks,
     }
     return [
@@ -311,7 +230,7 @@ def sections(res: Results, baseline: str) -> list[str]:
         ),
         "![coherence vs pattern](plots/coherence_vs_pattern.png)\n",
         *_drift(t, paired_cols, baseline),
-        *_behaviors(t),
+        *behaviors_section(t),
         f"## Judge agreement {EXPLORATORY}\n",
         "Entry scores per score kind; the rubric per question (pooled over questions, their "
         "different base rates would pass for agreement). Pearson's interval is through "
@@ -319,7 +238,7 @@ def sections(res: Results, baseline: str) -> list[str]:
         md.table(
             t["agreement"],
             {"row": "row_id", "judge a": "judge_a", "judge b": "judge_b", "score": "score"}
-            | {"n": "n", "Pearson [95% CI]": _ci("pearson", 2)}
+            | {"n": "n", "Pearson [95% CI]": ci("pearson", 2)}
             | {"Spearman": lambda r: md.number(r["spearman"], 2)},
         ),
     ]

@@ -16,7 +16,7 @@ from experiments.analysis.hypotheses import (
     HypothesisVerdict,
     evaluate_family,
 )
-from experiments.analysis.hypotheses import results_table as shared_results_table
+from experiments.analysis.hypothesis_table import results_table as shared_results_table
 from experiments.analysis.rules import Rule
 from experiments.analysis.verdicts import MIN_CLUSTERS
 from experiments.kinds.friends.contrast import FriendsHypothesis
