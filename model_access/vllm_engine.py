@@ -93,7 +93,13 @@ class VllmEngine:
 
     def key(self) -> dict[str, Any]:
         """What enters cache keys: the engine and the settings that change its numbers."""
-        return {"name": "vllm", "dtype": DTYPES.get(self.dtype, str(self.dtype))}
+        # "steering": where the steering is added — inside vLLM's compiled model
+        # (model_access/vllm_steered_llama.py), not by an eager hook as before.
+        return {
+            "name": "vllm",
+            "dtype": DTYPES.get(self.dtype, str(self.dtype)),
+            "steering": "in-model",
+        }
 
     def command(self) -> list[str]:
         s = self.settings

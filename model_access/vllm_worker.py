@@ -6,18 +6,14 @@ pins < 5.20), and speaks JSON lines: requests on stdin, answers on the file desc
 --answers (stdout is handed to vLLM's logging, which writes there). model_access/vllm_engine.py
 starts it and holds the protocol's other end.
 
-Steering, with vLLM's own model: a forward hook on each steered decoder layer adds each
-request's vector to its tokens' residual stream. vLLM runs a batch as one flat run of tokens;
-the hook finds which tokens belong to which request from the attention metadata's
-query_start_loc and the runner's input batch (vllm/v1/worker/gpu_model_runner.py keeps both in
-the same order), and each token's absolute position from the layer's own `positions` argument,
-so chunked prefill, preemption (recomputed tokens keep their positions) and decoding all steer
-the same tokens the transformers path steers (steering/apply.py build_plan): "response" = the
-last prompt token and every generated one, "prompt" = the prompt's tokens, "both" = all.
-The request's steering travels in SamplingParams.extra_args, which reaches the runner's
-CachedRequestState. A steered request gets its own prefix-cache salt, so no request reads
-KV blocks computed under another's steering. The model runs eagerly (no torch.compile, no
-graphs): hooks must see every forward."""
+Steering is part of the model's own forward: a Llama-architecture model is loaded as
+vllm_steered_llama.py's class (registered with vLLM's model registry), whose decoder layers add
+each token's steering from buffers of fixed size, so vLLM runs in its default mode (compiled;
+CUDA graphs on a GPU) and no Python hook runs inside the model. The request's steering travels
+in SamplingParams.extra_args, which reaches the runner's CachedRequestState; the model's outer
+forward reads it each step. A steered request gets its own prefix-cache salt, so no request
+reads KV blocks computed under another's steering. A model of another architecture loads as
+vLLM's own class and is refused steered requests."""
 
 from __future__ import annotations
 
@@ -28,65 +24,28 @@ import sys
 import traceback
 from typing import Any
 
-STEER_KEY = "diarylab_steer"
-STEERS: dict[str, dict[str, Any]] = {}  # key -> {"positions": str, "additions": {layer: tensor}}
-
-
-def _metadata_start_loc(context: Any) -> list[int] | None:
-    metadata = getattr(context, "attn_metadata", None)
-    if isinstance(metadata, list):  # micro-batched: one dict per micro-batch
-        metadata = metadata[0] if metadata else None
-    if isinstance(metadata, dict):
-        metadata = next(iter(metadata.values()), None)
-    loc = getattr(metadata, "query_start_loc", None)
-    return None if loc is None else [int(i) for i in loc.tolist()]
-
-
-def _hook(runner: Any, layer: int) -> Any:
-    import torch
-    from vllm.forward_context import get_forward_context, is_forward_context_available
-
-    def hook(module: Any, args: Any, output: Any) -> Any:
-        if not STEERS or not is_forward_context_available():
-            return None
-        starts = _metadata_start_loc(get_forward_context())
-        if starts is None:  # a dummy run (profiling, warm-up): nothing to steer
-            return None
-        positions = args[0]
-        hidden, residual = output
-        addition = None
-        for i, req_id in enumerate(runner.input_batch.req_ids[: len(starts) - 1]):
-            state = runner.requests.get(req_id)
-            extra = getattr(getattr(state, "sampling_params", None), "extra_args", None) or {}
-            steer = STEERS.get(extra.get(STEER_KEY, ""))
-            if steer is None or layer not in steer["additions"]:
-                continue
-            a, b = starts[i], starts[i + 1]
-            where = positions[a:b]
-            prompt = int(state.num_prompt_tokens)
-            if steer["positions"] == "response":
-                mask = where >= prompt - 1
-            elif steer["positions"] == "prompt":
-                mask = where < prompt
-            else:
-                mask = torch.ones_like(where, dtype=torch.bool)
-            if addition is None:
-                addition = torch.zeros_like(hidden)
-            addition[a:b] += mask[:, None].to(hidden.dtype) * steer["additions"][layer]
-        if addition is None:
-            return None
-        # vLLM's Llama-style blocks return (mlp output, residual); the residual stream after
-        # the block is their sum, which the next block's fused add-norm forms.
-        return hidden + addition, residual
-
-    return hook
+STEERABLE = ("LlamaForCausalLM",)
 
 
 class Worker:
     def __init__(self, args: argparse.Namespace) -> None:
-        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # hooks live in this process
-        from vllm import LLM
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the model reads STATE
+        from transformers import AutoConfig
+        from vllm import LLM, ModelRegistry
+        from vllm_steered_llama import ARCHITECTURE, STATE, DiarylabSteeredLlamaForCausalLM
 
+        # bench/steering_speed.py only: "plain" loads vLLM's own class (nothing steerable),
+        # "eager" the steered class without compilation, to time both beside the default.
+        variant = os.environ.get("DIARYLAB_VLLM_VARIANT", "")
+        architectures = list(getattr(AutoConfig.from_pretrained(args.model), "architectures", []))
+        self.steerable = (
+            bool(architectures) and architectures[0] in STEERABLE and variant != "plain"
+        )
+        self.architecture = architectures[0] if architectures else "unknown"
+        overrides: dict[str, Any] = {}
+        if self.steerable:
+            ModelRegistry.register_model(ARCHITECTURE, DiarylabSteeredLlamaForCausalLM)
+            overrides["hf_overrides"] = {"architectures": [ARCHITECTURE]}
         self.llm = LLM(
             model=args.model,
             tokenizer=args.model,
@@ -94,41 +53,59 @@ class Worker:
             max_model_len=args.max_model_len,
             max_num_seqs=args.max_num_seqs,
             gpu_memory_utilization=args.gpu_memory_utilization,
-            enforce_eager=True,
-            compilation_config={"mode": 0},
             enable_prefix_caching=True,
             generation_config="vllm",  # the model's own generation_config never acts
             seed=0,
+            enforce_eager=variant == "eager",
+            **overrides,
             **({"block_size": args.block_size} if args.block_size else {}),
         )
         self.runner = self.llm.collective_rpc(lambda worker: worker.model_runner)[0]
         self.layers = self.runner.model.model.layers
-        self.hooked: set[int] = set()
+        self.state = STATE
+        STATE.runner = self.runner
 
     def _device_dtype(self) -> tuple[Any, Any]:
         weight = next(self.runner.model.parameters())
         return weight.device, weight.dtype
 
     def register(self, key: str, spec: dict[str, Any]) -> None:
+        """Give a steering a slot: its additions go into that slot of each layer's buffer."""
         import torch
+        from vllm_steered_llama import SLOTS
 
+        if not self.steerable:
+            raise ValueError(
+                f"steering inside vLLM needs a Llama-architecture model ({', '.join(STEERABLE)}); "
+                f"this one is {self.architecture}: use the transformers engine for it"
+            )
+        if len(self.state.slots) >= SLOTS:
+            raise ValueError(f"more than {SLOTS} distinct steerings in one generate call")
         device, dtype = self._device_dtype()
-        additions = {}
+        slot = len(self.state.slots)
         for layer_text, values in spec["additions"].items():
             layer = int(layer_text)
             if not 0 <= layer < len(self.layers):
                 raise ValueError(f"layer {layer} is outside the model's {len(self.layers)}")
-            additions[layer] = torch.tensor(values, dtype=torch.float32).to(device, dtype)
-            if layer not in self.hooked:
-                self.layers[layer].register_forward_hook(_hook(self.runner, layer))
-                self.hooked.add(layer)
-        STEERS[key] = {"positions": spec["positions"], "additions": additions}
+            vector = torch.tensor(values, dtype=torch.float32).to(device, dtype)
+            self.layers[layer].steer_directions[slot].copy_(vector)
+        self.state.slots[key] = slot
+        self.state.positions[key] = spec["positions"]
+
+    def _clear(self) -> None:
+        """No steering left in the buffers: zero directions, no slots."""
+        self.state.slots.clear()
+        self.state.positions.clear()
+        if self.steerable:
+            for layer in self.layers:
+                layer.steer_directions.zero_()
 
     def generate(self, request: dict[str, Any]) -> dict[str, Any]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
+        from vllm_steered_llama import STEER_KEY
 
-        STEERS.clear()
+        self._clear()
         for key, spec in request.get("steers", {}).items():
             self.register(key, spec)
         prompts, params = [], []
@@ -156,7 +133,7 @@ class Worker:
         try:
             outputs = self.llm.generate(prompts, params, use_tqdm=False)
         finally:
-            STEERS.clear()
+            self._clear()
         return {
             "outputs": [
                 {
@@ -176,6 +153,10 @@ class Worker:
             "num_layers": len(self.layers),
             "hidden_size": int(config.model_config.get_hidden_size()),
             "dtype": str(self._device_dtype()[1]).removeprefix("torch."),
+            # Compiled (not eager) unless vLLM was told otherwise; steering inside the model.
+            "enforce_eager": bool(config.model_config.enforce_eager),
+            "compilation_mode": str(getattr(config.compilation_config, "mode", "")),
+            "steered_model": self.steerable,
             # What vLLM runs with, as the lab asked (tests hold these to the design).
             "max_model_len": int(config.model_config.max_model_len),
             "max_num_seqs": int(config.scheduler_config.max_num_seqs),

@@ -1,5 +1,6 @@
-"""The `vllm` diarist engine (model_access/vllm_engine.py, a worker in the vLLM venv) against
-the transformers path, on the embedded default (SmolLM2-135M, float32, CPU): greedy text, steered
+"""The `vllm` diarist engine (model_access/vllm_engine.py, a worker in the vLLM venv, vLLM in
+its default compiled mode with the steering inside the model) against the transformers path, on
+the embedded default (SmolLM2-135M, float32, CPU): greedy text, steered
 at three layers × two strengths and at each kind of positions, is token for token the text the
 lab's nnsight path writes, all rows in one batch; sampled text depends on the row's seed only,
 not on its batch (what resume relies on)."""
@@ -82,7 +83,10 @@ def test_sampled_text_depends_on_the_seed_only(smollm2, on_vllm, vector):
 def test_the_engine_is_named_in_cache_keys_and_transformers_keys_stay(smollm2, on_vllm):
     plain, engine = smollm2.generation_key(GREEDY), on_vllm.generation_key(GREEDY)
     assert "engine" not in plain  # stores written before the engine existed stay valid
-    assert engine == {**plain, "engine": {"name": "vllm", "dtype": "float32"}}
+    assert engine == {
+        **plain,
+        "engine": {"name": "vllm", "dtype": "float32", "steering": "in-model"},
+    }
 
 
 def test_the_worker_runs_with_the_settings_it_was_given(on_vllm):
@@ -94,3 +98,6 @@ def test_the_worker_runs_with_the_settings_it_was_given(on_vllm):
     assert engine.described["block_size"] == asked.block_size
     assert engine.described["gpu_memory_utilization"] == asked.gpu_memory_utilization
     assert engine.described["dtype"] == "float32" and engine.described["num_layers"] == 30
+    # vLLM in its default mode: compiled, the steering inside the model, no eager forward.
+    assert engine.described["enforce_eager"] is False
+    assert engine.described["steered_model"] is True
