@@ -46,6 +46,16 @@ class Worker:
         if self.steerable:
             ModelRegistry.register_model(ARCHITECTURE, DiarylabSteeredLlamaForCausalLM)
             overrides["hf_overrides"] = {"architectures": [ARCHITECTURE]}
+            import torch
+
+            if torch.cuda.is_available():
+                # A FULL CUDA graph wraps the whole model, outer forward included, and a replay
+                # would skip the step's fill of the steering buffers (vllm/v1/worker/
+                # gpu_model_runner.py wraps self.model in CUDAGraphWrapper for FULL modes):
+                # piecewise graphs keep torch.compile and CUDA graphs for the decoder stack and
+                # run the outer forward each step. Breakable graphs wrap it too: kept off.
+                os.environ["VLLM_USE_BREAKABLE_CUDAGRAPH"] = "0"
+                overrides["compilation_config"] = {"cudagraph_mode": "PIECEWISE"}
         self.llm = LLM(
             model=args.model,
             tokenizer=args.model,
