@@ -73,7 +73,11 @@ def test_the_vllm_engine_and_its_settings_reach_the_worker(
     assert len(seeds) == len(steers) and all(isinstance(s, int) for s in seeds)
     db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
     request = json.loads(db.execute("SELECT request FROM calls WHERE kind='diarist'").fetchone()[0])
-    assert request["generation"]["engine"] == {"name": "vllm", "dtype": "float32"}
+    assert request["generation"]["engine"] == {
+        "name": "vllm",
+        "dtype": "float32",
+        "steering": "in-model",
+    }
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["diarist_settings"]["engine"] == "vllm"
 
