@@ -74,19 +74,24 @@ class TreeReader:
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    def _local(self) -> threading.local:
+        """The calling thread's own kept state: readings made on several threads at once (the
+        executor's lanes) never see another's tree, so each stays a function of its prompt."""
+        return self.__dict__.setdefault("_tree_local", threading.local())
+
     def forget_prompt(self) -> None:
         """Drop the kept prompt state: the next read starts from its prompt alone, so what it
         returns is a function of that prompt and its own calls (a judge calls this at the
         start of each reading)."""
-        self._tree_state = None
+        self._local().state = None
 
     def _state(self, prompt_ids: Sequence[int]) -> _TreeState:
         """The prompt's state, computed once per prompt and kept for the next call on it."""
         key = tuple(int(t) for t in prompt_ids)
-        state: _TreeState | None = getattr(self, "_tree_state", None)
+        state: _TreeState | None = getattr(self._local(), "state", None)
         if state is not None and state.key == key and state.length <= _MAX_TREE_TOKENS:
             return state
-        self._tree_state = None  # a failure below must not leave a half-made state
+        self._local().state = None  # a failure below must not leave a half-made state
         with torch.no_grad():
             prompt = torch.tensor([list(key)], device=self.device)
             # Only the last position's logits are needed: a full-vocabulary row per prompt
@@ -94,7 +99,7 @@ class TreeReader:
             out = self.model(prompt, use_cache=True, logits_to_keep=1)
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu()
         state = _TreeState(key, _cache_of(out), first)
-        self._tree_state = state
+        self._local().state = state
         return state
 
     def _tree_pass(
@@ -107,25 +112,23 @@ class TreeReader:
             raise ValueError("prompt_ids is empty")
         if not self.tree_reads:
             return None
-        lock = self.__dict__.setdefault("_reader_lock", threading.Lock())
-        with lock:
-            state = self._state(prompt_ids)
-            if not _croppable(state.cache):
-                self._tree_state = None
-                return None
-            wanted: dict[tuple[int, ...], None] = {}
-            for seq in seqs:
-                path = tuple(int(t) for t in seq)
-                for k in range(1, len(path)) if steps else range(len(path), len(path) + 1):
-                    if k > 0 and path[:k] not in state.rows:
-                        wanted[path[:k]] = None
-            if wanted:
-                try:
-                    self._extend(state, list(wanted))
-                except BaseException:
-                    self._tree_state = None  # the cache may hold part of a failed pass
-                    raise
-            return state.first, state.rows
+        state = self._state(prompt_ids)
+        if not _croppable(state.cache):
+            self._local().state = None
+            return None
+        wanted: dict[tuple[int, ...], None] = {}
+        for seq in seqs:
+            path = tuple(int(t) for t in seq)
+            for k in range(1, len(path)) if steps else range(len(path), len(path) + 1):
+                if k > 0 and path[:k] not in state.rows:
+                    wanted[path[:k]] = None
+        if wanted:
+            try:
+                self._extend(state, list(wanted))
+            except BaseException:
+                self._local().state = None  # the cache may hold part of a failed pass
+                raise
+        return state.first, state.rows
 
     def _extend(self, state: _TreeState, wanted: list[tuple[int, ...]]) -> None:
         """Run every wanted path's missing tokens in one pass after what the cache holds (each

@@ -41,9 +41,10 @@ def test_the_judge_schema_says_exact_only_at_max_error_zero():
 
 
 def test_a_bounded_reading_is_labelled_bounded_with_its_width_in_the_report():
-    assert _bounded("exact", 0, 0.04) == "exact, bounded"
-    assert _bounded("local", 0, 0.04) == "local, bounded"
-    assert _bounded("local", 1, 0.0) == "local"
+    assert _bounded("exact", 0, 0.05) == "exact, bounded"
+    assert _bounded("local", 0, 0.05) == "local, bounded"
+    assert _bounded("local", 1, 0.05) == "local"  # stopped nowhere short: exact
+    assert _bounded("top-k", 0, None) == "top-k"  # not exact for another reason
     readings = pd.DataFrame(
         [
             ("j", "unsteered", "entry score", "local, bounded", 0.0, 0.9, True, None, None, w, 0.0)

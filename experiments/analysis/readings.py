@@ -55,10 +55,12 @@ def reading_mode(mode: str | None, backend: str | None) -> str:
     return f"{backend} (mode not recorded)" if backend else NO_RECORD
 
 
-def _bounded(mode: str, exact: object, width: object) -> str:
-    """A reading that stopped early within its certified bound is labelled so: it is not an
-    exact reading, whatever transport read it ("exact, bounded": by prompt token ids)."""
-    return f"{mode}, bounded" if width is not None and exact in (0, False) else mode
+def _bounded(mode: str, exact: object, max_error: object) -> str:
+    """A reading allowed to stop early (max_error > 0) that did not read everything is labelled
+    so: it is not an exact reading, whatever transport read it ("exact, bounded": by prompt
+    token ids). A top-k reading is never exact for another reason, and keeps its mode."""
+    bounded = isinstance(max_error, int | float) and max_error > 0
+    return f"{mode}, bounded" if bounded and exact in (0, False) else mode
 
 
 def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.DataFrame:
@@ -73,7 +75,7 @@ def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.D
         "json_extract(c.result, '$.system_fingerprint'), json_extract(c.result, '$.dtype'), "
         "json_extract(c.result, '$.bound.mean[1]') - json_extract(c.result, '$.bound.mean[0]'), "
         "json_extract(c.result, '$.bound.coverage[1]') "
-        "- json_extract(c.result, '$.bound.coverage[0]') "
+        "- json_extract(c.result, '$.bound.coverage[0]'), json_extract(c.result, '$.max_error') "
         "FROM judgments j LEFT JOIN calls c ON c.key = j.call_key ORDER BY j.judgment_id"
     ).fetchall()
     out = []
@@ -81,7 +83,7 @@ def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.D
         judge, target_kind, target_id, coverage, readable, call, kind, exact, mode, backend = row[
             :10
         ]
-        fingerprint, dtype, width, gap = row[10:]
+        fingerprint, dtype, width, gap, max_error = row[10:]
         if call is not None and call != "judge":
             continue  # a judgment that is no judge's reading (the projection measure)
         out.append(
@@ -89,7 +91,7 @@ def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.D
                 str(judge),
                 groups.get((str(target_kind), str(target_id)), UNKNOWN_GROUP),
                 f"{target_kind} {_READING.get(kind, NO_RECORD) if kind else NO_RECORD}",
-                _bounded(reading_mode(mode, backend), exact, width) if kind else NO_RECORD,
+                _bounded(reading_mode(mode, backend), exact, max_error) if kind else NO_RECORD,
                 float(exact) if exact is not None else np.nan,
                 float(coverage),
                 bool(readable),
