@@ -75,12 +75,25 @@ def loads(data: bytes, model: Callable[[ModelRef], LocalModel]) -> Compute:
     return compute
 
 
+def _torch_threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
 class ModelActor:
     """One actor: the run's local models, each loaded on first use on the actor's own device
     (Ray gives it its GPUs as CUDA_VISIBLE_DEVICES), and the closures it was sent."""
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, threads: int = 0) -> None:
         self.index = index
+        if threads > 0:
+            import torch
+
+            # The driver's thread count: on a CPU some kernels split their sums by thread, so
+            # an actor on Ray's one thread per CPU would store other floats than a run
+            # in-process (the tests hold the two stores equal).
+            torch.set_num_threads(threads)
         self.models: dict[ModelRef, LocalModel] = {}
         self.computes: OrderedDict[str, Compute] = OrderedDict()
 
@@ -161,7 +174,7 @@ class RayExecutor:
                 max_task_retries=0,  # the executor resends a lost batch itself, counted
                 num_cpus=settings.actor_cpus,
                 num_gpus=per_actor,
-            ).remote(i)
+            ).remote(i, _torch_threads())
             for i in range(count)
         ]
         self.width = count
