@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from experiments.analysis.hypotheses import HypothesisVerdict
-from experiments.analysis.rules import other_rule
+from experiments.analysis.rules import DEFAULT_JUDGE_CORRELATION, Rule, other_rule
+from experiments.analysis.verdict_simulation import family_error_text
 from experiments.analysis.verdicts import verdict_label
 
 
@@ -61,3 +62,22 @@ def results_table(
         for v in r.verdicts
     ]
     return pd.DataFrame(rows, columns=result_columns(clusters))
+
+
+def family_error_line(
+    table: pd.DataFrame, rule: Rule, hypotheses: int, *, clusters: str, cluster_word: str
+) -> str:
+    """The family-wise error sentence under a results table: at the run's cluster count and the
+    judges' correlation measured in it (the default, said so, where it could not be)."""
+    if table.empty:
+        return ""
+    rho = pd.to_numeric(table["judge_correlation"], errors="coerce").median()
+    return "\n" + family_error_text(
+        rule,
+        int(table[f"n_{clusters}"].max()),
+        hypotheses,
+        int(table["judge"].nunique()),
+        DEFAULT_JUDGE_CORRELATION if pd.isna(rho) else float(rho),
+        cluster_word,
+        measured=not pd.isna(rho),
+    )

@@ -15,15 +15,14 @@ import pandas as pd
 from experiments.analysis import manifest_view
 from experiments.analysis import markdown as md
 from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
+from experiments.analysis.hypothesis_table import family_error_line
 from experiments.analysis.rules import (
-    DEFAULT_JUDGE_CORRELATION,
     Rule,
     hypotheses_text,
     other_rule,
     rule_line,
 )
 from experiments.analysis.skew import flag_level
-from experiments.analysis.verdict_simulation import family_error_text
 from experiments.kinds.diary.behavior_section import behaviors_section
 from experiments.kinds.diary.sections_common import EXPLORATORY, Column, ci, measure_digits
 
@@ -129,27 +128,17 @@ def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Resul
     )
 
 
-def _family_error(res: Results) -> str:
-    table = res.tables["hypotheses"]
-    if table.empty:
-        return ""
-    rho = pd.to_numeric(table["judge_correlation"], errors="coerce").median()
-    return "\n" + family_error_text(
-        res.rule,
-        int(table["n_diarists"].max()),
-        res.hypotheses,
-        int(table["judge"].nunique()),
-        DEFAULT_JUDGE_CORRELATION if pd.isna(rho) else float(rho),
-        "diarists",
-        measured=not pd.isna(rho),
-    )
-
-
 def _hypotheses(res: Results) -> list[str]:
     return [
         "## Hypotheses (preregistered)\n",
         hypotheses_text(res.rule, res.hypotheses, res.min_diarists, "diarists")
-        + _family_error(res),
+        + family_error_line(
+            res.tables["hypotheses"],
+            res.rule,
+            res.hypotheses,
+            clusters="diarists",
+            cluster_word="diarists",
+        ),
         md.table(
             res.tables["hypotheses"],
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}

@@ -18,13 +18,12 @@ from experiments.analysis import markdown as md
 from experiments.analysis import usage as calls
 from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from experiments.analysis.html_page import judgment_bounds, write_page
+from experiments.analysis.hypothesis_table import family_error_line
 from experiments.analysis.rules import (
-    DEFAULT_JUDGE_CORRELATION,
     hypotheses_text,
     other_rule,
     rule_line,
 )
-from experiments.analysis.verdict_simulation import family_error_text
 from experiments.engine.design import Design
 from experiments.engine.runfolder import replaced_folder
 from experiments.engine.store import Store
@@ -91,23 +90,6 @@ def _group_of(row: pd.Series) -> str:
 _group: Column = _group_of
 
 
-def _family_error(table: pd.DataFrame, spec: FriendsDesignFile) -> str:
-    """The preregistered rule's family-wise error beside its verdicts, at this run's cards and
-    the judges' correlation measured here (the default where it could not be)."""
-    if table.empty:
-        return ""
-    rho = pd.to_numeric(table["judge_correlation"], errors="coerce").median()
-    return "\n" + family_error_text(
-        spec.analysis.decision_rule,
-        int(table["n_cards"].max()),
-        len(spec.hypotheses),
-        len(spec.judges),
-        DEFAULT_JUDGE_CORRELATION if pd.isna(rho) else float(rho),
-        "role cards",
-        measured=not pd.isna(rho),
-    )
-
-
 def _cards(row: pd.Series) -> str:
     """ "8" when every card the run wrote for is there, "6 of 8" when some were lost."""
     n, expected = int(row["n_cards"]), int(row.get("n_cards_expected", row["n_cards"]))
@@ -137,7 +119,9 @@ def _sections(
             spec.analysis.min_role_cards,
             "role cards",
         )
-        + _family_error(t["hypotheses"], spec),
+        + family_error_line(
+            t["hypotheses"], rule, len(spec.hypotheses), clusters="cards", cluster_word="role cards"
+        ),
         md.table(
             t["hypotheses"],
             {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
