@@ -3,26 +3,30 @@
 environment never imports it).
 
 vLLM compiles the decoder stack (torch.compile; CUDA graphs on a GPU), so no Python hook may
-run inside it. Each decoder layer instead adds, after its own forward, `coef @ directions`:
-`directions` (slots × hidden) is the layer's addition for each steering slot (zero where the
-slot does not steer this layer), `coef` (tokens × slots) says which slot each token of the
-flat batch takes (1) and which it does not (0: an unsteered request, a position the steering
+run inside it. Each decoder layer instead adds, after its own forward, `directions[index]`:
+`directions` ((slots + 1) × hidden) holds the layer's addition for each steering slot (row 0,
+and any slot that does not steer this layer, stays zero), `index` (one entry per token of the
+flat batch) names the row each token takes (0: an unsteered request, a position the steering
 skips, a padded token). Both are buffers of fixed size allocated before the model is compiled
 and only ever written in place, so the compiled graph reads their current values on every
-step; the add is done at every layer for every token, with no data-dependent branch.
+step; the gather and the add are one elementwise pass at every layer for every token, with no
+data-dependent branch (a gather, not a tokens × slots matmul: the compiler fuses it into the
+layer's other elementwise work).
 
-`coef` is filled once per step, outside the compiled region, by the model's outer forward
+`index` is filled once per step, outside the compiled region, by the model's outer forward
 (`DiarylabSteeredLlamaForCausalLM.forward`, which vLLM runs eagerly around the compiled
-stack): from the forward context's query_start_loc and the runner's input batch (the same
-order vllm/v1/worker/gpu_model_runner.py keeps them in) it finds each token's request and its
-steering slot, and from the positions which tokens the steering covers: "response" = the last
-prompt token and every generated one, "prompt" = the prompt's tokens, "both" = all (the
-transformers path's plan, steering/apply.py)."""
+stack), from what the runner already holds on the host — its query_start_loc and each
+request's computed-token count, from which vllm/v1/worker/gpu_model_runner.py
+(_prepare_inputs) derives the positions itself — so no device value is read back and a GPU
+step never waits on it. Positions the steering covers: "response" = the last prompt token and
+every generated one, "prompt" = the prompt's tokens, "both" = all (the transformers path's
+plan, steering/apply.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 from vllm.forward_context import get_forward_context, is_forward_context_available
 from vllm.model_executor.models.llama import LlamaDecoderLayer, LlamaForCausalLM
@@ -39,6 +43,8 @@ class SteeringState:
     runner: Any = None
     slots: dict[str, int] = {}
     positions: dict[str, str] = {}
+    # req_id -> (slot, positions) or None, looked up once per request, not once per step.
+    requests: dict[str, tuple[int, str] | None] = {}
 
 
 STATE = SteeringState()
@@ -49,8 +55,9 @@ class SteeredDecoderLayer(LlamaDecoderLayer):
         super().__init__(vllm_config=vllm_config, prefix=prefix, **kwargs)
         self.layer_index = int(prefix.rsplit(".", 1)[-1])
         # Created under vLLM's model dtype and device (it builds the model in that context).
+        # Row 0 is the zero row every unsteered token takes; slot s is row s + 1.
         self.register_buffer(
-            "steer_directions", torch.zeros(SLOTS, self.hidden_size), persistent=False
+            "steer_directions", torch.zeros(SLOTS + 1, self.hidden_size), persistent=False
         )
 
     def forward(
@@ -63,8 +70,8 @@ class SteeredDecoderLayer(LlamaDecoderLayer):
         hidden_states, residual = super().forward(positions, hidden_states, residual, **kwargs)
         # The residual stream after the block is hidden + residual (the next block's fused
         # add-norm forms it): adding here adds to the stream, as the transformers path does.
-        addition = self.steer_coef[: hidden_states.shape[0]] @ self.steer_directions
-        return hidden_states + addition.to(hidden_states.dtype), residual
+        rows = self.steer_index[: hidden_states.shape[0]]
+        return hidden_states + self.steer_directions[rows], residual
 
 
 class DiarylabSteeredLlamaForCausalLM(LlamaForCausalLM):
@@ -72,14 +79,13 @@ class DiarylabSteeredLlamaForCausalLM(LlamaForCausalLM):
         super().__init__(vllm_config=vllm_config, prefix=prefix, layer_type=SteeredDecoderLayer)
         tokens = int(vllm_config.scheduler_config.max_num_batched_tokens)
         first = next(iter(self.model.layers))
-        coef = torch.zeros(
-            tokens, SLOTS, dtype=first.steer_directions.dtype, device=first.steer_directions.device
-        )
+        index = torch.zeros(tokens, dtype=torch.long, device=first.steer_directions.device)
         # One tensor, the same buffer in every layer: filled once per step.
         for layer in self.model.layers:
             if isinstance(layer, SteeredDecoderLayer):
-                layer.register_buffer("steer_coef", coef, persistent=False)
-        self.steer_coef = coef
+                layer.register_buffer("steer_index", index, persistent=False)
+        self.steer_index = index
+        self.host_index = np.zeros(tokens, dtype=np.int64)
 
     def forward(
         self,
@@ -88,45 +94,52 @@ class DiarylabSteeredLlamaForCausalLM(LlamaForCausalLM):
         intermediate_tensors: Any = None,
         inputs_embeds: torch.Tensor | None = None,
     ) -> Any:
-        fill_coefficients(self.steer_coef, positions)
+        fill_index(self.steer_index, self.host_index, int(positions.shape[0]))
         return super().forward(input_ids, positions, intermediate_tensors, inputs_embeds)
 
 
-def _start_loc(context: Any) -> list[int] | None:
-    metadata = getattr(context, "attn_metadata", None)
-    if isinstance(metadata, list):  # micro-batched: one dict per micro-batch
-        metadata = metadata[0] if metadata else None
-    if isinstance(metadata, dict):
-        metadata = next(iter(metadata.values()), None)
-    loc = getattr(metadata, "query_start_loc", None)
-    return None if loc is None else [int(i) for i in loc.tolist()]
-
-
-def fill_coefficients(coef: torch.Tensor, positions: torch.Tensor) -> None:
-    """Write this step's token × slot coefficients into `coef` in place (zeros where nothing
-    steers: a dummy run, an unsteered request, an uncovered position, padding)."""
-    coef.zero_()
-    runner = STATE.runner
-    if runner is None or not STATE.slots or not is_forward_context_available():
-        return
-    starts = _start_loc(get_forward_context())
-    if starts is None:  # a dummy run (profiling, warm-up, compilation): nothing to steer
-        return
-    for i, req_id in enumerate(runner.input_batch.req_ids[: len(starts) - 1]):
+def _request_steering(runner: Any, req_id: str) -> tuple[int, str] | None:
+    if req_id not in STATE.requests:
         state = runner.requests.get(req_id)
         extra = getattr(getattr(state, "sampling_params", None), "extra_args", None) or {}
         key = extra.get(STEER_KEY, "")
         slot = STATE.slots.get(key)
-        if slot is None:
-            continue
-        a, b = starts[i], starts[i + 1]
-        where = positions[a:b]
-        prompt = int(state.num_prompt_tokens)
-        mode = STATE.positions[key]
-        if mode == "response":
-            mask = where >= prompt - 1
-        elif mode == "prompt":
-            mask = where < prompt
-        else:
-            mask = torch.ones_like(where, dtype=torch.bool)
-        coef[a:b, slot] = mask.to(coef.dtype)
+        STATE.requests[req_id] = None if slot is None else (slot, STATE.positions[key])
+    return STATE.requests[req_id]
+
+
+def covered(mode: str, computed: int, count: int, prompt: int) -> tuple[int, int]:
+    """Which of a request's `count` tokens this step (positions computed .. computed+count-1)
+    the steering covers, as a range of offsets [lo, hi)."""
+    if mode == "response":  # the last prompt token and every generated one
+        return min(count, max(0, prompt - 1 - computed)), count
+    if mode == "prompt":
+        return 0, min(count, max(0, prompt - computed))
+    return 0, count
+
+
+def fill_index(index: torch.Tensor, host: np.ndarray, tokens: int) -> None:
+    """Write this step's per-token rows into `index` in place (0 where nothing steers: a
+    dummy run, an unsteered request, an uncovered position, padding)."""
+    runner = STATE.runner
+    rows = host[:tokens]
+    rows.fill(0)
+    if (
+        runner is not None
+        and STATE.slots
+        and is_forward_context_available()
+        and getattr(get_forward_context(), "attn_metadata", None) is not None
+    ):  # else a dummy run (profiling, warm-up, compilation): nothing to steer
+        batch = runner.input_batch
+        starts = runner.query_start_loc.np
+        computed = batch.num_computed_tokens_cpu
+        for i, req_id in enumerate(batch.req_ids):
+            steering = _request_steering(runner, req_id)
+            if steering is None:
+                continue
+            a, b = int(starts[i]), int(starts[i + 1])
+            slot, mode = steering
+            prompt = int(runner.requests[req_id].num_prompt_tokens)
+            lo, hi = covered(mode, int(computed[i]), b - a, prompt)
+            rows[a + lo : a + hi] = slot + 1
+    index[:tokens].copy_(torch.from_numpy(rows), non_blocking=True)

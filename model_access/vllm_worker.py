@@ -98,7 +98,7 @@ class Worker:
             if not 0 <= layer < len(self.layers):
                 raise ValueError(f"layer {layer} is outside the model's {len(self.layers)}")
             vector = torch.tensor(values, dtype=torch.float32).to(device, dtype)
-            self.layers[layer].steer_directions[slot].copy_(vector)
+            self.layers[layer].steer_directions[slot + 1].copy_(vector)  # row 0 stays zero
         self.state.slots[key] = slot
         self.state.positions[key] = spec["positions"]
 
@@ -106,6 +106,7 @@ class Worker:
         """No steering left in the buffers: zero directions, no slots."""
         self.state.slots.clear()
         self.state.positions.clear()
+        self.state.requests.clear()
         if self.steerable:
             for layer in self.layers:
                 layer.steer_directions.zero_()
