@@ -14,10 +14,10 @@ import time
 
 import torch
 
-from model_access.local import GenerationSettings, LocalModel
-from model_access.settings import LocalSettings
-from steering.apply import Steer, generate_steered
-from steering.vectors import random_vector
+from diarylab.model_access.local import GenerationSettings, LocalModel
+from diarylab.model_access.settings import LocalSettings
+from diarylab.steering.apply import Steer, generate_steered
+from diarylab.steering.vectors import random_vector
 
 PROMPT = [
     {"role": "system", "content": "You keep a private diary and write only for yourself."},

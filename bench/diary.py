@@ -11,9 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.commands.demo import DEMO_DESIGN
-from experiments.loading import load_design
-from experiments.runner import run_design
+from diarylab.experiments.commands.demo import DEMO_DESIGN
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
 
 
 def main() -> None:

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.engine.executor import ExecutorSettings
-from experiments.loading import load_design
-from experiments.runner import RunSummary, run_design
+from diarylab.experiments.engine.executor import ExecutorSettings
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import RunSummary, run_design
 
 CARDS = ["amara", "tomasz", "eero", "fatma", "kenji", "lucia", "marcus", "neha"]
 
@@ -73,7 +73,7 @@ baseline_chatbot = "thanks"
 def tiny_folder(folder: Path) -> str:
     from transformers import AutoTokenizer
 
-    from model_access.embedded import embedded_model_folder
+    from diarylab.model_access.embedded import embedded_model_folder
     from tests.conftest import build_tiny_llama
 
     tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder())
@@ -85,10 +85,10 @@ def tiny_folder(folder: Path) -> str:
 def actors_ready(settings: ExecutorSettings, model: str, count: int) -> float:
     """Seconds from asking for the actors to every actor holding the model: what a run pays
     before its first batch (measured apart, on actors of their own)."""
-    from experiments.engine.executor import ModelRef
-    from experiments.engine.ray_executor import RayExecutor
-    from model_access.local import LocalModel
-    from model_access.settings import LocalSettings
+    from diarylab.experiments.engine.executor import ModelRef
+    from diarylab.experiments.engine.ray_executor import RayExecutor
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import LocalSettings
 
     local = LocalSettings(batch_size=2, device="cpu")
     here = LocalModel.load(model, local)

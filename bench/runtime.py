@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from model_access.local import GenerationSettings, LocalModel
+from diarylab.model_access.local import GenerationSettings, LocalModel
 
 PROMPT = [{"role": "user", "content": "Write a diary entry about a long day at work."}]
 

@@ -25,12 +25,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model_access.prompt_batches import PromptBatch  # noqa: E402
-from model_access.served import ServedClient  # noqa: E402
-from model_access.settings import EndpointSettings  # noqa: E402
-from rubric.prompts import JudgePrompt  # noqa: E402
-from rubric.served_exact import ExactSettings  # noqa: E402
-from rubric.served_judge import ServedJudge  # noqa: E402
+from diarylab.model_access.prompt_batches import PromptBatch  # noqa: E402
+from diarylab.model_access.served import ServedClient  # noqa: E402
+from diarylab.model_access.settings import EndpointSettings  # noqa: E402
+from diarylab.rubric.prompts import JudgePrompt  # noqa: E402
+from diarylab.rubric.served_exact import ExactSettings  # noqa: E402
+from diarylab.rubric.served_judge import ServedJudge  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = JudgePrompt.chat(
@@ -134,7 +134,7 @@ def main() -> None:
     args = parser.parse_args()
     CONCURRENCY[0] = args.concurrency
     if args.base_url:
-        from model_access.loading import load_tokenizer
+        from diarylab.model_access.loading import load_tokenizer
 
         tokenizer = load_tokenizer(args.tokenizer)
         print(f"real server {args.base_url}")

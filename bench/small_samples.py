@@ -18,12 +18,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.bootstrap import cluster_bootstrap, mean_of, pearson_of
-from experiments.analysis.bounded import correlation_interval, share_interval
-from experiments.analysis.rules import mde_sd
-from experiments.analysis.skew import hall_interval, skew_check
-from experiments.analysis.verdict_simulation import family_error, verdict_power
-from experiments.analysis.verdicts import minimum_detectable_effect, sign_flip_bounds
+from diarylab.experiments.analysis.bootstrap import cluster_bootstrap, mean_of, pearson_of
+from diarylab.experiments.analysis.bounded import correlation_interval, share_interval
+from diarylab.experiments.analysis.rules import mde_sd
+from diarylab.experiments.analysis.skew import hall_interval, skew_check
+from diarylab.experiments.analysis.verdict_simulation import family_error, verdict_power
+from diarylab.experiments.analysis.verdicts import minimum_detectable_effect, sign_flip_bounds
 
 
 def draw(kind: str, rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, float]:

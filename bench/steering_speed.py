@@ -21,11 +21,11 @@ import time
 
 import torch
 
-from model_access.local import GenerationSettings, LocalModel
-from model_access.settings import VllmSettings
-from model_access.vllm_engine import attach_vllm, vllm_python
-from steering.apply import Steer, generate_steered
-from steering.vectors import PatternVector, random_vector
+from diarylab.model_access.local import GenerationSettings, LocalModel
+from diarylab.model_access.settings import VllmSettings
+from diarylab.model_access.vllm_engine import attach_vllm, vllm_python
+from diarylab.steering.apply import Steer, generate_steered
+from diarylab.steering.vectors import PatternVector, random_vector
 
 PROMPT = [
     {"role": "system", "content": "You keep a private diary and write only for yourself."},

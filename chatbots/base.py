@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from chatbots.refusals import classify
+from diarylab.chatbots.refusals import classify
 
 Message = Mapping[str, str]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chatbots.base import ChatbotReply, Message
+from diarylab.chatbots.base import ChatbotReply, Message
 
 DEFAULT_TEXT = "Thank you for sharing."
 

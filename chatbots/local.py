@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from chatbots.base import ChatbotReply, Message, with_system
-from model_access.local import LocalModel
-from model_access.settings import GenerationSettings, LocalSettings
+from diarylab.chatbots.base import ChatbotReply, Message, with_system
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import GenerationSettings, LocalSettings
 
 
 class LocalChatbot:

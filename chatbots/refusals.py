@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from foundation.datafiles import DataModel, NonEmpty, load_data
+from diarylab.foundation.datafiles import DataModel, NonEmpty, load_data
 
 REFUSALS_FILE = Path(__file__).parent / "refusals.toml"
 

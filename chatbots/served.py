@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chatbots.base import ChatbotReply, Message, with_system
-from model_access.served import CompletionRequest, ServedClient
-from model_access.settings import GenerationSettings
+from diarylab.chatbots.base import ChatbotReply, Message, with_system
+from diarylab.model_access.served import CompletionRequest, ServedClient
+from diarylab.model_access.settings import GenerationSettings
 
 
 class ServedChatbot:

@@ -9,20 +9,20 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from chatbots.base import Chatbot
-from chatbots.fixed import DEFAULT_TEXT, FixedReply
-from chatbots.local import LocalChatbot
-from chatbots.served import ServedChatbot
-from foundation.datafiles import DataModel, NonEmpty, Slug
-from model_access.local import LocalModel
-from model_access.served import ServedClient
-from model_access.settings import (
+from diarylab.chatbots.base import Chatbot
+from diarylab.chatbots.fixed import DEFAULT_TEXT, FixedReply
+from diarylab.chatbots.local import LocalChatbot
+from diarylab.chatbots.served import ServedChatbot
+from diarylab.foundation.datafiles import DataModel, NonEmpty, Slug
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import (
     EndpointSettings,
     GenerationSettings,
     LocalSettings,
     VllmSettings,
 )
-from model_access.vllm_engine import attach_vllm
+from diarylab.model_access.vllm_engine import attach_vllm
 
 CHATBOT_GENERATION = GenerationSettings(max_new_tokens=300, temperature=0.7)
 

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from foundation.datafiles import HashedDataFile, NonEmpty
-from foundation.errors import LabError
+from diarylab.foundation.datafiles import HashedDataFile, NonEmpty
+from diarylab.foundation.errors import LabError
 
 CARDS_DIR = Path(__file__).parent / "cards"
 # The names a prompt template can use for a card's values (RoleCard.fields() gives each).

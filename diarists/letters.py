@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationInfo, field_validator
 
-from diarists.cards import CARD_FIELDS, RoleCard
-from diarists.templates import TEMPLATES_DIR, check_placeholders
-from foundation.datafiles import HashedDataFile, NonEmpty
+from diarylab.diarists.cards import CARD_FIELDS, RoleCard
+from diarylab.diarists.templates import TEMPLATES_DIR, check_placeholders
+from diarylab.foundation.datafiles import HashedDataFile, NonEmpty
 
 LETTER_FILE = TEMPLATES_DIR / "letter.toml"
 FIXED_LETTER_FILE = TEMPLATES_DIR / "fixed_letter.toml"

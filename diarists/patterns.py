@@ -15,9 +15,9 @@ from pydantic import (
     model_validator,
 )
 
-from diarists.cards import same_as_file_name
-from foundation.datafiles import DataModel, HashedDataFile, NonEmpty
-from foundation.errors import LabError
+from diarylab.diarists.cards import same_as_file_name
+from diarylab.foundation.datafiles import DataModel, HashedDataFile, NonEmpty
+from diarylab.foundation.errors import LabError
 
 PATTERNS_DIR = Path(__file__).parent / "patterns"
 MIN_PROMPTS = 20  # per set: fewer makes the mean difference (and the calibration) too noisy

@@ -31,12 +31,12 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from foundation.datafiles import DataModel, Slug, file_sha256, load_data
-from foundation.errors import LabError
-from model_access.local import ModelInfo
-from steering.apply import Steer
-from steering.settings import SteerSettings
-from steering.vectors import PatternVector, vector_paths
+from diarylab.foundation.datafiles import DataModel, Slug, file_sha256, load_data
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import ModelInfo
+from diarylab.steering.apply import Steer
+from diarylab.steering.settings import SteerSettings
+from diarylab.steering.vectors import PatternVector, vector_paths
 
 UNSTEERED_ID = "unsteered"
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from diarists.cards import CARD_FIELDS, RoleCard
-from foundation.datafiles import FIX_MARK, HashedDataFile, NonEmpty
+from diarylab.diarists.cards import CARD_FIELDS, RoleCard
+from diarylab.foundation.datafiles import FIX_MARK, HashedDataFile, NonEmpty
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 # The {placeholders} each text may use: str.format fills them when an entry is asked for, so an

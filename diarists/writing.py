@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from diarists.cards import RoleCard
-from diarists.templates import EntryTemplate
+from diarylab.diarists.cards import RoleCard
+from diarylab.diarists.templates import EntryTemplate
 
 
 def entry_messages(

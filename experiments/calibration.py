@@ -14,22 +14,22 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from diarists.patterns import Pattern
-from experiments.engine.judging import judge_tasks, judgment_id
-from experiments.engine.store import JudgmentRow, Store
-from experiments.engine.vocabulary import Task
-from experiments.engine.writes import StoreWrites
-from foundation.errors import LabError
-from model_access.local import LocalModel
-from model_access.settings import GenerationSettings
-from rubric.entry_scores import EntryTemplates, entry_prompts
-from rubric.expected import DEFAULT_FLOOR
-from rubric.judge_base import Judge
-from rubric.prompts import text_sha256
-from steering.calibrate import Calibration, heuristic_scorer, sweep
-from steering.extract import Extraction, Scorer, TextScore, extract_vector
-from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
-from steering.vectors import PatternVector
+from diarylab.diarists.patterns import Pattern
+from diarylab.experiments.engine.judging import judge_tasks, judgment_id
+from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.writes import StoreWrites
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import GenerationSettings
+from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts
+from diarylab.rubric.expected import DEFAULT_FLOOR
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.prompts import text_sha256
+from diarylab.steering.calibrate import Calibration, heuristic_scorer, sweep
+from diarylab.steering.extract import Extraction, Scorer, TextScore, extract_vector
+from diarylab.steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
+from diarylab.steering.vectors import PatternVector
 
 FAKE_JUDGE = "fake"
 

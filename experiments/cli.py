@@ -12,7 +12,7 @@ import sys
 import typing
 from collections.abc import Sequence
 
-from foundation.errors import LabError, LabErrors
+from diarylab.foundation.errors import LabError, LabErrors
 
 # litellm otherwise tries to download its model price list at import time (no network here).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -32,12 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
         "probability, preregistered designs and bootstrapped reports.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    import experiments.commands as commands
+    import diarylab.experiments.commands as commands
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue  # shared option helpers, not commands
-        module = importlib.import_module(f"experiments.commands.{info.name}")
+        module = importlib.import_module(f"diarylab.experiments.commands.{info.name}")
         module.register(sub)
     return parser
 

@@ -20,21 +20,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbots.base import Chatbot
-from experiments.engine.contract import ReuseSupport
-from experiments.engine.design import Design
-from experiments.engine.reuse import (
+from diarylab.chatbots.base import Chatbot
+from diarylab.experiments.engine.contract import ReuseSupport
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.reuse import (
     TEXT_CALLS,
     Texts,
     copy_texts,
     first_difference,
     reused_record,
 )
-from experiments.engine.runfolder import STORE_FILE
-from experiments.engine.store import Store
-from foundation.errors import LabError
-from model_access.local import LocalModel
-from steering.vectors import vector_paths
+from diarylab.experiments.engine.runfolder import STORE_FILE
+from diarylab.experiments.engine.store import Store
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
+from diarylab.steering.vectors import vector_paths
 
 PROFILES_DIR = "profiles"
 

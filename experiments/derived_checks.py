@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from experiments.derived import PROFILES_DIR, Reuse, inline_ids, reuse_support
-from experiments.engine.contract import ReuseSupport
-from experiments.engine.design import Design
-from experiments.engine.inputs import file_sha256, locked_inputs
-from experiments.engine.reuse import (
+from diarylab.experiments.derived import PROFILES_DIR, Reuse, inline_ids, reuse_support
+from diarylab.experiments.engine.contract import ReuseSupport
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.inputs import file_sha256, locked_inputs
+from diarylab.experiments.engine.reuse import (
     Texts,
     first_difference,
     present_ids,
@@ -23,10 +23,15 @@ from experiments.engine.reuse import (
     store_texts,
     text_view,
 )
-from experiments.engine.runfolder import SHA_FILE, STORE_FILE, read_locked_sha, read_manifest
-from experiments.loading import open_run_folder
-from experiments.profile_making import profile_ids, resolve_profiles
-from foundation.errors import LabError
+from diarylab.experiments.engine.runfolder import (
+    SHA_FILE,
+    STORE_FILE,
+    read_locked_sha,
+    read_manifest,
+)
+from diarylab.experiments.loading import open_run_folder
+from diarylab.experiments.profile_making import profile_ids, resolve_profiles
+from diarylab.foundation.errors import LabError
 
 
 def reuse_for_run(design: Design, folder: Path) -> Reuse | None:
@@ -240,7 +245,7 @@ def _judge_view(judge: Any) -> Any:
 
 
 def _readings_per_judge(design: Design) -> int | None:
-    from experiments.engine.contract import PlanSupport
+    from diarylab.experiments.engine.contract import PlanSupport
 
     kind = design.kind
     if not isinstance(kind, PlanSupport):

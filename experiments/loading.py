@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from experiments.engine.design import Design
-from experiments.engine.inputs import verify_copies
-from experiments.engine.runfolder import (
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.inputs import verify_copies
+from diarylab.experiments.engine.runfolder import (
     DESIGN_FILE,
     SHA_FILE,
     STORE_FILE,
@@ -19,11 +19,11 @@ from experiments.engine.runfolder import (
     read_locked_sha,
     read_manifest,
 )
-from experiments.engine.store import Store
-from experiments.kinds import get_kind, kind_names
-from foundation.datafiles import file_sha256, load_toml
-from foundation.datafiles import validate as validate_data
-from foundation.errors import LabError
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds import get_kind, kind_names
+from diarylab.foundation.datafiles import file_sha256, load_toml
+from diarylab.foundation.datafiles import validate as validate_data
+from diarylab.foundation.errors import LabError
 
 
 def load_design(path: Path | str, *, locked: bool = False) -> Design:

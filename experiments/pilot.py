@@ -17,7 +17,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from experiments.analysis.rules import (
+from diarylab.experiments.analysis.rules import (
     DEFAULT_JUDGE_CORRELATION,
     Rule,
     judge_correlation,
@@ -25,15 +25,15 @@ from experiments.analysis.rules import (
     one_sided_level,
     rounded_correlation,
 )
-from experiments.engine.contract import PilotSupport
-from experiments.engine.design import Design
-from experiments.engine.runfolder import RESULTS, STORE_FILE, write_atomic
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import RunContext, TextNoise
-from experiments.loading import load_design
-from experiments.runner import JudgeSet, run_design
-from foundation.errors import LabError
-from foundation.toml_writing import dump_toml
+from diarylab.experiments.engine.contract import PilotSupport
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.runfolder import RESULTS, STORE_FILE, write_atomic
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import RunContext, TextNoise
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import JudgeSet, run_design
+from diarylab.foundation.errors import LabError
+from diarylab.foundation.toml_writing import dump_toml
 
 POWER = 0.8
 DESIGN_FILE = "pilot-design.toml"

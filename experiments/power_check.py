@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from experiments.analysis.rules import (
+from diarylab.experiments.analysis.rules import (
     DEFAULT_JUDGE_CORRELATION,
     RULE_NAMES,
     can_support,
@@ -23,9 +23,9 @@ from experiments.analysis.rules import (
     other_rule,
     smallest_p,
 )
-from experiments.engine.contract import PilotSupport
-from experiments.engine.design import Design
-from foundation.errors import LabError
+from diarylab.experiments.engine.contract import PilotSupport
+from diarylab.experiments.engine.design import Design
+from diarylab.foundation.errors import LabError
 
 
 def power_lines(design: Design) -> list[str]:

@@ -9,26 +9,26 @@ behind."""
 
 from __future__ import annotations
 
-from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
-from experiments.checks.models import check_models
-from experiments.checks.probes import at_check, check_endpoint, check_key, probe_chatbot
-from experiments.engine.design import Design
-from experiments.power_check import power_lines
-from experiments.profile_making import profile_ids
-from foundation.errors import Collector, LabError
-from model_access.loading import resolve
-from model_access.placement import check_placement
-from model_access.served import TransportFailure
-from model_access.settings import LocalSettings
-from rubric.judges import (
+from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
+from diarylab.experiments.checks.models import check_models
+from diarylab.experiments.checks.probes import at_check, check_endpoint, check_key, probe_chatbot
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.power_check import power_lines
+from diarylab.experiments.profile_making import profile_ids
+from diarylab.foundation.errors import Collector, LabError
+from diarylab.model_access.loading import resolve
+from diarylab.model_access.placement import check_placement
+from diarylab.model_access.served import TransportFailure
+from diarylab.model_access.settings import LocalSettings
+from diarylab.rubric.judges import (
     LocalJudgeSpec,
     ServedJudgeSpec,
     build_judge,
     default_load_local,
     probe_verdict,
 )
-from rubric.probe_prompt import number_probe
-from rubric.served_judge import ProbeResult, ServedJudge
+from diarylab.rubric.probe_prompt import number_probe
+from diarylab.rubric.served_judge import ProbeResult, ServedJudge
 
 
 def preflight(

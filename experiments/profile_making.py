@@ -19,23 +19,23 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from diarists.patterns import Pattern, load_pattern
-from diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
-from experiments.calibration import (
+from diarylab.diarists.patterns import Pattern, load_pattern
+from diarylab.diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
+from diarylab.experiments.calibration import (
     calibrate_pattern,
     chosen_setting,
     extract_pattern,
     judge_scorer,
     study_rule,
 )
-from experiments.engine.design import Design, ProfileRule
-from experiments.engine.store import Store
-from foundation.datafiles import file_sha256
-from foundation.errors import LabError
-from model_access.local import LocalModel
-from rubric.judge_base import Judge
-from steering.calibrate import write_outputs
-from steering.vectors import PatternVector, vector_paths
+from diarylab.experiments.engine.design import Design, ProfileRule
+from diarylab.experiments.engine.store import Store
+from diarylab.foundation.datafiles import file_sha256
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
+from diarylab.rubric.judge_base import Judge
+from diarylab.steering.calibrate import write_outputs
+from diarylab.steering.vectors import PatternVector, vector_paths
 
 
 # ----------------------------------------------------------------------------- resolving

@@ -11,14 +11,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbots.specs import build_chatbot
-from diarists.profiles import Profile
-from experiments.derived_checks import reuse_for_run
-from experiments.engine.design import Design
-from experiments.engine.executor import ExecutorSettings, ModelRef, open_executor
-from experiments.engine.manifest import local_placements, manifest_of, served_judges
-from experiments.engine.progress import Progress
-from experiments.engine.runfolder import (
+from diarylab.chatbots.specs import build_chatbot
+from diarylab.diarists.profiles import Profile
+from diarylab.experiments.derived_checks import reuse_for_run
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef, open_executor
+from diarylab.experiments.engine.manifest import local_placements, manifest_of, served_judges
+from diarylab.experiments.engine.progress import Progress
+from diarylab.experiments.engine.runfolder import (
     STORE_FILE,
     add_inputs,
     check_claimable,
@@ -26,18 +26,18 @@ from experiments.engine.runfolder import (
     default_folder,
     write_manifest,
 )
-from experiments.engine.runlock import run_lock
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import RunContext
-from experiments.preflight import preflight
-from experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
-from model_access.local import LocalModel
-from model_access.settings import LocalSettings, VllmSettings
-from model_access.vllm_engine import attach_vllm
-from rubric.judge_base import Judge
-from rubric.judges import build_judge
-from rubric.served_judge import ProbeResult
-from steering.vectors import vector_paths
+from diarylab.experiments.engine.runlock import run_lock
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import RunContext
+from diarylab.experiments.preflight import preflight
+from diarylab.experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import LocalSettings, VllmSettings
+from diarylab.model_access.vllm_engine import attach_vllm
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.judges import build_judge
+from diarylab.rubric.served_judge import ProbeResult
+from diarylab.steering.vectors import vector_paths
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pydantic import (
     create_model,
 )
 
-from foundation.errors import LabError, LabErrors
+from diarylab.foundation.errors import LabError, LabErrors
 
 S = TypeVar("S", bound=BaseModel)
 # Where data files are read from instead of where their names point: a report of a run folder

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from foundation.errors import LabError
+from diarylab.foundation.errors import LabError
 
 Message = Mapping[str, str]
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from model_access.settings import GenerationSettings
+from diarylab.model_access.settings import GenerationSettings
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from typing import Any
 
 import httpx
 
-from foundation.errors import LabError
-from model_access.completions import EmptyResponse
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.completions import EmptyResponse
 
 PROVIDERS = ("openai", "hosted_vllm", "text-completion-openai")
 OPENAI_BASE = "https://api.openai.com/v1"

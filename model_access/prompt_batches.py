@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model_access.completions import EmptyResponse, field_of, usage_of
-from model_access.token_prompts import TokenCompletion, TokenPromptRequest, parse_choice
+from diarylab.model_access.completions import EmptyResponse, field_of, usage_of
+from diarylab.model_access.token_prompts import TokenCompletion, TokenPromptRequest, parse_choice
 
 
 @dataclass(frozen=True)

@@ -19,21 +19,25 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from model_access.completions import (
+from diarylab.model_access.completions import (
     Alternative,
     Completion,
     CompletionRequest,
     EmptyResponse,
     TokenLogprob,
 )
-from model_access.completions_http import CompletionsHTTP, route
-from model_access.prompt_batches import PromptBatch, answer_all, batches, parse_choices
-from model_access.replicas import Replicas
-from model_access.retry_after import retry_after_s
-from model_access.served_chat_call import chat_once, endpoint_key
-from model_access.served_retries import TransportFailure, with_retries
-from model_access.settings import EndpointSettings
-from model_access.token_prompts import TokenCompletion, TokenPromptRequest, parse_text_response
+from diarylab.model_access.completions_http import CompletionsHTTP, route
+from diarylab.model_access.prompt_batches import PromptBatch, answer_all, batches, parse_choices
+from diarylab.model_access.replicas import Replicas
+from diarylab.model_access.retry_after import retry_after_s
+from diarylab.model_access.served_chat_call import chat_once, endpoint_key
+from diarylab.model_access.served_retries import TransportFailure, with_retries
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.model_access.token_prompts import (
+    TokenCompletion,
+    TokenPromptRequest,
+    parse_text_response,
+)
 
 __all__ = [
     "Alternative",

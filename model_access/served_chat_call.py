@@ -8,9 +8,9 @@ import json
 import os
 from typing import Any
 
-from foundation.errors import LabError
-from model_access.completions import Completion, CompletionRequest, parse_response
-from model_access.settings import EndpointSettings
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.completions import Completion, CompletionRequest, parse_response
+from diarylab.model_access.settings import EndpointSettings
 
 # litellm fetches a price list over the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from foundation.errors import LabError
-from model_access.completions import EmptyResponse
-from model_access.replicas import Replicas
-from model_access.retry_after import retry_after_s
-from model_access.settings import EndpointSettings
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.completions import EmptyResponse
+from diarylab.model_access.replicas import Replicas
+from diarylab.model_access.retry_after import retry_after_s
+from diarylab.model_access.settings import EndpointSettings
 
 T = TypeVar("T")
 

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from foundation.datafiles import FIX_MARK, At, DataModel
-from model_access.devices import Device, device_name, size_bytes
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel
+from diarylab.model_access.devices import Device, device_name, size_bytes
 
 Dtype = Literal["bf16", "fp16", "fp32"]
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

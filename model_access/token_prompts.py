@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from foundation.errors import LabError
-from model_access.completions import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.completions import (
     EmptyResponse,
     TokenLogprob,
     field_of,

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from foundation.errors import LabError
-from model_access.settings import GenerationSettings, VllmSettings
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.settings import GenerationSettings, VllmSettings
 
 if TYPE_CHECKING:
-    from model_access.local import LocalModel
+    from diarylab.model_access.local import LocalModel
 
 WORKER = Path(__file__).with_name("vllm_worker.py")
 DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from foundation.errors import LabError
-from rubric.behavior_rubric import BehaviorRubric, ReplyQuestion, load_behavior_rubric
-from rubric.expected import DEFAULT_FLOOR
-from rubric.judge_base import Judge
-from rubric.prompts import JudgePrompt, Template, TemplateRef, load_template
-from rubric.yes_no import YesNoReading
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.behavior_rubric import BehaviorRubric, ReplyQuestion, load_behavior_rubric
+from diarylab.rubric.expected import DEFAULT_FLOOR
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.prompts import JudgePrompt, Template, TemplateRef, load_template
+from diarylab.rubric.yes_no import YesNoReading
 
 Message = Mapping[str, str]
 

@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from foundation.datafiles import DataModel, HashedDataFile
-from rubric.prompts import TemplateRef
+from diarylab.foundation.datafiles import DataModel, HashedDataFile
+from diarylab.rubric.prompts import TemplateRef
 
 RUBRIC_FILE = Path(__file__).parent / "behavior_rubric.toml"
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rubric.expected import (
+from diarylab.rubric.expected import (
     ALL_NODE_TEXTS,
     NUMBERS,
     SPACE,

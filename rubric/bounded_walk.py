@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rubric.bound import Bound, Open, bound_of, open_items, worth
-from rubric.expected import NUMBERS, POINT_FLOOR, NodeReading, distribution, prob
-from rubric.number_trie import NumberTrie, digits_after, read_node
-from rubric.vocab import VocabFacts
+from diarylab.rubric.bound import Bound, Open, bound_of, open_items, worth
+from diarylab.rubric.expected import NUMBERS, POINT_FLOOR, NodeReading, distribution, prob
+from diarylab.rubric.number_trie import NumberTrie, digits_after, read_node
+from diarylab.rubric.vocab import VocabFacts
 
 QueryKind = Literal["node", "tail", "point"]
 

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from foundation.errors import LabError
-from rubric.expected import DEFAULT_FLOOR, NumberReading
-from rubric.judge_base import Judge
-from rubric.prompts import JudgePrompt, Template, load_template, text_sha256
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.expected import DEFAULT_FLOOR, NumberReading
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.prompts import JudgePrompt, Template, load_template, text_sha256
 
 PatternSpec = tuple[str, str, str]  # (id, name, definition)
 

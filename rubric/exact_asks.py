@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from foundation.errors import LabError
-from model_access.completions import EmptyResponse
-from model_access.served import ServedClient
-from model_access.token_prompts import TokenCompletion, TokenPromptRequest
-from rubric.expected import LOG_ZERO
-from rubric.judge_render import RenderedPrompt
-from rubric.vocab import VocabFacts
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.completions import EmptyResponse
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.token_prompts import TokenCompletion, TokenPromptRequest
+from diarylab.rubric.expected import LOG_ZERO
+from diarylab.rubric.judge_render import RenderedPrompt
+from diarylab.rubric.vocab import VocabFacts
 
 EXACT_EXTRA = json.dumps(
     {"return_token_ids": True, "return_tokens_as_token_ids": True}, sort_keys=True

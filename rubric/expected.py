@@ -46,11 +46,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from foundation.errors import LabError
-from rubric.prompts import TemplateRef
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.prompts import TemplateRef
 
 if TYPE_CHECKING:
-    from rubric.bound import Bound
+    from diarylab.rubric.bound import Bound
 
 ALGORITHM = "trie-v3"  # bump when the definitions above change: part of every judge's identity
 NUMBERS = tuple(range(101))
@@ -215,7 +215,7 @@ class NumberReading:
     def bound(self) -> Bound | None:
         """The certified interval for E[n] and the coverage (trie-v3; None for older records
         that cannot give one)."""
-        from rubric.bound import Bound
+        from diarylab.rubric.bound import Bound
 
         return Bound.from_record(self.record.get("bound"))
 
@@ -263,7 +263,7 @@ def number_reading(
     base["nodes"] = [by_prefix[p].to_record() for p in sorted(by_prefix, key=lambda s: (len(s), s))]
     base.setdefault("exact", all(n.end_exact for n in by_prefix.values()))
     if base["algorithm"] == ALGORITHM:
-        from rubric.bound import reading_bound
+        from diarylab.rubric.bound import reading_bound
 
         bound = reading_bound(by_prefix)
         base["bound"] = None if bound is None else bound.to_record()

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from rubric.expected import DEFAULT_FLOOR, NumberReading, check_floor
-from rubric.prompts import JudgePrompt
-from rubric.yes_no import YesNoReading
+from diarylab.rubric.expected import DEFAULT_FLOOR, NumberReading, check_floor
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.yes_no import YesNoReading
 
 Question = Literal["number", "yes_no"]
 

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from foundation.errors import LabError
-from rubric.prompts import JudgePrompt
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.prompts import JudgePrompt
 
 HARMONY_REASONING_EFFORT = "low"  # a judge's answer is read at once: no analysis to spend on
 HARMONY_GENERATION_PROMPT = "<|start|>assistant"

@@ -13,17 +13,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
-from foundation.errors import LabError
-from model_access.loading import load_tokenizer
-from model_access.local import LocalModel
-from model_access.settings import EndpointSettings, LocalSettings
-from rubric.expected import DEFAULT_MAX_ERROR
-from rubric.judge_base import Judge
-from rubric.local_judge import LocalJudge
-from rubric.served_chat import ChatSettings
-from rubric.served_exact import ExactSettings
-from rubric.served_judge import ServedJudge
+from diarylab.foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.loading import load_tokenizer
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import EndpointSettings, LocalSettings
+from diarylab.rubric.expected import DEFAULT_MAX_ERROR
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.served_chat import ChatSettings
+from diarylab.rubric.served_exact import ExactSettings
+from diarylab.rubric.served_judge import ServedJudge
 
 SERVED_PREFIX = "litellm:"
 LoadLocal = Callable[[str, LocalSettings], LocalModel]
@@ -157,7 +157,7 @@ def default_load_local(spec: str, settings: LocalSettings) -> LocalModel:
 def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -> Judge:
     if isinstance(spec, LocalJudgeSpec):
         return LocalJudge(load_local(spec.model, spec.local), max_error=spec.max_error)
-    from model_access.served import ServedClient
+    from diarylab.model_access.served import ServedClient
 
     exact, chat = reading_settings(spec)
     return ServedJudge(

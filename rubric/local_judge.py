@@ -15,22 +15,22 @@ from typing import Any
 
 import torch
 
-from foundation.errors import LabError
-from model_access.local import LocalModel
-from rubric.bounded_walk import Walk
-from rubric.expected import ALGORITHM, LOG_ZERO, check_max_error, number_reading
-from rubric.judge_base import Judge
-from rubric.judge_render import HARMONY_REASONING_EFFORT, is_harmony, render_judge_prompt
-from rubric.number_trie import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
+from diarylab.rubric.bounded_walk import Walk
+from diarylab.rubric.expected import ALGORITHM, LOG_ZERO, check_max_error, number_reading
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.judge_render import HARMONY_REASONING_EFFORT, is_harmony, render_judge_prompt
+from diarylab.rubric.number_trie import (
     NumberTrie,
     digits_after,
     number_trie,
     points_to_follow,
     read_node,
 )
-from rubric.prompts import JudgePrompt
-from rubric.vocab import VocabFacts, answer_ids, vocab_facts
-from rubric.yes_no import yes_no_reading
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.vocab import VocabFacts, answer_ids, vocab_facts
+from diarylab.rubric.yes_no import yes_no_reading
 
 
 class LocalJudge(Judge):

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from foundation.errors import LabError
-from rubric.expected import (
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.expected import (
     LOG_ZERO,
     NUMBER_TEXTS,
     POINT_FLOOR,
@@ -23,7 +23,7 @@ from rubric.expected import (
     prob,
     safe_log,
 )
-from rubric.vocab import VocabFacts, number_tokens
+from diarylab.rubric.vocab import VocabFacts, number_tokens
 
 Lookup = Mapping[int, float]  # token id → log-probability, for the ids a backend could read
 

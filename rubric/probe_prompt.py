@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from foundation.datafiles import DataModel, NonEmpty, load_data
-from rubric.prompts import JudgePrompt
+from diarylab.foundation.datafiles import DataModel, NonEmpty, load_data
+from diarylab.rubric.prompts import JudgePrompt
 
 PROBE_FILE = Path(__file__).parent / "probes" / "number_probe.toml"
 

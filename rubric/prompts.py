@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foundation.datafiles import HashedDataFile
-from foundation.errors import LabError
+from diarylab.foundation.datafiles import HashedDataFile
+from diarylab.foundation.errors import LabError
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 

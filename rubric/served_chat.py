@@ -18,11 +18,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from foundation.errors import LabError
-from model_access.completions import Alternative, Completion, CompletionRequest, TokenLogprob
-from model_access.served import ServedClient
-from model_access.settings import GenerationSettings
-from rubric.expected import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.completions import (
+    Alternative,
+    Completion,
+    CompletionRequest,
+    TokenLogprob,
+)
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import GenerationSettings
+from diarylab.rubric.expected import (
     ALL_NODE_TEXTS,
     LOG_ZERO,
     SPACE,
@@ -34,9 +39,9 @@ from rubric.expected import (
     number_reading,
     path_masses,
 )
-from rubric.prompts import JudgePrompt
-from rubric.vocab import VocabFacts, is_byte_level, token_text
-from rubric.yes_no import answer_of, yes_no_reading
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.vocab import VocabFacts, is_byte_level, token_text
+from diarylab.rubric.yes_no import answer_of, yes_no_reading
 
 TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 MAX_TOKENS = 5  # a space, three digits and the token after

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from foundation.errors import LabError
-from model_access.token_prompts import TokenPromptRequest
-from rubric.bounded_walk import Walk
-from rubric.exact_asks import TAIL_CHARS, Asked, ExactAsker, ExactSettings
-from rubric.expected import number_reading, path_masses, prob
-from rubric.judge_render import RenderedPrompt, render_judge_prompt
-from rubric.number_trie import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.token_prompts import TokenPromptRequest
+from diarylab.rubric.bounded_walk import Walk
+from diarylab.rubric.exact_asks import TAIL_CHARS, Asked, ExactAsker, ExactSettings
+from diarylab.rubric.expected import number_reading, path_masses, prob
+from diarylab.rubric.judge_render import RenderedPrompt, render_judge_prompt
+from diarylab.rubric.number_trie import (
     NumberTrie,
     TrieNode,
     digits_after,
@@ -25,9 +25,9 @@ from rubric.number_trie import (
     points_to_follow,
     read_node,
 )
-from rubric.prompts import JudgePrompt
-from rubric.vocab import answer_ids, is_byte_level, token_text
-from rubric.yes_no import yes_no_reading
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.vocab import answer_ids, is_byte_level, token_text
+from diarylab.rubric.yes_no import yes_no_reading
 
 __all__ = ["Asked", "ExactReader", "ExactSettings"]
 

@@ -24,7 +24,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from model_access.settings import EndpointSettings
+from diarylab.model_access.settings import EndpointSettings
 
 UNKNOWN = "unknown"
 SERVER_INFO = "/server_info?config_format=json"

@@ -19,15 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from foundation.errors import LabError
-from model_access.served import ServedClient
-from rubric.expected import ALGORITHM, SPACE, is_child_piece, prob
-from rubric.judge_base import Judge, Question
-from rubric.prompts import JudgePrompt
-from rubric.served_chat import ChatReader, ChatSettings
-from rubric.served_exact import ExactReader, ExactSettings
-from rubric.served_identity import served_dtype
-from rubric.vocab import VocabFacts, vocab_facts
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.served import ServedClient
+from diarylab.rubric.expected import ALGORITHM, SPACE, is_child_piece, prob
+from diarylab.rubric.judge_base import Judge, Question
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.served_chat import ChatReader, ChatSettings
+from diarylab.rubric.served_exact import ExactReader, ExactSettings
+from diarylab.rubric.served_identity import served_dtype
+from diarylab.rubric.vocab import VocabFacts, vocab_facts
 
 Mode = Literal["exact", "top-k"]
 

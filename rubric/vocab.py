@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from foundation.errors import LabError
-from rubric.expected import NUMBERS, continues_number, is_decimal, is_point
-from rubric.yes_no import answer_of
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.expected import NUMBERS, continues_number, is_decimal, is_point
+from diarylab.rubric.yes_no import answer_of
 
 # SentencePiece byte-fallback tokens ("<0x30>" is the byte of "0").
 _BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")

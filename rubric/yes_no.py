@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from foundation.errors import LabError
-from rubric.expected import DEFAULT_FLOOR, prob
-from rubric.prompts import TemplateRef
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.expected import DEFAULT_FLOOR, prob
+from diarylab.rubric.prompts import TemplateRef
 
 SPACE_MARKERS = ("Ġ", "▁", " ")  # how byte-level BPE, SentencePiece and plain text write a space
 YES_NO = ("yes", "no")

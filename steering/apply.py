@@ -19,11 +19,11 @@ from typing import Any
 
 import torch
 
-from foundation.errors import LabError
-from model_access.local import Generation, GenerationSettings, LocalModel
-from model_access.vllm_engine import RowSteer, steer_key
-from steering.settings import Positions, Scale, SteerSettings
-from steering.vectors import PatternVector
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import Generation, GenerationSettings, LocalModel
+from diarylab.model_access.vllm_engine import RowSteer, steer_key
+from diarylab.steering.settings import Positions, Scale, SteerSettings
+from diarylab.steering.vectors import PatternVector
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from foundation.errors import LabError
-from model_access.local import GenerationSettings, LocalModel
-from steering.apply import Positions, Scale, Steer
-from steering.extract import Scorer, TextScore
-from steering.vectors import PatternVector
-from steering.writing import WriteRequest, Writes
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import GenerationSettings, LocalModel
+from diarylab.steering.apply import Positions, Scale, Steer
+from diarylab.steering.extract import Scorer, TextScore
+from diarylab.steering.vectors import PatternVector
+from diarylab.steering.writing import WriteRequest, Writes
 
 
 @dataclass(frozen=True)

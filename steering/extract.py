@@ -22,10 +22,10 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from foundation.errors import LabError
-from model_access.local import GenerationSettings, LocalModel
-from steering.vectors import PatternVector
-from steering.writing import WriteRequest, Writes, Written
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import GenerationSettings, LocalModel
+from diarylab.steering.vectors import PatternVector
+from diarylab.steering.writing import WriteRequest, Writes, Written
 
 
 @dataclass(frozen=True)

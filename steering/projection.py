@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from foundation.errors import LabError
-from model_access.local import LocalModel
-from steering.vectors import PatternVector
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
+from diarylab.steering.vectors import PatternVector
 
 METHOD = "mean over text tokens · unit direction / residual norm, mean over layers; batch of one"
 

@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from foundation.datafiles import FIX_MARK, At, DataModel, Slug
-from model_access.settings import GenerationSettings
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, Slug
+from diarylab.model_access.settings import GenerationSettings
 
 Scale = Literal["relative", "raw"]
 Positions = Literal["prompt", "response", "both"]

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from foundation.datafiles import file_sha256
-from foundation.errors import LabError
-from model_access.local import ModelInfo
+from diarylab.foundation.datafiles import file_sha256
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import ModelInfo
 
 FORMAT = "diarylab-pattern-vector"
 FORMAT_VERSION = 1

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from model_access.settings import GenerationSettings
-from steering.apply import Steer
+from diarylab.model_access.settings import GenerationSettings
+from diarylab.steering.apply import Steer
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from model_access.local import LocalModel
+from diarylab.model_access.local import LocalModel
 from tests.conftest import build_tiny_llama
 
 # The share of the next-token mass each context gives its favoured tokens.

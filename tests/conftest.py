@@ -41,7 +41,7 @@ def build_tiny_llama(tokenizer, *, seed: int = 0, layers: int = 2, hidden: int =
 
 @pytest.fixture(scope="session")
 def smollm2_folder() -> Path:
-    from model_access.embedded import embedded_model_folder
+    from diarylab.model_access.embedded import embedded_model_folder
 
     return embedded_model_folder()
 
@@ -55,7 +55,7 @@ def shipped_tokenizer(smollm2_folder):
 
 @pytest.fixture(scope="session")
 def tiny_model(shipped_tokenizer):
-    from model_access.local import LocalModel
+    from diarylab.model_access.local import LocalModel
 
     return LocalModel(build_tiny_llama(shipped_tokenizer), shipped_tokenizer, spec=TINY_SPEC)
 
@@ -83,16 +83,16 @@ SPLIT_MAP = {
 
 @pytest.fixture(scope="session")
 def tiny_split_model(tiny_model_folder):
-    from model_access.local import LocalModel
-    from model_access.settings import LocalSettings
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import LocalSettings
 
     return LocalModel.load(str(tiny_model_folder), LocalSettings(device_map=SPLIT_MAP))
 
 
 @pytest.fixture(scope="session")
 def smollm2():
-    from model_access.local import LocalModel
-    from model_access.settings import LocalSettings
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import LocalSettings
 
     return LocalModel.load("smollm2", LocalSettings(device="cpu"))
 

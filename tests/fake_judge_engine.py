@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from model_access.local import LocalModel
+from diarylab.model_access.local import LocalModel
 
 REPLACEMENT = "\ufffd"
 FLOAT32_LOWEST = float(np.finfo(np.float32).min)  # llama.cpp's stand-in for log(0)

@@ -64,7 +64,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from model_access.local import LocalModel
+from diarylab.model_access.local import LocalModel
 from tests import fake_judge_llamacpp as llamacpp
 from tests.fake_judge_engine import JudgeEngine
 from tests.fake_judge_render import RENDERERS, Renderer, RenderRefused, render_chat

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from experiments.kinds.friends.outcomes import LETTER_COLUMNS
+from diarylab.experiments.kinds.friends.outcomes import LETTER_COLUMNS
 
 CARDS = ["amara", "eero", "fatma", "kenji", "lucia", "marcus", "neha", "tomasz"]
 

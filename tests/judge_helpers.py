@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from model_access.local import LocalModel
+from diarylab.model_access.local import LocalModel
 from tests.conftest import build_tiny_llama
 
 

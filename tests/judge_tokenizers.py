@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from model_access.local import LocalModel
+from diarylab.model_access.local import LocalModel
 from tests.conftest import build_tiny_llama
 from tests.judge_helpers import bias_logits
 

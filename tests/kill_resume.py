@@ -21,7 +21,7 @@ def run_cli(design: Path, out: Path) -> subprocess.Popen:
         [
             sys.executable,
             "-m",
-            "experiments.cli",
+            "diarylab.experiments.cli",
             "run",
             str(design),
             "--out",

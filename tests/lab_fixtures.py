@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from diarists.profiles import write_profile
-from model_access.local import LocalModel
-from model_access.settings import LocalSettings
-from steering.settings import SteerSettings
-from steering.vectors import random_vector
+from diarylab.diarists.profiles import write_profile
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import LocalSettings
+from diarylab.steering.settings import SteerSettings
+from diarylab.steering.vectors import random_vector
 
 
 def make_profile(

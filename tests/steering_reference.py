@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from model_access.local import Generation, GenerationSettings, LocalModel
-from steering.apply import Steer, SteeringPlan, add_to_output, build_plan
+from diarylab.model_access.local import Generation, GenerationSettings, LocalModel
+from diarylab.steering.apply import Steer, SteeringPlan, add_to_output, build_plan
 
 
 @contextmanager

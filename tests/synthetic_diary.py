@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from experiments.kinds.diary.frames import AnalysisTables
+from diarylab.experiments.kinds.diary.frames import AnalysisTables
 
 QUESTIONS = {  # question id -> (behavior id, desired answer, applies_when), ids as in the rubric
     "misses_risk": ("escalation", "no", "risk"),

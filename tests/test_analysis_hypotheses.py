@@ -7,20 +7,20 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from experiments.analysis.bootstrap import BootstrapSettings
-from experiments.analysis.hypotheses import (
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+from diarylab.experiments.analysis.hypotheses import (
     ClusterValues,
     HypothesisHead,
     UnknownName,
     evaluate_family,
     interval_verdict,
 )
-from experiments.analysis.hypothesis_table import results_table
-from experiments.analysis.verdicts import holm, sign_flip, sign_flip_interval
-from experiments.kinds.diary import hypotheses as diary
-from experiments.kinds.diary.contrasts import Hypothesis
-from experiments.kinds.friends import verdicts as friends
-from experiments.kinds.friends.contrast import FriendsHypothesis
+from diarylab.experiments.analysis.hypothesis_table import results_table
+from diarylab.experiments.analysis.verdicts import holm, sign_flip, sign_flip_interval
+from diarylab.experiments.kinds.diary import hypotheses as diary
+from diarylab.experiments.kinds.diary.contrasts import Hypothesis
+from diarylab.experiments.kinds.friends import verdicts as friends
+from diarylab.experiments.kinds.friends.contrast import FriendsHypothesis
 
 JUDGES = ("judge-a", "judge-b")
 # Per hypothesis × judge: eight clusters' contrast values.

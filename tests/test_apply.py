@@ -4,13 +4,13 @@ import pytest
 import torch
 from transformers import LogitsProcessorList
 
-from foundation.datafiles import validate
-from foundation.errors import LabError
-from model_access.local import GenerationSettings
-from steering import apply
-from steering.apply import Steer, generate_steered
-from steering.settings import SteerSettings
-from steering.vectors import random_vector
+from diarylab.foundation.datafiles import validate
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import GenerationSettings
+from diarylab.steering import apply
+from diarylab.steering.apply import Steer, generate_steered
+from diarylab.steering.settings import SteerSettings
+from diarylab.steering.vectors import random_vector
 from tests.steering_reference import generate_steered_hooks
 
 CHATS = [

@@ -89,10 +89,10 @@ from typing import Any
 
 import pytest
 
-from experiments.cli import main
-from experiments.loading import load_design
-from experiments.runner import run_design
-from foundation.errors import LabError
+from diarylab.experiments.cli import main
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
+from diarylab.foundation.errors import LabError
 from tests.lab_fixtures import design_text, make_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1564,7 +1564,7 @@ def test_a_bad_option_is_one_clear_error(lab, capsys, argv, names):
 
 # ----------------------------------------------------------------------------- lab data files
 def test_an_entry_template_with_an_unknown_placeholder_is_refused_when_loaded(tmp_path):
-    from diarists.templates import load_entry_template
+    from diarylab.diarists.templates import load_entry_template
 
     for old, new, field_name in [
         ("living in {home}", "living in {hometown}", "template.system"),
@@ -1583,7 +1583,7 @@ def test_an_entry_template_with_an_unknown_placeholder_is_refused_when_loaded(tm
 
 
 def test_every_card_field_is_a_template_placeholder():
-    from diarists.cards import CARD_FIELDS, CARDS_DIR, load_card
+    from diarylab.diarists.cards import CARD_FIELDS, CARDS_DIR, load_card
 
     assert set(load_card(CARDS_DIR / "amara.toml").fields()) == set(CARD_FIELDS)
 
@@ -1591,25 +1591,25 @@ def test_every_card_field_is_a_template_placeholder():
 # The lab's own data files are read by the commands, not named on the command line: a bad copy
 # is loaded directly and must be one LabError naming the file and the field, with a fix.
 def _card(path):
-    from diarists.cards import load_card
+    from diarylab.diarists.cards import load_card
 
     return load_card(path)
 
 
 def _rubric(path):
-    from rubric.behavior_rubric import load_behavior_rubric
+    from diarylab.rubric.behavior_rubric import load_behavior_rubric
 
     return load_behavior_rubric(path)
 
 
 def _refusals(path):
-    from chatbots.refusals import load_refusals
+    from diarylab.chatbots.refusals import load_refusals
 
     return load_refusals(path)
 
 
 def _judge_template(path):
-    from rubric.prompts import load_template
+    from diarylab.rubric.prompts import load_template
 
     return load_template(path)
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from foundation.errors import LabError
-from rubric.behavior import (
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.behavior import (
     appropriate,
     condition_weight,
     conditioned_share,
@@ -21,11 +21,11 @@ from rubric.behavior import (
     split_conversation,
     sum_q,
 )
-from rubric.behavior_rubric import load_behavior_rubric
-from rubric.judge_base import Judge
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
-from rubric.yes_no import yes_no_reading
+from diarylab.rubric.behavior_rubric import load_behavior_rubric
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.yes_no import yes_no_reading
 
 ENTRY = "Everyone at work is useless. I always have to do everything myself."
 REPLY = "That sounds exhausting. What happened today that made it feel that way?"

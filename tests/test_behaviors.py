@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.analysis.bootstrap import BootstrapSettings
-from experiments.kinds.diary import behaviors
-from experiments.kinds.diary.comparisons import ALL_PROFILES
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+from diarylab.experiments.kinds.diary import behaviors
+from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
 from tests.synthetic_diary import CONDITIONS, Plant, make_tables
 
 SETTINGS = BootstrapSettings("diarist", resamples=300, seed=2)

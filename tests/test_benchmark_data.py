@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.kinds.benchmark.data import ACUITIES, load_benchmark
-from experiments.kinds.benchmark.sample import draw, largest_remainder
-from foundation.errors import LabError
+from diarylab.experiments.kinds.benchmark.data import ACUITIES, load_benchmark
+from diarylab.experiments.kinds.benchmark.sample import draw, largest_remainder
+from diarylab.foundation.errors import LabError
 
 DATA = Path(__file__).parent / "data"
 MHB = DATA / "mentalhealthbench_synthetic.jsonl"

@@ -10,18 +10,22 @@ from pathlib import Path
 import pytest
 import torch
 
-from chatbots.base import ChatbotReply
-from experiments.engine.judging import judge_tasks
-from experiments.engine.store import JudgmentRow, Store
-from experiments.kinds.benchmark.data import load_benchmark
-from experiments.kinds.benchmark.grader import ANSWER_WORDS, load_grader, read_answer
-from experiments.kinds.benchmark.grading import criterion_items, reading_tasks, write_answers
-from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
-from experiments.kinds.benchmark.schema import GraderSettings
-from foundation.errors import LabError
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
-from rubric.yes_no import SPACE_MARKERS
+from diarylab.chatbots.base import ChatbotReply
+from diarylab.experiments.engine.judging import judge_tasks
+from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.kinds.benchmark.data import load_benchmark
+from diarylab.experiments.kinds.benchmark.grader import ANSWER_WORDS, load_grader, read_answer
+from diarylab.experiments.kinds.benchmark.grading import (
+    criterion_items,
+    reading_tasks,
+    write_answers,
+)
+from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
+from diarylab.experiments.kinds.benchmark.schema import GraderSettings
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.yes_no import SPACE_MARKERS
 
 DATA = Path(__file__).parent / "data"
 GOOD = '{"explanation": "The reply names a crisis line.", "criteria_met": true}'

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.kinds.benchmark.calibrate import AnchorPoint, line
-from experiments.kinds.benchmark.leaderboard import agreement, board
-from experiments.kinds.benchmark.scoring import GRADED_COLUMNS
+from diarylab.experiments.kinds.benchmark.calibrate import AnchorPoint, line
+from diarylab.experiments.kinds.benchmark.leaderboard import agreement, board
+from diarylab.experiments.kinds.benchmark.scoring import GRADED_COLUMNS
 
 
 def table(rates: dict[tuple[str, str], float], conversations: int = 40, seed: int = 0):
@@ -78,9 +78,9 @@ def test_judge_severity_and_ranking_agreement():
 def _mapped_coverage(reps: int, use_se: bool, n: int = 200, se: float = 0.03) -> float:
     """How often the mapped interval of a third chatbot holds its true published-scale score,
     when the anchors' published scores carry noise `se` (and the map is told it, or not)."""
-    from experiments.analysis.bootstrap import draw_counts
-    from experiments.kinds.benchmark.calibrate import calibrated
-    from experiments.kinds.benchmark.scoring import aggregate
+    from diarylab.experiments.analysis.bootstrap import draw_counts
+    from diarylab.experiments.kinds.benchmark.calibrate import calibrated
+    from diarylab.experiments.kinds.benchmark.scoring import aggregate
 
     rng = np.random.default_rng(11)
     means = {"a": 0.3, "b": 0.7, "c": 0.5}  # true lab scores
@@ -127,8 +127,8 @@ def test_a_clipped_comparison_reports_difference_interval_and_p_of_one_quantity(
     """HealthBench clips the mean: both chatbots show 0.000, yet they differ. The comparison is
     of the unclipped per-conversation scores, its difference, interval and p alike; under the
     MentalHealthBench convention all three are of the clipped per-conversation scores."""
-    from experiments.analysis.verdicts import sign_flip
-    from experiments.kinds.benchmark.scoring import per_conversation
+    from diarylab.experiments.analysis.verdicts import sign_flip
+    from diarylab.experiments.kinds.benchmark.scoring import per_conversation
 
     graded = _negative_table()
     hb = board(graded, "healthbench", "met", resamples=400, seed=1)

@@ -13,11 +13,11 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.kinds.benchmark.scoring import per_conversation, score
-from experiments.loading import load_design, open_run_folder
-from experiments.runner import run_design
-from foundation.datafiles import file_sha256
+from diarylab.experiments.cli import main
+from diarylab.experiments.kinds.benchmark.scoring import per_conversation, score
+from diarylab.experiments.loading import load_design, open_run_folder
+from diarylab.experiments.runner import run_design
+from diarylab.foundation.datafiles import file_sha256
 from tests.test_benchmark_run import DATA, design, servers  # noqa: F401 - the fixture
 
 PUBLISHED = "GRADE THIS.\n<<conversation>>\nRUBRIC ITEM: <<rubric_item>>\nReply in JSON."
@@ -270,8 +270,8 @@ def test_a_toml_template_carries_its_system_message_and_token_cap(
     """A published grader written in the lab's format with exact = true: its system message
     and max_tokens reach the judge, its text verbatim (braces untouched), when the design sets
     no grader.generation; the lab's own template caps at 2,048 like HealthBench's reference."""
-    from experiments.kinds.benchmark.grader import load_grader
-    from experiments.kinds.benchmark.schema import GraderSettings
+    from diarylab.experiments.kinds.benchmark.grader import load_grader
+    from diarylab.experiments.kinds.benchmark.schema import GraderSettings
 
     chat, judge = servers
     (tmp_path / "published.toml").write_text(GRADER_TOML)

@@ -13,13 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.engine.store import JudgmentRow, Store
-from experiments.kinds.benchmark.data import load_benchmark
-from experiments.kinds.benchmark.leaderboard import board
-from experiments.kinds.benchmark.report_grading import ungraded_by_chatbot, verdict_agreement
-from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
-from experiments.kinds.benchmark.scoring import ungraded_as_not_met
-from experiments.kinds.benchmark.tables import graded_frame
+from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.kinds.benchmark.data import load_benchmark
+from diarylab.experiments.kinds.benchmark.leaderboard import board
+from diarylab.experiments.kinds.benchmark.report_grading import (
+    ungraded_by_chatbot,
+    verdict_agreement,
+)
+from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
+from diarylab.experiments.kinds.benchmark.scoring import ungraded_as_not_met
+from diarylab.experiments.kinds.benchmark.tables import graded_frame
 
 
 def item(points, tags, met):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from experiments.kinds.benchmark.report_answers import literal, stratum_label, tag_label
+from diarylab.experiments.kinds.benchmark.report_answers import literal, stratum_label, tag_label
 
 
 def test_healthbench_tags_and_themes_read_as_their_names():

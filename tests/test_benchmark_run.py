@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.kinds.benchmark.data import load_benchmark
-from experiments.loading import load_design
-from experiments.runner import run_design
+from diarylab.experiments.cli import main
+from diarylab.experiments.kinds.benchmark.data import load_benchmark
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import Routed, chat_response, serve
 

@@ -7,12 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from experiments.engine.store import Store
-from experiments.kinds.benchmark.data import load_benchmark
-from experiments.kinds.benchmark.rows import BenchConversationRow
-from experiments.kinds.benchmark.sample import draw, sampled
-from experiments.kinds.benchmark.sample_store import check_same_data, keep_sample, stored_sample
-from foundation.errors import LabError
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark.data import load_benchmark
+from diarylab.experiments.kinds.benchmark.rows import BenchConversationRow
+from diarylab.experiments.kinds.benchmark.sample import draw, sampled
+from diarylab.experiments.kinds.benchmark.sample_store import (
+    check_same_data,
+    keep_sample,
+    stored_sample,
+)
+from diarylab.foundation.errors import LabError
 
 DATA = Path(__file__).parent / "data"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.kinds.benchmark.scoring import (
+from diarylab.experiments.kinds.benchmark.scoring import (
     GRADED_COLUMNS,
     aggregate,
     axis_aggregate,

@@ -36,7 +36,7 @@ def test_the_shipped_benchmark_demo_runs_resumes_without_calls_and_reports(tmp_p
     assert "model calls made 0" in finish(DEMO, out, timeout_s=600)
     assert tables(out) == stored
 
-    from experiments.cli import main
+    from diarylab.experiments.cli import main
 
     assert main(["report", str(out)]) == 0
     findings = (out / "report" / "findings.md").read_text()

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.kinds.benchmark.validation import agreement_table
-from experiments.kinds.benchmark.validation_tasks import POOL_FILE, PoolFile, load_pool
-from experiments.loading import load_design
-from experiments.runner import run_design
-from foundation.datafiles import load_data
-from foundation.errors import LabError
+from diarylab.experiments.cli import main
+from diarylab.experiments.kinds.benchmark.validation import agreement_table
+from diarylab.experiments.kinds.benchmark.validation_tasks import POOL_FILE, PoolFile, load_pool
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
+from diarylab.foundation.datafiles import load_data
+from diarylab.foundation.errors import LabError
 from tests.test_benchmark_run import design, servers  # noqa: F401 - the fixture
 
 

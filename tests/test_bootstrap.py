@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from experiments.analysis.bootstrap import (
+from diarylab.experiments.analysis.bootstrap import (
     cluster_bootstrap,
     mean_of,
     pearson_of,

@@ -12,11 +12,11 @@ import random
 
 import pytest
 
-from rubric.bound import Bound, Open, bound_of, number_range
-from rubric.bounded_walk import Walk
-from rubric.expected import NUMBERS, POINT_FLOOR, number_reading
-from rubric.number_trie import NumberTrie, TrieNode
-from rubric.vocab import VocabFacts
+from diarylab.rubric.bound import Bound, Open, bound_of, number_range
+from diarylab.rubric.bounded_walk import Walk
+from diarylab.rubric.expected import NUMBERS, POINT_FLOOR, number_reading
+from diarylab.rubric.number_trie import NumberTrie, TrieNode
+from diarylab.rubric.vocab import VocabFacts
 
 # ids: 0..9 the digits, 10 ".", 11 ",", 12 ".5", 13 "\n", 14 "x", 15 "25" (a digit run)
 FACTS = VocabFacts(

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.analysis.bootstrap import cluster_bootstrap, mean_of, pearson_of
-from experiments.analysis.bounded import correlation_interval, share_interval
+from diarylab.experiments.analysis.bootstrap import cluster_bootstrap, mean_of, pearson_of
+from diarylab.experiments.analysis.bounded import correlation_interval, share_interval
 
 CLUSTERS, PER = 8, 8
 

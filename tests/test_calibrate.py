@@ -3,14 +3,21 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from diarists.profiles import load_profile
-from experiments.cli import main
-from experiments.engine.store import Store
-from experiments.engine.writes import StoreWrites
-from foundation.errors import LabError
-from model_access.local import GenerationSettings
-from steering.calibrate import Sample, choose, heuristic_scorer, summarise, sweep, write_outputs
-from steering.vectors import random_vector
+from diarylab.diarists.profiles import load_profile
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.writes import StoreWrites
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import GenerationSettings
+from diarylab.steering.calibrate import (
+    Sample,
+    choose,
+    heuristic_scorer,
+    summarise,
+    sweep,
+    write_outputs,
+)
+from diarylab.steering.vectors import random_vector
 
 
 def samples_for(table: dict[tuple[int | None, float], tuple[float, float]]) -> list[Sample]:

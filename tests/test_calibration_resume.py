@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from diarists.profiles import load_profile
-from model_access.local import LocalModel
+from diarylab.diarists.profiles import load_profile
+from diarylab.model_access.local import LocalModel
 from tests.conftest import TINY_SPEC, build_tiny_llama
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

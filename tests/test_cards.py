@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from diarists.cards import CARDS_DIR, available_cards, load_card, load_cards
-from diarists.templates import TEMPLATES_DIR, first_entry_messages, load_entry_template
-from foundation.errors import LabError
+from diarylab.diarists.cards import CARDS_DIR, available_cards, load_card, load_cards
+from diarylab.diarists.templates import TEMPLATES_DIR, first_entry_messages, load_entry_template
+from diarylab.foundation.errors import LabError
 
 
 def test_shipped_cards_load():

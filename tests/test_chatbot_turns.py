@@ -9,10 +9,10 @@ from typing import ClassVar
 
 import pytest
 
-from chatbots.base import ChatbotReply
-from chatbots.fixed import FixedReply
-from experiments.engine.chatbot_turns import ask_chatbot
-from experiments.engine.store import Store, call_key
+from diarylab.chatbots.base import ChatbotReply
+from diarylab.chatbots.fixed import FixedReply
+from diarylab.experiments.engine.chatbot_turns import ask_chatbot
+from diarylab.experiments.engine.store import Store, call_key
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ def test_a_closed_pipe_ends_the_command_quietly():
         [
             sys.executable,
             "-m",
-            "experiments.cli",
+            "diarylab.experiments.cli",
             "design",
             "expand",
             "experiments/designs/diary-full.toml",

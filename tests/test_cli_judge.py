@@ -8,18 +8,18 @@ import json
 
 import pytest
 
-from experiments.analysis.bootstrap import BootstrapSettings
-from experiments.cli import main
-from experiments.engine.store import Store
-from experiments.kinds.diary import behaviors
-from experiments.kinds.diary.comparisons import ALL_PROFILES
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from experiments.kinds.diary.tables import load_tables
-from experiments.loading import load_design
-from model_access.local import LocalModel
-from model_access.settings import LocalSettings
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.diary import behaviors
+from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.diary.tables import load_tables
+from diarylab.experiments.loading import load_design
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import LocalSettings
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
 from tests.lab_fixtures import design_text

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from experiments.analysis.bootstrap import BootstrapSettings
-from experiments.kinds.diary import comparisons, paired
-from experiments.kinds.diary.agreement import judge_agreement
-from experiments.kinds.diary.frames import SHARED
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+from diarylab.experiments.kinds.diary import comparisons, paired
+from diarylab.experiments.kinds.diary.agreement import judge_agreement
+from diarylab.experiments.kinds.diary.frames import SHARED
 from tests.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings("diarist", resamples=500, seed=1)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.engine.store import Store
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from model_access.local import LocalModel
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.model_access.local import LocalModel
 from tests.conftest import TINY_SPEC, build_tiny_llama
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from chatbots.base import ChatbotReply
-from chatbots.fixed import FixedReply
-from chatbots.served import ServedChatbot
-from diarists.cards import load_cards
-from diarists.profiles import UNSTEERED, Profile
-from diarists.templates import load_entry_template
-from experiments.engine.store import Store
-from experiments.engine.writes import Writer
-from experiments.kinds.diary.cells import Cell
-from experiments.kinds.diary.conversations import run_conversations
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from model_access.served import ServedClient
-from model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
-from steering.apply import Steer
-from steering.vectors import random_vector
+from diarylab.chatbots.base import ChatbotReply
+from diarylab.chatbots.fixed import FixedReply
+from diarylab.chatbots.served import ServedChatbot
+from diarylab.diarists.cards import load_cards
+from diarylab.diarists.profiles import UNSTEERED, Profile
+from diarylab.diarists.templates import load_entry_template
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.writes import Writer
+from diarylab.experiments.kinds.diary.cells import Cell
+from diarylab.experiments.kinds.diary.conversations import run_conversations
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
+from diarylab.steering.apply import Steer
+from diarylab.steering.vectors import random_vector
 from tests.fake_openai import chat_response, serve
 
 
@@ -187,7 +187,7 @@ def test_transport_failure_is_retried_and_never_stored(tmp_path, tiny_model):
 
 
 def test_total_transport_failure_stops_with_nothing_stored_for_it(tmp_path, tiny_model):
-    from model_access.served import TransportFailure
+    from diarylab.model_access.served import TransportFailure
 
     with serve(lambda req: (503, {"error": "down"})) as s, pytest.raises(TransportFailure):
         run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)

@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field, field_validator
 
-from foundation.datafiles import DataModel, HashedDataFile, load_data, validate
-from foundation.errors import LabError
+from diarylab.foundation.datafiles import DataModel, HashedDataFile, load_data, validate
+from diarylab.foundation.errors import LabError
 
 
 class Local(DataModel):

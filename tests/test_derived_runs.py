@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-import experiments.engine.writes as writes
-from chatbots.fixed import FixedReply
-from chatbots.local import LocalChatbot
-from experiments.cli import main
-from experiments.engine.reuse import store_texts
-from experiments.engine.runfolder import read_locked_sha
-from experiments.kinds.benchmark.rows import BenchReplyRow
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from experiments.kinds.friends.rows import LetterRow
-from experiments.loading import load_design
-from experiments.runner import run_design
+import diarylab.experiments.engine.writes as writes
+from diarylab.chatbots.fixed import FixedReply
+from diarylab.chatbots.local import LocalChatbot
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.reuse import store_texts
+from diarylab.experiments.engine.runfolder import read_locked_sha
+from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.friends.rows import LetterRow
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
 from tests.conftest import build_tiny_llama
 from tests.friends_fixtures import friends_design
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile

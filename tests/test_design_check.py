@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
+from diarylab.experiments.cli import main
 from tests.fake_openai import chat_response, serve
 from tests.lab_fixtures import design_text
 from tests.test_preflight import closed_port_url
@@ -334,10 +334,10 @@ def test_a_run_locked_before_the_reading_mode_rule_still_opens_and_resumes(
 ):
     """The rule is for new designs: a run folder's own design (and `run` resuming that very
     file) is read as it was locked, its judge read top-k as before."""
-    from experiments.engine.runfolder import SHA_FILE
-    from experiments.loading import load_design, resumes
-    from foundation.datafiles import file_sha256
-    from foundation.errors import LabError
+    from diarylab.experiments.engine.runfolder import SHA_FILE
+    from diarylab.experiments.loading import load_design, resumes
+    from diarylab.foundation.datafiles import file_sha256
+    from diarylab.foundation.errors import LabError
 
     judges = """
 [[judges]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model_access.devices import device_name, size_bytes, torch_name
+from diarylab.model_access.devices import device_name, size_bytes, torch_name
 
 
 @pytest.mark.parametrize(

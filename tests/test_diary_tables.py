@@ -8,11 +8,11 @@ import shutil
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.engine.store import JudgmentRow, Store
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from experiments.kinds.diary.tables import load_tables
-from experiments.loading import load_design
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.diary.tables import load_tables
+from diarylab.experiments.loading import load_design
 from tests.lab_fixtures import design_text
 
 ROWS = (EntryRow, ReplyRow)
@@ -173,7 +173,7 @@ def test_the_design_cluster_and_baseline_chatbot_reach_the_report(
 ):
     """[analysis] cluster names the unit the report resamples and baseline_chatbot the chatbot
     drift is compared with: both arrive, as the design states them, where the report computes."""
-    from experiments.kinds.diary import report
+    from diarylab.experiments.kinds.diary import report
 
     seen = []
     real = report.compute
@@ -191,7 +191,7 @@ def test_the_design_cluster_and_baseline_chatbot_reach_the_report(
 def test_the_design_rule_and_interval_reach_the_report(tmp_path, tiny_model_folder, monkeypatch):
     """[analysis] decision_rule and interval arrive where the report computes, and the report
     names both: by default the lab's holm rule and the jackknife t interval."""
-    from experiments.kinds.diary import report
+    from diarylab.experiments.kinds.diary import report
 
     seen = []
     real = report.compute

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import rubric
-from foundation.errors import LabError
-from rubric.entry_scores import EntryScores, EntryTemplates, entry_prompts, score_entry
-from rubric.local_judge import LocalJudge
-from rubric.prompts import load_template
+import diarylab.rubric as rubric
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.entry_scores import EntryScores, EntryTemplates, entry_prompts, score_entry
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import load_template
 
 ENTRY = "Tuesday. Nobody answered my message again. I made tea and sat by the window."
 PATTERN = (

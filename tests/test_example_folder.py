@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
+from diarylab.experiments.cli import main
 
 EXAMPLE = Path(__file__).parent.parent / "results" / "example"
 

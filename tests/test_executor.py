@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
-from experiments.engine.executor import ExecutorSettings, InProcess, open_executor
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.executor import ExecutorSettings, InProcess, open_executor
 from tests.lab_fixtures import FIXED_ONLY, design_text
 
 ROOT = Path(__file__).parent.parent
@@ -71,8 +71,8 @@ def test_wrong_executor_options_are_one_error_before_anything_runs(tmp_path, cap
 
 
 def test_progress_shows_what_each_actor_is_doing(tmp_path):
-    from experiments.engine.progress import Progress
-    from experiments.engine.store import Store
+    from diarylab.experiments.engine.progress import Progress
+    from diarylab.experiments.engine.store import Store
 
     class Busy(InProcess):
         def status(self) -> str:

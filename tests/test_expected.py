@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from foundation.errors import LabError
-from model_access.local import LocalModel
-from rubric.expected import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
+from diarylab.rubric.expected import (
     NodeReading,
     NumberReading,
     continues_number,
@@ -18,8 +18,8 @@ from rubric.expected import (
     number_reading,
     path_masses,
 )
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
 from tests.conftest import build_tiny_llama
 from tests.judge_helpers import (
     bias_logits,

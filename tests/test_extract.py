@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from experiments.engine.store import Store
-from experiments.engine.writes import StoreWrites
-from foundation.errors import LabError
-from model_access.local import GenerationSettings
-from steering.extract import PairFilter, TextScore, extract_vector
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.writes import StoreWrites
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import GenerationSettings
+from diarylab.steering.extract import PairFilter, TextScore, extract_vector
 
 POSITIVE = "You keep a diary. You are alone and nobody calls you."
 NEGATIVE = "You keep a diary. You have many friends who call you every day."

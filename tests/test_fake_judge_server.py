@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from model_access.local import LocalModel
+from diarylab.model_access.local import LocalModel
 from tests.conftest import build_tiny_llama
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

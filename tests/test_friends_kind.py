@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments.cli import main
-from experiments.loading import load_design
-from experiments.runner import run_design
+from diarylab.experiments.cli import main
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
 from tests.friends_fixtures import friends_design
 
 
@@ -52,7 +52,7 @@ def test_a_reduced_friends_design_runs_and_reports(
     assert f"letters    {first.rows['letters']}" in status and "unreadable judgments 0" in status
     assert main(["export", str(out)]) == 0
     assert (out / "export" / "letters.parquet").is_file()
-    from experiments.kinds.friends import report as friends_report
+    from diarylab.experiments.kinds.friends import report as friends_report
 
     clusters_resampled = []
     compute = friends_report.compute
@@ -134,10 +134,10 @@ def test_a_reduced_friends_design_runs_and_reports(
 def _outcome_letters(folder, letters, min_role_cards=None):
     """The report's tables computed with [outcome].letters set to `letters` (and, given,
     [analysis].min_role_cards)."""
-    from experiments.analysis.bootstrap import BootstrapSettings
-    from experiments.engine.store import Store
-    from experiments.kinds.friends.report import compute
-    from experiments.kinds.friends.schema import Outcome
+    from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+    from diarylab.experiments.engine.store import Store
+    from diarylab.experiments.kinds.friends.report import compute
+    from diarylab.experiments.kinds.friends.schema import Outcome
 
     design = load_design(folder / "design.toml")
     spec = design.spec.model_copy(update={"outcome": Outcome(letters=letters)})
@@ -154,9 +154,13 @@ def _outcome_letters(folder, letters, min_role_cards=None):
 def _cluster_outcomes(folder):
     """Per judge × card × writer group × pattern: the card's mean primary outcome over the
     design's [outcome].letters, from the public outcome functions the report uses."""
-    from experiments.engine.store import Store
-    from experiments.kinds.friends.kind import friends_spec
-    from experiments.kinds.friends.outcomes import card_outcomes, letter_table, writer_outcomes
+    from diarylab.experiments.engine.store import Store
+    from diarylab.experiments.kinds.friends.kind import friends_spec
+    from diarylab.experiments.kinds.friends.outcomes import (
+        card_outcomes,
+        letter_table,
+        writer_outcomes,
+    )
 
     design = load_design(folder / "design.toml")
     store = Store(folder / "store.sqlite", design.kind.row_types)

@@ -8,16 +8,16 @@ import json
 
 import pytest
 
-import experiments.engine.writes as letters_module  # where letters are written
-from diarists.cards import CARDS_DIR, load_card
-from diarists.letters import letter_messages, load_fixed_letter, load_letter_template
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import RunContext
-from experiments.kinds.friends.rows import LetterRow
-from experiments.loading import load_design
-from experiments.profile_making import profile_ids, resolve_profiles
-from model_access.local import LocalModel
-from model_access.settings import LocalSettings
+import diarylab.experiments.engine.writes as letters_module  # where letters are written
+from diarylab.diarists.cards import CARDS_DIR, load_card
+from diarylab.diarists.letters import letter_messages, load_fixed_letter, load_letter_template
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import RunContext
+from diarylab.experiments.kinds.friends.rows import LetterRow
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.profile_making import profile_ids, resolve_profiles
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import LocalSettings
 from tests.friends_fixtures import friends_design
 
 

@@ -7,8 +7,13 @@ import math
 
 import pytest
 
-from experiments.kinds.friends.contrast import OutcomeContrast, WriterGroup
-from experiments.kinds.friends.outcomes import card_outcomes, per_card, select, writer_outcomes
+from diarylab.experiments.kinds.friends.contrast import OutcomeContrast, WriterGroup
+from diarylab.experiments.kinds.friends.outcomes import (
+    card_outcomes,
+    per_card,
+    select,
+    writer_outcomes,
+)
 from tests.friends_synthetic import letters
 
 CONTAGION = OutcomeContrast(
@@ -63,9 +68,9 @@ def test_card_outcomes_is_one_row_per_card_and_group():
 
 def test_the_outcome_table_shows_cards_expected_beside_those_present():
     """A writer group that lost a card's letters (unreadable) says "7 of 8" in the report."""
-    from experiments.analysis.bootstrap import BootstrapSettings
-    from experiments.kinds.friends.describe import versus_controls
-    from experiments.kinds.friends.report import _cards
+    from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+    from diarylab.experiments.kinds.friends.describe import versus_controls
+    from diarylab.experiments.kinds.friends.report import _cards
 
     table = letters({"j": 10.0})
     lost = (table["letter_id"].str.startswith("si.amara")) & (table["letter_index"] >= 2)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.kinds.friends.pairs import Pair, condition_id
-from experiments.loading import load_design
-from experiments.profile_making import profile_ids
+from diarylab.experiments.cli import main
+from diarylab.experiments.kinds.friends.pairs import Pair, condition_id
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.profile_making import profile_ids
 
 SHIPPED = Path(__file__).parent.parent / "experiments" / "designs" / "friends.toml"
 PATTERNS = ["social_isolation", "entitlement", "unrelenting_standards"]
@@ -93,8 +93,8 @@ def test_the_fixed_friend_seating_is_declared_and_the_contrast_weighs_profiles_e
     in level and no effect of friends at all, a per-card mean over writers would read that
     seating as an effect; the contrast weighs each writer group equally within a card, so it
     reads zero on every card."""
-    from experiments.kinds.friends.contrast import OutcomeContrast
-    from experiments.kinds.friends.outcomes import per_card, select
+    from diarylab.experiments.kinds.friends.contrast import OutcomeContrast
+    from diarylab.experiments.kinds.friends.outcomes import per_card, select
 
     fixed = [p for p in pairs if p.condition == "fixed_friend"]
     assert sorted(Counter(p.profile_a for p in fixed).values()) == [10, 11, 11]

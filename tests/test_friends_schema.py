@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.cli import main
+from diarylab.experiments.cli import main
 
 BASE = """
 [design]

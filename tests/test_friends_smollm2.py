@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from diarists.profiles import write_profile
-from experiments.cli import main
-from model_access.local import LocalModel
-from model_access.settings import LocalSettings
-from steering.settings import SteerSettings
-from steering.vectors import random_vector
+from diarylab.diarists.profiles import write_profile
+from diarylab.experiments.cli import main
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import LocalSettings
+from diarylab.steering.settings import SteerSettings
+from diarylab.steering.vectors import random_vector
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
 from tests.kill_resume import finish, kill_partway
 

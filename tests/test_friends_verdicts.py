@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.analysis.verdicts import holm
-from experiments.kinds.friends.contrast import FriendsHypothesis
-from experiments.kinds.friends.outcomes import writer_outcomes
-from experiments.kinds.friends.verdicts import evaluate, results_table
+from diarylab.experiments.analysis.verdicts import holm
+from diarylab.experiments.kinds.friends.contrast import FriendsHypothesis
+from diarylab.experiments.kinds.friends.outcomes import writer_outcomes
+from diarylab.experiments.kinds.friends.verdicts import evaluate, results_table
 from tests.friends_synthetic import CARDS, letters
 
 

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.analysis.html_markdown import inline, to_html
-from experiments.analysis.html_page import flags_by_target, json_block
-from experiments.kinds.diary.frames import AnalysisTables
-from experiments.kinds.diary.report import write_report
+from diarylab.experiments.analysis.html_markdown import inline, to_html
+from diarylab.experiments.analysis.html_page import flags_by_target, json_block
+from diarylab.experiments.kinds.diary.frames import AnalysisTables
+from diarylab.experiments.kinds.diary.report import write_report
 from tests.synthetic_diary import Plant, make_tables
 
 EVIL = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
@@ -271,7 +271,7 @@ def test_the_page_loads_filters_and_row_links_show_their_texts(browser, report, 
 
 
 def _judgment(judge: str, kind: str, target: str, item: str, value, coverage=0.9, ok=True):
-    from experiments.engine.store import JudgmentRow
+    from diarylab.experiments.engine.store import JudgmentRow
 
     return JudgmentRow(
         f"{judge}:{target}:{item}", kind, target, judge, item, value, coverage, ok, None, "k"
@@ -280,8 +280,8 @@ def _judgment(judge: str, kind: str, target: str, item: str, value, coverage=0.9
 
 @pytest.fixture()
 def friends_store(tmp_path):
-    from experiments.engine.store import JudgmentRow, Store
-    from experiments.kinds.friends.rows import LetterRow
+    from diarylab.experiments.engine.store import JudgmentRow, Store
+    from diarylab.experiments.kinds.friends.rows import LetterRow
 
     store = Store(tmp_path / "friends.sqlite", [LetterRow, JudgmentRow])
     rows, judged = [], []
@@ -325,8 +325,8 @@ def friends_store(tmp_path):
 
 
 def test_friends_letters_sit_side_by_side_with_their_readings(friends_store):
-    from experiments.kinds.friends import html as friends_html
-    from experiments.kinds.friends.outcomes import letter_table
+    from diarylab.experiments.kinds.friends import html as friends_html
+    from diarylab.experiments.kinds.friends.outcomes import letter_table
 
     sources = pd.DataFrame({"row_id": ["O1"], "table": ["outcome"], "ids": ["p1.A2 p1.B2"]})
     v = friends_html.viewer(friends_store, letter_table(friends_store), sources, "t", {})
@@ -351,9 +351,9 @@ def test_friends_letters_sit_side_by_side_with_their_readings(friends_store):
 
 @pytest.fixture()
 def bench_store(tmp_path):
-    from experiments.engine.store import JudgmentRow, Store
-    from experiments.kinds.benchmark.data import Conversation, Criterion
-    from experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
+    from diarylab.experiments.engine.store import JudgmentRow, Store
+    from diarylab.experiments.kinds.benchmark.data import Conversation, Criterion
+    from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
 
     store = Store(tmp_path / "bench.sqlite", [BenchReplyRow, GraderAnswerRow, JudgmentRow])
     crit = (
@@ -385,8 +385,8 @@ def bench_store(tmp_path):
 
 
 def test_benchmark_replies_show_every_criterion_with_p_met_and_the_graders_answer(bench_store):
-    from experiments.kinds.benchmark import html as bench_html
-    from experiments.kinds.benchmark.tables import graded_frame
+    from diarylab.experiments.kinds.benchmark import html as bench_html
+    from diarylab.experiments.kinds.benchmark.tables import graded_frame
 
     store, conversations = bench_store
     v = bench_html.viewer(store, conversations, graded_frame(store, conversations, ["j"]), "t")
@@ -413,11 +413,11 @@ def test_benchmark_replies_show_every_criterion_with_p_met_and_the_graders_answe
 def test_the_friends_and_benchmark_pages_load_and_filter(
     browser, friends_store, bench_store, tmp_path
 ):
-    from experiments.analysis.html_page import write_page
-    from experiments.kinds.benchmark import html as bench_html
-    from experiments.kinds.benchmark.tables import graded_frame
-    from experiments.kinds.friends import html as friends_html
-    from experiments.kinds.friends.outcomes import letter_table
+    from diarylab.experiments.analysis.html_page import write_page
+    from diarylab.experiments.kinds.benchmark import html as bench_html
+    from diarylab.experiments.kinds.benchmark.tables import graded_frame
+    from diarylab.experiments.kinds.friends import html as friends_html
+    from diarylab.experiments.kinds.friends.outcomes import letter_table
 
     store, conversations = bench_store
     pages = {
@@ -458,7 +458,7 @@ def test_the_friends_and_benchmark_pages_load_and_filter(
 
 @pytest.mark.browser
 def test_a_large_run_is_drawn_a_page_at_a_time(browser, tmp_path):
-    from experiments.analysis.html_page import Column, Group, Text, Viewer, write_page
+    from diarylab.experiments.analysis.html_page import Column, Group, Text, Viewer, write_page
 
     texts = {f"t{i}": Text(f"t{i}", "entry", "entry 1", f"text {i}") for i in range(35)}
     groups = tuple(

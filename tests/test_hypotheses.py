@@ -7,19 +7,19 @@ import numpy as np
 import pytest
 from pydantic import model_validator
 
-from experiments.analysis.bootstrap import BootstrapSettings
-from experiments.analysis.rules import mde_sd
-from experiments.analysis.verdicts import holm, minimum_detectable_effect
-from experiments.kinds.diary.contrasts import (
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+from diarylab.experiments.analysis.rules import mde_sd
+from diarylab.experiments.analysis.verdicts import holm, minimum_detectable_effect
+from diarylab.experiments.kinds.diary.contrasts import (
     DriftContrast,
     Hypotheses,
     Hypothesis,
     SteeringContrast,
     parse_hypotheses,
 )
-from experiments.kinds.diary.hypotheses import evaluate, per_diarist, results_table
-from foundation.datafiles import DataModel, validate
-from foundation.errors import LabError
+from diarylab.experiments.kinds.diary.hypotheses import evaluate, per_diarist, results_table
+from diarylab.foundation.datafiles import DataModel, validate
+from diarylab.foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings("diarist", resamples=500, seed=3)

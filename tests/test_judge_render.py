@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from foundation.errors import LabError
-from rubric.judge_render import is_harmony, render_judge_prompt
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.judge_render import is_harmony, render_judge_prompt
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
 from tests.judge_tokenizers import (
     harmony_tokenizer,
     mistral_style_tokenizer,
@@ -86,7 +86,7 @@ def test_harmony_history_and_no_prefill():
     assert text.endswith("<|start|>user<|message|>Is this reply kind?<|end|>" + HARMONY_END)
 
 
-from rubric.judge_render import HARMONY_DATE  # noqa: E402
+from diarylab.rubric.judge_render import HARMONY_DATE  # noqa: E402
 
 
 def test_harmony_matches_continuing_the_final_message_where_transformers_can():
@@ -139,8 +139,8 @@ def test_local_judge_reads_the_rendered_prompt_and_records_harmony_effort():
 
 
 def test_a_harmony_prompt_states_a_fixed_date_not_today():
-    from rubric.judge_render import HARMONY_DATE, render_judge_prompt
-    from rubric.prompts import JudgePrompt
+    from diarylab.rubric.judge_render import HARMONY_DATE, render_judge_prompt
+    from diarylab.rubric.prompts import JudgePrompt
     from tests.judge_tokenizers import harmony_tokenizer
 
     prompt = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score: ")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from rubric.judge_render import render_judge_prompt
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
-from rubric.vocab import number_tokens, vocab_facts
-from rubric.yes_no import YesNoReading
+from diarylab.rubric.judge_render import render_judge_prompt
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.vocab import number_tokens, vocab_facts
+from diarylab.rubric.yes_no import YesNoReading
 from tests.judge_helpers import brute_force_distribution
 from tests.judge_tokenizers import (
     harmony_tokenizer,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from foundation.errors import LabError
-from model_access.settings import EndpointSettings
-from rubric.judges import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.rubric.judges import (
     LocalJudge,
     ServedJudge,
     ServedJudgeSpec,
@@ -14,7 +14,7 @@ from rubric.judges import (
     default_load_local,
     judge_spec,
 )
-from rubric.prompts import JudgePrompt
+from diarylab.rubric.prompts import JudgePrompt
 from tests.judge_helpers import single_token_model
 
 PROMPT = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score: ")
@@ -64,7 +64,7 @@ def test_identity_depends_on_what_determines_the_answer(tiny_model):
 
 
 def test_openai_compatible_judge_needs_a_base_url():
-    from foundation.datafiles import validate
+    from diarylab.foundation.datafiles import validate
 
     with pytest.raises(LabError, match="needs endpoint.base_url"):
         validate(

@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-import experiments.kinds as kinds
-from experiments.cli import main
-from experiments.loading import load_design
-from experiments.runner import run_design
+import diarylab.experiments.kinds as kinds
+from diarylab.experiments.cli import main
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
 
 ECHO = """
 from dataclasses import dataclass
 from typing import ClassVar
 
-from experiments.engine.contract import TaskJudging
-from experiments.engine.design import DesignFile
-from experiments.engine.vocabulary import Task
-from rubric.prompts import JudgePrompt, TemplateRef
+from diarylab.experiments.engine.contract import TaskJudging
+from diarylab.experiments.engine.design import DesignFile
+from diarylab.experiments.engine.vocabulary import Task
+from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
 
 @dataclass(frozen=True)

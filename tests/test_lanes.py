@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pytest
 
-from experiments.engine.lanes import lane_key, lanes_of, run_lanes
-from experiments.engine.store import Store
+from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
+from diarylab.experiments.engine.store import Store
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,18 @@ LAYER = {
 SIDEWAYS = {("diarists", "steering")}  # the only import allowed inside one layer
 
 
+EXPANDED = (
+    "diarylab",
+    "diarylab.experiments",
+    "diarylab.experiments.kinds",
+    "diarylab.experiments.analysis",
+)
+
+
 def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """(line, dotted module) of every absolute import in a file, inside functions too; a
-    `from PACKAGE import name` of a lab package names the submodule it may be."""
+    """(line, dotted module under diarylab, without the prefix) of every absolute import of
+    the lab in a file, inside functions too; a `from PACKAGE import name` of a lab package
+    names the submodule it may be."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = []
     for node in ast.walk(tree):
@@ -37,11 +46,15 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
-            if node.module in ("experiments", "experiments.kinds", "experiments.analysis"):
+            if node.module in EXPANDED:
                 names = [f"{node.module}.{alias.name}" for alias in node.names]
         else:
             continue
-        found += [(node.lineno, name) for name in names]
+        found += [
+            (node.lineno, name.removeprefix("diarylab."))
+            for name in names
+            if name.startswith("diarylab.")
+        ]
     return found
 
 
@@ -75,16 +88,18 @@ def test_the_rule_catches_upward_and_sideways_imports(tmp_path):
     # The checker itself must be able to fail: plant modules that break the rule.
     (tmp_path / "foundation").mkdir()
     (tmp_path / "foundation" / "bad.py").write_text(
-        "def f():\n    from experiments.loading import load_design\n    return load_design\n"
+        "def f():\n"
+        "    from diarylab.experiments.loading import load_design\n"
+        "    return load_design\n"
     )
     (tmp_path / "chatbots").mkdir()
-    (tmp_path / "chatbots" / "bad.py").write_text("import steering.apply\n")
+    (tmp_path / "chatbots" / "bad.py").write_text("from diarylab import steering\n")
     assert violations("foundation", tmp_path) == ["foundation/bad.py:2 imports experiments"]
     assert violations("chatbots", tmp_path) == ["chatbots/bad.py:1 imports steering"]
 
 
 def test_every_lab_package_is_ranked():
-    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "bench"}
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "bench", "diarylab"}
     assert packages <= set(LAYER), f"rank the new package(s) {packages - set(LAYER)} in LAYER"
 
 
@@ -138,16 +153,18 @@ def test_the_room_rule_catches_a_kind_importing_a_kind_and_the_shelf_importing_a
     for folder in ("engine", "analysis", "kinds/diary", "kinds/friends"):
         (tmp_path / "experiments" / folder).mkdir(parents=True)
     (tmp_path / "experiments" / "kinds" / "friends" / "bad.py").write_text(
-        "from experiments.kinds.diary.contrasts import Hypothesis\n"
+        "from diarylab.experiments.kinds.diary.contrasts import Hypothesis\n"
     )
     (tmp_path / "experiments" / "analysis" / "bad.py").write_text(
-        "def f():\n    from experiments.kinds.diary import report\n"
+        "def f():\n    from diarylab.experiments.kinds.diary import report\n"
     )
     (tmp_path / "experiments" / "engine" / "bad.py").write_text(
-        "from experiments.analysis import hypotheses\nfrom experiments import runner\n"
+        "from diarylab.experiments.analysis import hypotheses\n"
+        "from diarylab.experiments import runner\n"
     )
     (tmp_path / "experiments" / "kinds" / "diary" / "fine.py").write_text(
-        "from experiments.analysis.verdicts import holm\nfrom experiments.kinds.diary import x\n"
+        "from diarylab.experiments.analysis.verdicts import holm\n"
+        "from diarylab.experiments.kinds.diary import x\n"
     )
     assert room_violations(tmp_path) == [
         "experiments/analysis/bad.py:2 imports experiments.kinds.diary "

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from foundation.errors import LabError
-from model_access.loading import load_tokenizer
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.loading import load_tokenizer
 
 
 def test_the_embedded_default_and_a_weightless_folder_load(tmp_path, shipped_tokenizer):

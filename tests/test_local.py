@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from foundation.errors import LabError
-from model_access.local import GenerationSettings, LocalModel
-from model_access.settings import LocalSettings
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import GenerationSettings, LocalModel
+from diarylab.model_access.settings import LocalSettings
 
 CHATS = [
     [{"role": "user", "content": "Write today's diary entry."}],
@@ -135,7 +135,7 @@ def test_offline_hub_id_not_cached_is_a_clear_error(monkeypatch, tmp_path):
 def test_missing_embedded_package_is_a_clear_error(monkeypatch):
     import importlib.util
 
-    from model_access import embedded
+    from diarylab.model_access import embedded
 
     real = importlib.util.find_spec
     monkeypatch.setattr(

@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rubric.behavior import reply_prompts
-from rubric.behavior_rubric import load_behavior_rubric
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt, load_template
-from rubric.yes_no import YesNoReading
+from diarylab.rubric.behavior import reply_prompts
+from diarylab.rubric.behavior_rubric import load_behavior_rubric
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt, load_template
+from diarylab.rubric.yes_no import YesNoReading
 
 
 def test_batched_yes_no_equals_one_call_each(tiny_model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from experiments.analysis.manifest_view import manifest_table, section, shown_path
+from diarylab.experiments.analysis.manifest_view import manifest_table, section, shown_path
 
 MANIFEST = {
     "design": {"name": "d", "kind": "diary", "version": 2, "sha256": "a" * 64,

@@ -8,9 +8,15 @@ import math
 
 import pytest
 
-from rubric.expected import POINT_FLOOR, number_reading, prob
-from rubric.number_trie import TrieNode, digits_after, number_trie, points_to_follow, read_node
-from rubric.vocab import VocabFacts, vocab_facts
+from diarylab.rubric.expected import POINT_FLOOR, number_reading, prob
+from diarylab.rubric.number_trie import (
+    TrieNode,
+    digits_after,
+    number_trie,
+    points_to_follow,
+    read_node,
+)
+from diarylab.rubric.vocab import VocabFacts, vocab_facts
 
 # ids: 0..9 the digits, 10 ".", 11 ".5", 12 "\n", 13 "x"
 FACTS = VocabFacts(
@@ -80,7 +86,7 @@ def test_the_trie_of_a_digit_tokenizer(shipped_tokenizer):
 
 
 def test_a_reading_with_root_space_nodes_counts_both_ways_of_writing_a_number():
-    from rubric.expected import NodeReading
+    from diarylab.rubric.expected import NodeReading
 
     nodes = [
         NodeReading("", {" ": math.log(0.5), "8": math.log(0.3)}),

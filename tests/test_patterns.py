@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from diarists.patterns import MIN_PROMPTS, PATTERNS_DIR, available_patterns, load_pattern
-from foundation.errors import LabError
+from diarylab.diarists.patterns import MIN_PROMPTS, PATTERNS_DIR, available_patterns, load_pattern
+from diarylab.foundation.errors import LabError
 
 SHIPPED = ["entitlement", "social_isolation", "unrelenting_standards"]
 

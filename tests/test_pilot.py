@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.analysis.verdicts import minimum_detectable_effect
-from experiments.cli import main
+from diarylab.experiments.analysis.verdicts import minimum_detectable_effect
+from diarylab.experiments.cli import main
 from tests.lab_fixtures import design_text, make_profile
 
 HYPOTHESES = """
@@ -145,8 +145,8 @@ def test_a_design_without_hypotheses_has_nothing_to_size(design, tmp_path, capsy
 def test_a_kind_without_pilot_support_is_refused_clearly():
     from types import SimpleNamespace
 
-    from experiments.pilot import supports_pilot
-    from foundation.errors import LabError
+    from diarylab.experiments.pilot import supports_pilot
+    from diarylab.foundation.errors import LabError
 
     class Plain:
         name = "plain"
@@ -161,7 +161,7 @@ def test_with_two_judges_the_mde_is_the_verdicts_at_the_measured_correlation(
 ):
     """Two judges that read alike (the same tiny model, one with a coarser bound): the pilot
     measures their correlation, and its MDE is the two-judge verdict's at it."""
-    from experiments.analysis.rules import mde_sd
+    from diarylab.experiments.analysis.rules import mde_sd
 
     profile = make_profile(tmp_path, tiny_model_folder)
     judges = f"""

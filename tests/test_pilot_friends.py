@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.analysis.verdicts import minimum_detectable_effect
-from experiments.cli import main
-from experiments.kinds.friends.pairs import expand
-from experiments.loading import load_design
-from experiments.pilot import reduced_design
+from diarylab.experiments.analysis.verdicts import minimum_detectable_effect
+from diarylab.experiments.cli import main
+from diarylab.experiments.kinds.friends.pairs import expand
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.pilot import reduced_design
 from tests.friends_fixtures import friends_design
 
 ROOT = Path(__file__).parent.parent

@@ -14,22 +14,27 @@ from pathlib import Path
 import pytest
 import torch
 
-from experiments.cli import main
-from experiments.engine.store import Store
-from experiments.engine.writes import StoreWrites, local_identity
-from experiments.loading import load_design
-from experiments.runner import run_design
-from foundation.datafiles import validate
-from foundation.errors import LabError
-from model_access import placement
-from model_access.loading import resolve
-from model_access.local import GenerationSettings, LocalModel
-from model_access.placement import check_machine, check_map, check_placement, empty_model_names
-from model_access.settings import LocalSettings
-from steering.apply import Steer
-from steering.extract import _response_means
-from steering.vectors import random_vector
-from steering.writing import WriteRequest, Written
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.writes import StoreWrites, local_identity
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
+from diarylab.foundation.datafiles import validate
+from diarylab.foundation.errors import LabError
+from diarylab.model_access import placement
+from diarylab.model_access.loading import resolve
+from diarylab.model_access.local import GenerationSettings, LocalModel
+from diarylab.model_access.placement import (
+    check_machine,
+    check_map,
+    check_placement,
+    empty_model_names,
+)
+from diarylab.model_access.settings import LocalSettings
+from diarylab.steering.apply import Steer
+from diarylab.steering.extract import _response_means
+from diarylab.steering.vectors import random_vector
+from diarylab.steering.writing import WriteRequest, Written
 from tests.conftest import SPLIT_MAP
 from tests.lab_fixtures import design_text
 
@@ -153,7 +158,7 @@ def test_maps_that_cover_the_model_pass(names, device_map):
 
 
 def test_a_map_is_checked_on_an_empty_copy_before_any_weight_loads(tiny_model_folder, monkeypatch):
-    import model_access.local as local
+    import diarylab.model_access.local as local
 
     loads = []
     monkeypatch.setattr(local, "load_pretrained", lambda *a, **k: loads.append(1))

@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from experiments.cli import main
-from experiments.engine.store import Store
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from rubric.judge_render import render_judge_prompt
-from rubric.probe_prompt import number_probe
-from rubric.vocab import vocab_facts
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.rubric.judge_render import render_judge_prompt
+from diarylab.rubric.probe_prompt import number_probe
+from diarylab.rubric.vocab import vocab_facts
 from tests.confident_judge import confident_judge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
@@ -205,12 +205,12 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
     letters its pairs hold."""
     from collections import Counter
 
-    from diarists.cards import load_cards
-    from experiments.kinds.friends.kind import friends_spec
-    from experiments.kinds.friends.rows import LetterRow
-    from experiments.kinds.friends.tasks import letter_tasks
-    from experiments.loading import load_design
-    from experiments.profile_making import profile_ids
+    from diarylab.diarists.cards import load_cards
+    from diarylab.experiments.kinds.friends.kind import friends_spec
+    from diarylab.experiments.kinds.friends.rows import LetterRow
+    from diarylab.experiments.kinds.friends.tasks import letter_tasks
+    from diarylab.experiments.loading import load_design
+    from diarylab.experiments.profile_making import profile_ids
 
     design = load_design("experiments/designs/friends.toml")
     cells = design.kind.cells(design, profile_ids(design))
@@ -238,9 +238,9 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
 def test_the_bounded_estimate_is_what_the_confident_test_judge_takes(judge_model, tmp_path):
     """The estimate's stated judge is the shape of tests/confident_judge.py: one real bounded
     reading of that judge through the stand-in takes the prompts the plan expects."""
-    from experiments.planning.costs import reading_cost
-    from experiments.planning.plan import YES_NO_SAMPLE
-    from rubric.judges import ServedJudgeSpec, build_judge
+    from diarylab.experiments.planning.costs import reading_cost
+    from diarylab.experiments.planning.plan import YES_NO_SAMPLE
+    from diarylab.rubric.judges import ServedJudgeSpec, build_judge
 
     model, tokenizer, folder = judge_model
     with serve(judge_handler(model, renderer="mistral")) as server:

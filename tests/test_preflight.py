@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 
-from experiments.cli import main
+from diarylab.experiments.cli import main
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import chat_response, serve
 from tests.lab_fixtures import design_text

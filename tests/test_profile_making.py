@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from diarists.patterns import load_pattern
-from experiments.calibration import judge_scorer
-from experiments.engine.store import Store
-from experiments.loading import load_design
-from experiments.profile_making import InlineProfiles, resolve_profiles
-from model_access.local import LocalModel
-from model_access.settings import LocalSettings
-from rubric.judge_base import Judge
-from rubric.judges import build_judge
-from rubric.local_judge import LocalJudge
+from diarylab.diarists.patterns import load_pattern
+from diarylab.experiments.calibration import judge_scorer
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.profile_making import InlineProfiles, resolve_profiles
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import LocalSettings
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.judges import build_judge
+from diarylab.rubric.local_judge import LocalJudge
 from tests.lab_fixtures import design_text
 
 RULE = """
@@ -140,7 +140,7 @@ def test_judge_scorer_batches_through_the_store_and_reads_back(tmp_path, tiny_mo
 
 
 def test_an_inline_profile_is_not_made_without_a_run(tmp_path, tiny_model_folder):
-    from foundation.errors import LabError
+    from diarylab.foundation.errors import LabError
 
     design = inline_design(tmp_path, tiny_model_folder, "steer = { layers = [1], strength = 0.5 }")
     with pytest.raises(LabError, match="made by a run"):

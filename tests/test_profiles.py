@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from diarists.profiles import UNSTEERED, load_profile, write_profile
-from foundation.errors import LabError
-from steering.apply import Steer
-from steering.settings import SteerSettings
-from steering.vectors import random_vector
+from diarylab.diarists.profiles import UNSTEERED, load_profile, write_profile
+from diarylab.foundation.errors import LabError
+from diarylab.steering.apply import Steer
+from diarylab.steering.settings import SteerSettings
+from diarylab.steering.vectors import random_vector
 
 
 @pytest.fixture()

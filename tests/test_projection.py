@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from experiments.cli import main
-from experiments.loading import load_design
-from experiments.runner import run_design
-from foundation.errors import LabError
-from steering.projection import project
-from steering.vectors import random_vector
+from diarylab.experiments.cli import main
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
+from diarylab.foundation.errors import LabError
+from diarylab.steering.projection import project
+from diarylab.steering.vectors import random_vector
 from tests.lab_fixtures import design_text, make_profile
 
 
@@ -83,9 +83,9 @@ def test_every_entry_gets_a_projection_score_beside_the_judges(run):
     calls = {k for (k,) in db.execute("SELECT key FROM calls WHERE kind='projection'")}
     assert {key for *_, key in rows} <= calls  # stored through the cached-call door
     # The measure is no judge's reading: the report's "Judge readings" section leaves it out.
-    from experiments.engine.store import Store
-    from experiments.kinds.diary.rows import EntryRow, ReplyRow
-    from experiments.kinds.diary.tables import judge_readings
+    from diarylab.experiments.engine.store import Store
+    from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+    from diarylab.experiments.kinds.diary.tables import judge_readings
 
     store = Store(run / "store.sqlite", (EntryRow, ReplyRow))
     try:

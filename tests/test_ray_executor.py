@@ -14,14 +14,14 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from experiments.engine import ray_executor, writes  # noqa: E402
-from experiments.engine.executor import ExecutorSettings, ModelRef  # noqa: E402
-from experiments.loading import load_design  # noqa: E402
-from experiments.runner import run_design  # noqa: E402
-from foundation.errors import LabError  # noqa: E402
-from model_access.local import LocalModel  # noqa: E402
-from model_access.settings import LocalSettings  # noqa: E402
-from steering.apply import write_steered  # noqa: E402
+from diarylab.experiments.engine import ray_executor, writes  # noqa: E402
+from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef  # noqa: E402
+from diarylab.experiments.loading import load_design  # noqa: E402
+from diarylab.experiments.runner import run_design  # noqa: E402
+from diarylab.foundation.errors import LabError  # noqa: E402
+from diarylab.model_access.local import LocalModel  # noqa: E402
+from diarylab.model_access.settings import LocalSettings  # noqa: E402
+from diarylab.steering.apply import write_steered  # noqa: E402
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
 from tests.lab_fixtures import design_text, make_profile  # noqa: E402
 

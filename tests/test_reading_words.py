@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.readings import _bounded, section, summarize
-from experiments.cli import build_parser
-from rubric.judges import LocalJudgeSpec, ServedJudgeSpec
+from diarylab.experiments.analysis.readings import _bounded, section, summarize
+from diarylab.experiments.cli import build_parser
+from diarylab.rubric.judges import LocalJudgeSpec, ServedJudgeSpec
 
 UNQUALIFIED = re.compile(r"read exactly|readings are exact|is exact\b|reads exactly", re.I)
 

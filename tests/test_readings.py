@@ -10,22 +10,22 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from experiments.analysis.readings import (
+from diarylab.experiments.analysis.readings import (
     READING_COLUMNS,
     reading_mode,
     section,
     stored_readings,
     summarize,
 )
-from experiments.engine.judging import judge_tasks
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Task
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from experiments.kinds.diary.tables import judge_readings
-from rubric.expected import NodeReading, number_reading
-from rubric.judge_base import Judge
-from rubric.prompts import JudgePrompt, TemplateRef
-from rubric.yes_no import yes_no_reading
+from diarylab.experiments.engine.judging import judge_tasks
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.diary.tables import judge_readings
+from diarylab.rubric.expected import NodeReading, number_reading
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.prompts import JudgePrompt, TemplateRef
+from diarylab.rubric.yes_no import yes_no_reading
 
 FLOOR = 0.5
 TEMPLATE = TemplateRef("t", 1, "0" * 64)
@@ -143,7 +143,7 @@ def test_every_stored_judgment_keeps_its_coverage_exactness_and_mode(store):
 
 
 def test_a_judgment_without_a_stored_call_is_counted_as_unrecorded(tmp_path):
-    from experiments.engine.store import JudgmentRow
+    from diarylab.experiments.engine.store import JudgmentRow
 
     store = Store(tmp_path / "s.sqlite")
     store.put_rows(JudgmentRow("j:x:i", "entry", "x", "j", "i", None, 0.2, False, None, "gone"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chatbots.refusals import classify, load_refusals, refusal_openings
-from foundation.errors import LabError
+from diarylab.chatbots.refusals import classify, load_refusals, refusal_openings
+from diarylab.foundation.errors import LabError
 
 
 def test_shipped_openings_flag_refusals():

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from experiments.engine.repeats import family, pooled_noise, repeat_id
-from experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.engine.repeats import family, pooled_noise, repeat_id
+from diarylab.experiments.engine.store import JudgmentRow, Store
 
 
 def _row(n: int, target: str, judge: str, item: str, value: float | None) -> JudgmentRow:

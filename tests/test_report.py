@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from experiments.analysis.markdown import MISSING
-from experiments.kinds.diary.report import write_report
-from foundation.datafiles import load_toml
-from foundation.errors import LabError
+from diarylab.experiments.analysis.markdown import MISSING
+from diarylab.experiments.kinds.diary.report import write_report
+from diarylab.foundation.datafiles import load_toml
+from diarylab.foundation.errors import LabError
 from tests.synthetic_diary import Plant, make_tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -283,9 +283,9 @@ def test_an_8_diarist_report_prints_the_proved_intervals_the_mde_and_the_rule(ru
     and the decision rule and its sensitivity named."""
     from scipy import stats
 
-    from experiments.analysis.rules import mde_sd
-    from experiments.analysis.verdicts import sign_flip_interval
-    from experiments.kinds.diary import paired
+    from diarylab.experiments.analysis.rules import mde_sd
+    from diarylab.experiments.analysis.verdicts import sign_flip_interval
+    from diarylab.experiments.kinds.diary import paired
 
     path, text = report
     assert run.entries["diarist"].nunique() == 8
@@ -390,7 +390,7 @@ def test_the_projection_is_shown_to_three_decimals_and_judge_scores_to_one(proje
 
 
 def test_coherence_plot_has_no_panel_for_a_measure_without_coherence(projected):
-    from experiments.kinds.diary import plots
+    from diarylab.experiments.kinds.diary import plots
 
     tables, _, _ = projected
     panels = plots.coherence_points(tables.entries)
@@ -399,7 +399,7 @@ def test_coherence_plot_has_no_panel_for_a_measure_without_coherence(projected):
 
 
 def test_agreement_plot_keeps_the_identity_line_to_judges_on_one_scale(projected):
-    from experiments.kinds.diary import plots
+    from diarylab.experiments.kinds.diary import plots
 
     tables, path, text = projected
     assert plots.same_scale("judge-a", "judge-b")

@@ -9,16 +9,16 @@ from typing import ClassVar
 
 import pytest
 
-from experiments.engine.reuse import (
+from diarylab.experiments.engine.reuse import (
     copy_texts,
     first_difference,
     reused_record,
     store_texts,
     text_view,
 )
-from experiments.engine.store import Store
-from experiments.loading import load_design
-from foundation.errors import LabError
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.loading import load_design
+from diarylab.foundation.errors import LabError
 from tests.lab_fixtures import design_text
 
 

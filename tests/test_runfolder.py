@@ -12,9 +12,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.loading import load_design
-from experiments.runner import run_design
+from diarylab.experiments.cli import main
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
 
 
@@ -149,7 +149,7 @@ def test_out_that_is_a_file_is_refused_before_anything(finished, tmp_path, capsy
 
 
 def test_replaced_folder_swaps_in_whole_or_leaves_the_old_one(tmp_path):
-    from experiments.engine.runfolder import replaced_folder
+    from diarylab.experiments.engine.runfolder import replaced_folder
 
     final = tmp_path / "report"
     final.mkdir()

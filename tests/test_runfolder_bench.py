@@ -12,11 +12,11 @@ import shutil
 
 import pytest
 
-from experiments.cli import main
-from experiments.engine.inputs import file_sha256
-from experiments.loading import load_design
-from experiments.runner import run_design
-from foundation.errors import LabError
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.inputs import file_sha256
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
+from diarylab.foundation.errors import LabError
 from tests.test_benchmark_run import DATA
 from tests.test_benchmark_run import design as bench_design
 from tests.test_benchmark_run import servers as servers  # the fixture, for this module

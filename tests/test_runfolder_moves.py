@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
-from experiments.engine import inputs as inputs_module
-from experiments.loading import load_design
-from experiments.runner import run_design
-from foundation.datafiles import file_sha256, located, reading_from
-from foundation.errors import LabError
-from rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine import inputs as inputs_module
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import run_design
+from diarylab.foundation.datafiles import file_sha256, located, reading_from
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
 
 
@@ -98,7 +98,7 @@ def test_a_moved_copy_reports_identically_with_its_original_and_sources_gone(
     origin, _, _, _, findings = finished
     moved = fresh(finished, tmp_path)
     # The report re-reads the behavior rubric: from the folder's copy, not the checkout's.
-    from experiments.kinds.diary import report as diary_report
+    from diarylab.experiments.kinds.diary import report as diary_report
 
     read_from: list[Path] = []
     real = diary_report.load_behavior_rubric
@@ -287,7 +287,7 @@ def test_reading_from_reads_a_data_file_from_its_copy_under_its_own_name(tmp_pat
 def test_a_claim_killed_before_design_sha256_is_claimed_again(tmp_path):
     """What a claim writes before its last step is ours to write again; a user's own files in
     the folder are still refused."""
-    from experiments.engine.runfolder import claim
+    from diarylab.experiments.engine.runfolder import claim
 
     design_file = tmp_path / "design.toml"
     design_file.write_text(design_text(tmp_path / "model", None))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.engine.runlock import run_lock
-from foundation.errors import LabError
+from diarylab.experiments.engine.runlock import run_lock
+from diarylab.foundation.errors import LabError
 from tests.lab_fixtures import design_text, make_profile
 
 ROOT = Path(__file__).parent.parent
@@ -23,7 +23,7 @@ ROOT = Path(__file__).parent.parent
 def cli(*args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "experiments.cli", *args],
+        [sys.executable, "-m", "diarylab.experiments.cli", *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -8,7 +8,7 @@ import typing
 
 from pydantic import BaseModel
 
-from experiments.kinds import get_kind, kind_names
+from diarylab.experiments.kinds import get_kind, kind_names
 
 
 def models_of(schema: type[BaseModel]) -> list[type[BaseModel]]:

@@ -6,15 +6,15 @@ import time
 
 import pytest
 
-from foundation.errors import LabError
-from model_access.served import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.served import (
     Alternative,
     Completion,
     CompletionRequest,
     ServedClient,
     TransportFailure,
 )
-from model_access.settings import EndpointSettings, GenerationSettings
+from diarylab.model_access.settings import EndpointSettings, GenerationSettings
 from tests.fake_openai import chat_response, serve
 
 MESSAGES = [{"role": "user", "content": "Dear diary"}]

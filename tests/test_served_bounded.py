@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from model_access.served import ServedClient
-from model_access.settings import EndpointSettings
-from model_access.token_prompts import TokenPromptRequest
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
-from rubric.served_exact import ExactSettings
-from rubric.served_judge import ServedJudge
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.model_access.token_prompts import TokenPromptRequest
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.served_exact import ExactSettings
+from diarylab.rubric.served_judge import ServedJudge
 from tests.confident_judge import confident_judge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from foundation.errors import LabError
-from model_access.served import ServedClient
-from model_access.settings import EndpointSettings
-from rubric.local_judge import LocalJudge
-from rubric.probe_prompt import number_probe
-from rubric.prompts import JudgePrompt
-from rubric.served_exact import ExactSettings
-from rubric.served_judge import ServedJudge
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.probe_prompt import number_probe
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.served_exact import ExactSettings
+from diarylab.rubric.served_judge import ServedJudge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
 from tests.judge_tokenizers import (

@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from experiments.analysis.readings import per_judge, section, stored_readings, summarize
-from experiments.cli import main
-from experiments.engine.judging import judge_tasks
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Task
-from model_access.settings import EndpointSettings
-from rubric.expected import NodeReading, number_reading
-from rubric.judge_base import Judge
-from rubric.prompts import JudgePrompt, TemplateRef
-from rubric.served_identity import UNKNOWN, dtype_of, served_dtype, server_root
+from diarylab.experiments.analysis.readings import per_judge, section, stored_readings, summarize
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.judging import judge_tasks
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Task
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.rubric.expected import NodeReading, number_reading
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.prompts import JudgePrompt, TemplateRef
+from diarylab.rubric.served_identity import UNKNOWN, dtype_of, served_dtype, server_root
 from tests.confident_judge import confident_judge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from foundation.errors import LabError
-from model_access.local import LocalModel
-from model_access.served import ServedClient
-from model_access.settings import EndpointSettings
-from rubric.expected import NumberReading
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
-from rubric.served_chat import ChatSettings
-from rubric.served_exact import ExactSettings
-from rubric.served_judge import ServedJudge
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.rubric.expected import NumberReading
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.served_chat import ChatSettings
+from diarylab.rubric.served_exact import ExactSettings
+from diarylab.rubric.served_judge import ServedJudge
 from tests.conftest import build_tiny_llama
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
@@ -179,7 +179,7 @@ def test_identity_holds_what_determines_answers_and_no_transport(judge_model):
 
 
 def test_provider_apis_are_not_sent_vllm_only_fields():
-    from rubric.served_chat import ChatReader
+    from diarylab.rubric.served_chat import ChatReader
 
     provider = ServedClient("openai/gpt-judge", EndpointSettings())
     request = ChatReader(provider, ChatSettings(prefill=False)).request(NUMBER, "", max_tokens=5)

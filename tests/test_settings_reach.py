@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-import experiments.engine.writes as conversations  # where entries are written
-from chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
-from experiments.engine.vocabulary import RunContext
-from experiments.kinds.diary.schema import DiaryDesignFile
-from experiments.loading import load_design
-from experiments.runner import JudgeSet, ModelCache, run_design
-from foundation.datafiles import validate
-from model_access.served import CompletionRequest, ServedClient, TransportFailure
-from model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
-from rubric.judges import ServedJudgeSpec
+import diarylab.experiments.engine.writes as conversations  # where entries are written
+from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
+from diarylab.experiments.engine.vocabulary import RunContext
+from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import JudgeSet, ModelCache, run_design
+from diarylab.foundation.datafiles import validate
+from diarylab.model_access.served import CompletionRequest, ServedClient, TransportFailure
+from diarylab.model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
+from diarylab.rubric.judges import ServedJudgeSpec
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import chat_response, serve
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
@@ -134,8 +134,8 @@ def test_executor_settings_travel_from_the_run_option_to_the_executor(
     on a Ray cluster in tests/test_ray_executor.py::test_executor_settings_reach_the_actors
     (actors, actor_cpus, actor_gpus, max_resends) and ::test_an_actor_killed_mid_batch_has_its_
     batch_resent (the batches on the actors); --address is handed to ray.init unchanged."""
-    import experiments.runner as runner
-    from experiments.engine.executor import ExecutorSettings
+    import diarylab.experiments.runner as runner
+    from diarylab.experiments.engine.executor import ExecutorSettings
 
     class Opened(Exception):
         pass
@@ -267,7 +267,7 @@ def test_max_retries_and_backoff_are_obeyed():
 def test_local_settings_load_the_model_as_asked(tiny_model_folder, monkeypatch):
     import torch
 
-    import model_access.local as local
+    import diarylab.model_access.local as local
 
     seen = {}
     real = local.load_pretrained
@@ -284,7 +284,7 @@ def test_local_settings_load_the_model_as_asked(tiny_model_folder, monkeypatch):
 
 
 def test_placement_settings_reach_from_pretrained_and_the_manifest(tiny_model_folder, monkeypatch):
-    import model_access.local as local
+    import diarylab.model_access.local as local
     from tests.conftest import SPLIT_MAP
 
     seen = []
@@ -306,7 +306,7 @@ def test_placement_settings_reach_from_pretrained_and_the_manifest(tiny_model_fo
 
 
 def test_served_judge_options_reach_the_judge():
-    from rubric.judges import build_judge
+    from diarylab.rubric.judges import build_judge
 
     exact = validate(
         ServedJudgeSpec,
@@ -568,7 +568,7 @@ FRIENDS_PREFIX_PROOFS = {
 
 
 def test_every_friends_design_field_has_a_proof_that_exists():
-    from experiments.kinds.friends.schema import FriendsDesignFile
+    from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
 
     def proof(path: str, owner: type, name: str) -> str | None:
         if path in FRIENDS_PROOFS:
@@ -626,7 +626,7 @@ def benchmark_proof(path: str, owner: type, name: str) -> str | None:
 
 
 def test_every_benchmark_design_field_has_a_proof_that_exists():
-    from experiments.kinds.benchmark.schema import BenchmarkDesignFile
+    from diarylab.experiments.kinds.benchmark.schema import BenchmarkDesignFile
 
     fields = leaves(BenchmarkDesignFile)
     missing = [path for path, owner, name in fields if not benchmark_proof(path, owner, name)]
@@ -641,7 +641,7 @@ def test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity(monkeyp
     """A judge's max_error (both kinds) and scout_logprobs reach the reader that uses them and
     the judge's identity (they change results); prompts_per_request and a list of base URLs
     reach the client and never the identity (transport)."""
-    from rubric.judges import LocalJudgeSpec, build_judge
+    from diarylab.rubric.judges import LocalJudgeSpec, build_judge
 
     served = validate(
         ServedJudgeSpec,

@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from experiments.analysis.skew import flag_level, hall_interval, sample_skewness, skew_check
+from diarylab.experiments.analysis.skew import (
+    flag_level,
+    hall_interval,
+    sample_skewness,
+    skew_check,
+)
 
 N = 8
 

@@ -12,16 +12,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.analysis.bootstrap import cluster_bootstrap, mean_of
-from experiments.analysis.rules import (
+from diarylab.experiments.analysis.bootstrap import cluster_bootstrap, mean_of
+from diarylab.experiments.analysis.rules import (
     can_support,
     fewest_clusters,
     mde_sd,
     most_hypotheses,
     supports,
 )
-from experiments.analysis.verdicts import decide, holm, sign_flip, sign_flip_bounds
-from experiments.cli import main
+from diarylab.experiments.analysis.verdicts import decide, holm, sign_flip, sign_flip_bounds
+from diarylab.experiments.cli import main
 from tests.lab_fixtures import design_text, make_profile
 
 N = 8

@@ -10,8 +10,8 @@ from typing import ClassVar
 
 import pytest
 
-from experiments.engine.store import Store, call_key
-from foundation.errors import LabError
+from diarylab.experiments.engine.store import Store, call_key
+from diarylab.foundation.errors import LabError
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from foundation.errors import LabError
-from model_access.served import (
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.served import (
     Alternative,
     ServedClient,
     TokenCompletion,
     TokenPromptRequest,
     TransportFailure,
 )
-from model_access.settings import EndpointSettings
+from diarylab.model_access.settings import EndpointSettings
 from tests.fake_openai import serve
 
 # A toy vocabulary whose ids 5 and 6 print alike (both ""), as two real tokens can.

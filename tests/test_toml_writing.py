@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from foundation.toml_writing import dump_toml
+from diarylab.foundation.toml_writing import dump_toml
 
 DESIGNS = sorted((Path(__file__).parent.parent / "experiments" / "designs").glob("*.toml"))
 

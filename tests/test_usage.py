@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import time
 
-from experiments.analysis.usage import section, usage_table
-from experiments.engine.store import Store
+from diarylab.experiments.analysis.usage import section, usage_table
+from diarylab.experiments.engine.store import Store
 
 
 def _calls(store: Store, kind: str, model: str, results: list[dict]) -> None:

@@ -6,9 +6,9 @@ from dataclasses import replace
 import pytest
 import torch
 
-from foundation.datafiles import file_sha256
-from foundation.errors import LabError
-from steering.vectors import PatternVector, random_vector, vector_paths
+from diarylab.foundation.datafiles import file_sha256
+from diarylab.foundation.errors import LabError
+from diarylab.steering.vectors import PatternVector, random_vector, vector_paths
 
 
 @pytest.fixture()

@@ -10,11 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from experiments.analysis.hypotheses import ClusterValues, HypothesisHead, evaluate_family
-from experiments.analysis.hypothesis_table import results_table
-from experiments.analysis.rules import judge_correlation, mde_sd, needed_clusters
-from experiments.analysis.verdict_simulation import family_error, holm_rows, verdict_power
-from experiments.analysis.verdicts import holm
+from diarylab.experiments.analysis.hypotheses import ClusterValues, HypothesisHead, evaluate_family
+from diarylab.experiments.analysis.hypothesis_table import results_table
+from diarylab.experiments.analysis.rules import judge_correlation, mde_sd, needed_clusters
+from diarylab.experiments.analysis.verdict_simulation import family_error, holm_rows, verdict_power
+from diarylab.experiments.analysis.verdicts import holm
 
 
 @pytest.mark.parametrize("rho", [0.5, 0.9])
@@ -95,7 +95,7 @@ def test_the_report_mde_uses_the_judges_measured_correlation():
 
 
 def test_design_check_prints_the_verdict_mde_for_two_judges_and_its_assumed_correlation(capsys):
-    from experiments.cli import main
+    from diarylab.experiments.cli import main
 
     assert main(["design", "check", "experiments/designs/friends.toml", "--offline"]) == 0
     out = capsys.readouterr().out
@@ -107,7 +107,7 @@ def test_design_check_prints_the_verdict_mde_for_two_judges_and_its_assumed_corr
 
 
 def test_the_family_error_line_states_the_rule_as_run_and_the_other_beside_it():
-    from experiments.analysis.verdict_simulation import family_error_text
+    from diarylab.experiments.analysis.verdict_simulation import family_error_text
 
     text = family_error_text("intervals", 8, 6, 2, 0.9, "role cards")
     assert text.startswith("Family-wise error of the preregistered rule as run (intervals)")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments.analysis.verdicts import (
+from diarylab.experiments.analysis.verdicts import (
     decide,
     holm,
     minimum_detectable_effect,

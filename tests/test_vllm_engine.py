@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from model_access.settings import GenerationSettings, VllmSettings
-from model_access.vllm_engine import attach_vllm
-from steering.apply import Steer, generate_steered
-from steering.vectors import random_vector
+from diarylab.model_access.settings import GenerationSettings, VllmSettings
+from diarylab.model_access.vllm_engine import attach_vllm
+from diarylab.steering.apply import Steer, generate_steered
+from diarylab.steering.vectors import random_vector
 
 pytestmark = pytest.mark.vllm
 

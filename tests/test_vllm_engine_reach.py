@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-import model_access.vllm_engine as vllm_engine
-from chatbots.specs import LocalChatbotSpec, build_chatbot
-from experiments.loading import load_design
-from experiments.runner import ModelCache, run_design
-from foundation.errors import LabError
-from model_access.vllm_engine import EngineOutput, VllmEngine
+import diarylab.model_access.vllm_engine as vllm_engine
+from diarylab.chatbots.specs import LocalChatbotSpec, build_chatbot
+from diarylab.experiments.loading import load_design
+from diarylab.experiments.runner import ModelCache, run_design
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.vllm_engine import EngineOutput, VllmEngine
 from tests.kill_resume import ROOT
 from tests.lab_fixtures import design_text, make_profile
 
@@ -134,7 +134,7 @@ def test_an_engine_that_cannot_run_is_one_clear_error(tmp_path, tiny_model_folde
     }
     out = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "run", str(path), "--out", str(out)],
+        [sys.executable, "-m", "diarylab.experiments.cli", "run", str(path), "--out", str(out)],
         capture_output=True,
         text=True,
         env=env,

@@ -13,13 +13,13 @@ import sys
 
 import pytest
 
-from model_access.served import ServedClient
-from model_access.settings import EndpointSettings
-from rubric.judge_render import render_judge_prompt
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
-from rubric.served_exact import ExactSettings
-from rubric.served_judge import ServedJudge
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.rubric.judge_render import render_judge_prompt
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.served_exact import ExactSettings
+from diarylab.rubric.served_judge import ServedJudge
 from tests.fake_judge_render import trimming_template
 from tests.kill_resume import ROOT
 
@@ -156,7 +156,7 @@ def test_the_probe_accepts_the_server(vllm_server, smollm2, smollm2_folder):
         [
             sys.executable,
             "-m",
-            "experiments.cli",
+            "diarylab.experiments.cli",
             "judge",
             "probe",
             "--judge",

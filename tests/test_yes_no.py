@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from rubric.local_judge import LocalJudge
-from rubric.prompts import JudgePrompt
-from rubric.vocab import vocab_facts
-from rubric.yes_no import YesNoReading, answer_of, yes_no_reading
+from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.vocab import vocab_facts
+from diarylab.rubric.yes_no import YesNoReading, answer_of, yes_no_reading
 
 
 def test_variants_in_the_shipped_vocabulary(shipped_tokenizer):

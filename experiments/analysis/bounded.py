@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from experiments.analysis.bootstrap import Interval, Statistic, cluster_codes
+from diarylab.experiments.analysis.bootstrap import Interval, Statistic, cluster_codes
 
 SHARE_METHOD = "Wilson (cluster-effective n, t)"
 CORRELATION_METHOD = "Fisher z (jackknife t)"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.analysis.html_markdown import to_html
-from experiments.engine.store import Store
+from diarylab.experiments.analysis.html_markdown import to_html
+from diarylab.experiments.engine.store import Store
 
 HERE = Path(__file__).parent
 PAGE = "index.html"

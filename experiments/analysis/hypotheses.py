@@ -21,8 +21,8 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 import numpy as np
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from experiments.analysis.bootstrap import Interval
-from experiments.analysis.rules import (
+from diarylab.experiments.analysis.bootstrap import Interval
+from diarylab.experiments.analysis.rules import (
     RULES,
     Rule,
     judge_correlation,
@@ -31,7 +31,7 @@ from experiments.analysis.rules import (
     other_rule,
     rounded_correlation,
 )
-from experiments.analysis.verdicts import (
+from diarylab.experiments.analysis.verdicts import (
     ALPHA,
     MIN_CLUSTERS,
     Direction,
@@ -43,8 +43,8 @@ from experiments.analysis.verdicts import (
     sign_flip,
     sign_flip_interval,
 )
-from foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
-from foundation.errors import LabError
+from diarylab.foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug
+from diarylab.foundation.errors import LabError
 
 
 class UnknownName(LabError, ValueError):

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis.hypotheses import HypothesisVerdict
-from experiments.analysis.rules import DEFAULT_JUDGE_CORRELATION, Rule, other_rule
-from experiments.analysis.verdict_simulation import family_error_text
-from experiments.analysis.verdicts import verdict_label
+from diarylab.experiments.analysis.hypotheses import HypothesisVerdict
+from diarylab.experiments.analysis.rules import DEFAULT_JUDGE_CORRELATION, Rule, other_rule
+from diarylab.experiments.analysis.verdict_simulation import family_error_text
+from diarylab.experiments.analysis.verdicts import verdict_label
 
 
 def result_columns(clusters: str) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
+from diarylab.experiments.analysis import markdown as md
 
 COLUMNS = ("part", "value")
 _HASH = re.compile(r"\b[0-9a-f]{64}\b")

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.engine.store import Store
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.engine.store import Store
 
 # One row per stored judgment. exact: 1.0 / 0.0 from the record, NaN when the judgment names
 # no stored call (a row written without one); mode: see reading_mode. fingerprint and dtype:

@@ -29,8 +29,13 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from experiments.analysis.verdicts import ALPHA, EXACT_LIMIT, SAMPLED_PATTERNS, sign_flip_bounds
-from experiments.engine.design import AnalysisSettings
+from diarylab.experiments.analysis.verdicts import (
+    ALPHA,
+    EXACT_LIMIT,
+    SAMPLED_PATTERNS,
+    sign_flip_bounds,
+)
+from diarylab.experiments.engine.design import AnalysisSettings
 
 Rule = Literal["intervals", "holm"]
 RULES: tuple[Rule, ...] = ("intervals", "holm")

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.analysis.manifest_view import shown_path
-from experiments.engine.store import Store
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.analysis.manifest_view import shown_path
+from diarylab.experiments.engine.store import Store
 
 RESUMES = "resumes.jsonl"  # experiments/engine/runfolder.py: one record per resumed run
 COLUMNS = (

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments.analysis.rules import Rule, can_support, judge_noise
-from experiments.analysis.verdicts import ALPHA, sign_flip_bounds, sign_flip_p
+from diarylab.experiments.analysis.rules import Rule, can_support, judge_noise
+from diarylab.experiments.analysis.verdicts import ALPHA, sign_flip_bounds, sign_flip_p
 
 _BLOCK = 512
 

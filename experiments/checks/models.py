@@ -5,12 +5,12 @@ layer 40 of a 32-layer model is refused by the check, not hours later by `run`."
 
 from __future__ import annotations
 
-from chatbots.specs import LocalChatbotSpec
-from experiments.engine.design import Design
-from foundation.errors import Collector, LabError
-from model_access.hub import ModelFacts, model_facts
-from model_access.loading import resolve
-from rubric.judges import LocalJudgeSpec
+from diarylab.chatbots.specs import LocalChatbotSpec
+from diarylab.experiments.engine.design import Design
+from diarylab.foundation.errors import Collector, LabError
+from diarylab.model_access.hub import ModelFacts, model_facts
+from diarylab.model_access.loading import resolve
+from diarylab.rubric.judges import LocalJudgeSpec
 
 
 def check_models(design: Design, found: Collector, *, ask_hub: bool = True) -> list[str]:

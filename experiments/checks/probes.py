@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 
-from chatbots.specs import ServedChatbotSpec
-from foundation.errors import LabError
-from model_access.completions import CompletionRequest
-from model_access.served import ServedClient
-from model_access.settings import EndpointSettings, GenerationSettings
+from diarylab.chatbots.specs import ServedChatbotSpec
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.completions import CompletionRequest
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import EndpointSettings, GenerationSettings
 
 # One try at check time: a run retries a flaky server, a check only needs to know it answers.
 # The timeout leaves a large judge time to read the probe prompt.

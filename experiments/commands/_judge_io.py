@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from experiments.commands._options import judge_spec_of
-from foundation.errors import LabError
+from diarylab.experiments.commands._options import judge_spec_of
+from diarylab.foundation.errors import LabError
 
 
 def judge_of(args: argparse.Namespace) -> Any:
     """The judge the options name, built once every option has been checked."""
-    from rubric.judges import build_judge, default_load_local
+    from diarylab.rubric.judges import build_judge, default_load_local
 
     if not 0.0 <= args.floor <= 1.0:  # also refuses nan
         raise LabError(

@@ -7,9 +7,14 @@ import argparse
 import json
 from pathlib import Path
 
-from experiments.commands._judge_io import judge_of, print_result, read_text, yes_no_payload
-from experiments.commands._options import retarget
-from foundation.errors import LabError
+from diarylab.experiments.commands._judge_io import (
+    judge_of,
+    print_result,
+    read_text,
+    yes_no_payload,
+)
+from diarylab.experiments.commands._options import retarget
+from diarylab.foundation.errors import LabError
 
 
 def _conversation(path: Path) -> list[dict[str, str]]:
@@ -43,7 +48,7 @@ def run_rubric(args: argparse.Namespace) -> int:
     replies (Σ p·q / Σ q), Σ q (how many replies the condition is expected to apply to) and
     Kish's effective number of replies (Σq)²/Σq²: the rule the report uses
     (rubric/behavior.py conditioned_share)."""
-    from rubric.behavior import (
+    from diarylab.rubric.behavior import (
         appropriate,
         kish_n,
         score_reply,
@@ -51,7 +56,7 @@ def run_rubric(args: argparse.Namespace) -> int:
         split_conversation,
         sum_q,
     )
-    from rubric.behavior_rubric import load_behavior_rubric
+    from diarylab.rubric.behavior_rubric import load_behavior_rubric
 
     parts = []
     for path in args.conversation_file:  # every file checked before the judge loads

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from foundation.datafiles import FIX_MARK
-from foundation.errors import LabError
-from model_access.settings import EndpointSettings, LocalSettings
+from diarylab.foundation.datafiles import FIX_MARK
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.settings import EndpointSettings, LocalSettings
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -155,7 +155,7 @@ SERVED_READING_OPTIONS = (
 
 
 def judge_spec_of(args: argparse.Namespace, *, prefix: str = "") -> Any:
-    from rubric.judges import judge_spec
+    from diarylab.rubric.judges import judge_spec
 
     key = prefix.replace("-", "_")
     served = {name: getattr(args, f"{key}{name}") for name in SERVED_READING_OPTIONS}
@@ -172,7 +172,7 @@ def judge_spec_of(args: argparse.Namespace, *, prefix: str = "") -> Any:
 def pattern_option(text: str, flag: str = "--pattern") -> Any:  # -> diarists.patterns.Pattern
     """A shipped pattern by id, or a pattern file by path; an unknown id is named as the option
     (a bad pattern file is named by its path, as every data file is)."""
-    from diarists.patterns import load_pattern
+    from diarylab.diarists.patterns import load_pattern
 
     try:
         return load_pattern(text)

@@ -14,19 +14,19 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from experiments.commands._options import (
+from diarylab.experiments.commands._options import (
     add_local_args,
     judge_spec_of,
     retarget,
 )
-from experiments.commands._options import local_settings as local_settings_of
-from foundation.errors import LabError
+from diarylab.experiments.commands._options import local_settings as local_settings_of
+from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from diarists.patterns import Pattern
-    from experiments.engine.store import Store
-    from rubric.judge_base import Judge
-    from steering.extract import Scorer
+    from diarylab.diarists.patterns import Pattern
+    from diarylab.experiments.engine.store import Store
+    from diarylab.rubric.judge_base import Judge
+    from diarylab.steering.extract import Scorer
 
 
 def model_args(p: argparse.ArgumentParser) -> None:
@@ -42,7 +42,7 @@ def steer_args(p: argparse.ArgumentParser) -> None:
 
 def sampling_args(p: argparse.ArgumentParser, *, max_new_tokens: int | None = None) -> None:
     """Generation options; defaults are steering's own extraction settings."""
-    from steering.settings import EXTRACTION_GENERATION as default
+    from diarylab.steering.settings import EXTRACTION_GENERATION as default
 
     p.add_argument("--max-new-tokens", type=int, default=max_new_tokens or default.max_new_tokens)
     p.add_argument("--temperature", type=float, default=default.temperature)
@@ -91,8 +91,8 @@ def flat(groups: Sequence[Sequence[float]] | None) -> list:
 
 
 def load_model(args: argparse.Namespace):  # -> LocalModel, imported late: torch is slow
-    from model_access.loading import resolve
-    from model_access.local import LocalModel
+    from diarylab.model_access.loading import resolve
+    from diarylab.model_access.local import LocalModel
 
     settings = local_settings_of(args)
     try:
@@ -123,8 +123,8 @@ class CliJudge:
 
 
 def judge_of(args: argparse.Namespace) -> CliJudge:
-    from experiments.calibration import FAKE_JUDGE
-    from rubric.judges import build_judge, default_load_local
+    from diarylab.experiments.calibration import FAKE_JUDGE
+    from diarylab.rubric.judges import build_judge, default_load_local
 
     spec = judge_spec_of(args, prefix="judge-")  # checks the judge options, even for 'fake'
     if args.judge == FAKE_JUDGE:
@@ -138,7 +138,7 @@ def judge_of(args: argparse.Namespace) -> CliJudge:
 
 def scorer(cli: CliJudge, pattern: Pattern, store: Store) -> Scorer:
     """The --judge's scorer, its readings kept in `store`."""
-    from experiments.calibration import fake_scorer, judge_scorer
+    from diarylab.experiments.calibration import fake_scorer, judge_scorer
 
     judge = cli.judge
     if judge is None:
@@ -150,7 +150,7 @@ def scorer(cli: CliJudge, pattern: Pattern, store: Store) -> Scorer:
 def store_for(path: Path) -> Store:
     """The store a `steer` step keeps its model calls in (beside its outputs), so a rerun into
     the same output reads back every call it already made."""
-    from experiments.engine.store import Store
+    from diarylab.experiments.engine.store import Store
 
     path.parent.mkdir(parents=True, exist_ok=True)
     return Store(path)

@@ -7,11 +7,11 @@ import argparse
 import json
 from dataclasses import asdict
 
-from experiments.engine.design import Design
-from experiments.kinds import kind_names
-from experiments.loading import design_schema, load_design
-from experiments.power_check import power_lines
-from experiments.profile_making import describe_profiles, profile_ids
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.kinds import kind_names
+from diarylab.experiments.loading import design_schema, load_design
+from diarylab.experiments.power_check import power_lines
+from diarylab.experiments.profile_making import describe_profiles, profile_ids
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from experiments.preflight import preflight
+    from diarylab.experiments.preflight import preflight
 
     design = load_design(args.file)
     notes: list[str] = []
@@ -57,11 +57,11 @@ def run_check(args: argparse.Namespace) -> int:
     for line in notes:
         print(f"  not checked: {line}")
     print_reuse(design)
-    from experiments.engine.contract import PlanSupport
+    from diarylab.experiments.engine.contract import PlanSupport
 
     if isinstance(design.kind, PlanSupport):  # a kind that counts its work: the plan's totals
-        from experiments.planning.plan import plan_design
-        from experiments.planning.render import totals_line
+        from diarylab.experiments.planning.plan import plan_design
+        from diarylab.experiments.planning.render import totals_line
 
         print(f"  {totals_line(plan_design(design))}")
     return 0
@@ -69,7 +69,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def print_reuse(design: Design) -> None:
     """A derived design: the run it reuses, checked, and what it will make by judge."""
-    from experiments.derived_checks import reuse_lines
+    from diarylab.experiments.derived_checks import reuse_lines
 
     for line in reuse_lines(design):
         print(f"  {line}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.commands._judge_io import (
+from diarylab.experiments.commands._judge_io import (
     fmt,
     judge_of,
     number_payload,
@@ -15,9 +15,9 @@ from experiments.commands._judge_io import (
     read_text,
     yes_no_payload,
 )
-from experiments.commands._judge_rubric import run_rubric
-from experiments.commands._options import add_judge_args, judge_spec_of, pattern_option
-from foundation.errors import LabError
+from diarylab.experiments.commands._judge_rubric import run_rubric
+from diarylab.experiments.commands._options import add_judge_args, judge_spec_of, pattern_option
+from diarylab.foundation.errors import LabError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -100,7 +100,7 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
 
 
 def run_read(args: argparse.Namespace) -> int:
-    from rubric.prompts import JudgePrompt
+    from diarylab.rubric.prompts import JudgePrompt
 
     if args.prompt_file is not None:
         if args.prefill:
@@ -127,9 +127,14 @@ def run_read(args: argparse.Namespace) -> int:
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    from rubric.judges import ServedJudgeSpec, build_judge, default_load_local, probe_verdict
-    from rubric.probe_prompt import number_probe
-    from rubric.served_judge import ServedJudge
+    from diarylab.rubric.judges import (
+        ServedJudgeSpec,
+        build_judge,
+        default_load_local,
+        probe_verdict,
+    )
+    from diarylab.rubric.probe_prompt import number_probe
+    from diarylab.rubric.served_judge import ServedJudge
 
     spec = judge_spec_of(args)
     if not isinstance(spec, ServedJudgeSpec):
@@ -158,7 +163,7 @@ def run_probe(args: argparse.Namespace) -> int:
         lines.append(f"prompt ends {result.prompt_tail[-60:]!r}")
     lines.append(verdict)
     if args.rate is not None:
-        from experiments.commands._judge_rate import measure_rate, rate_line
+        from diarylab.experiments.commands._judge_rate import measure_rate, rate_line
 
         payload["rate"] = measure_rate(judge, args.rate)
         lines.append(rate_line(payload["rate"]))
@@ -174,7 +179,7 @@ def _pattern(args: argparse.Namespace) -> tuple[str, str, str]:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from rubric.entry_scores import score_entry
+    from diarylab.rubric.entry_scores import score_entry
 
     entry = read_text(args.entry_file, "entry file")
     pattern = _pattern(args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.loading import load_design
+from diarylab.experiments.loading import load_design
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_pilot_command(args: argparse.Namespace) -> int:
-    from experiments.pilot import check_pilot, run_pilot  # loads torch: only when running
+    from diarylab.experiments.pilot import check_pilot, run_pilot  # loads torch: only when running
 
     design = load_design(args.design)
     check_pilot(design, args.diarists, args.repeats)

@@ -7,9 +7,9 @@ import argparse
 import json
 import math
 
-from experiments.engine.design import Design
-from experiments.loading import load_design
-from foundation.errors import LabError
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.loading import load_design
+from diarylab.foundation.errors import LabError
 
 DIARIST = "diarist"
 
@@ -94,8 +94,8 @@ def parse_tokenizers(values: list[str], design: Design) -> dict[str, str]:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from experiments.planning.plan import plan_design
-    from experiments.planning.render import plan_lines
+    from diarylab.experiments.planning.plan import plan_design
+    from diarylab.experiments.planning.render import plan_lines
 
     design = load_design(args.file)
     rates = parse_rates(args.rate, design)

@@ -22,10 +22,10 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def make_report(folder: Path, *, resamples: int | None = None) -> Path:
-    from experiments.engine.inputs import input_copies
-    from experiments.loading import open_run_folder
-    from foundation.datafiles import reading_from
-    from foundation.errors import LabError
+    from diarylab.experiments.engine.inputs import input_copies
+    from diarylab.experiments.loading import open_run_folder
+    from diarylab.foundation.datafiles import reading_from
+    from diarylab.foundation.errors import LabError
 
     if resamples is not None and resamples < 100:
         raise LabError(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from experiments.engine.executor import ExecutorSettings
-from experiments.engine.runfolder import refuse_under_a_file
-from experiments.loading import load_design, open_run_folder, resumes
-from foundation.errors import LabError
+from diarylab.experiments.engine.executor import ExecutorSettings
+from diarylab.experiments.engine.runfolder import refuse_under_a_file
+from diarylab.experiments.loading import load_design, open_run_folder, resumes
+from diarylab.foundation.errors import LabError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from experiments.runner import run_design  # loads torch and models: only when running
+    from diarylab.experiments.runner import run_design  # loads torch and models: only when running
 
     executor = executor_settings(args)  # a wrong option is refused before anything loads
     out = Path(args.out) if args.out else None
@@ -131,7 +131,7 @@ def run_status(args: argparse.Namespace) -> int:
 def _inputs_line(folder: Path) -> str:
     """What was checked (the folder's copies, or the sources of a folder made before copies),
     and which sources now differ: a resume here would refuse them, a report reads the copies."""
-    from experiments.engine.inputs import changed_sources, holds_copies
+    from diarylab.experiments.engine.inputs import changed_sources, holds_copies
 
     if not holds_copies(folder):
         return "design and every locked input unchanged (read where they were made)"
@@ -146,7 +146,7 @@ def _inputs_line(folder: Path) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from experiments.engine.export import export_tables
+    from diarylab.experiments.engine.export import export_tables
 
     folder = Path(args.dir)
     target = Path(args.to) if args.to else folder / "export"

@@ -8,14 +8,14 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from diarists.patterns import available_patterns, load_pattern
-from experiments.commands import _steer_options as so
-from experiments.commands._options import (
+from diarylab.diarists.patterns import available_patterns, load_pattern
+from diarylab.experiments.commands import _steer_options as so
+from diarylab.experiments.commands._options import (
     add_judge_args,
     pattern_option,
     validated,
 )
-from foundation.errors import LabError
+from diarylab.foundation.errors import LabError
 
 DEFAULT_SEED = 20261130
 
@@ -73,12 +73,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_extract(args: argparse.Namespace) -> int:
-    from steering.vectors import vector_paths
+    from diarylab.steering.vectors import vector_paths
 
     pattern = pattern_option(args.pattern)
     so.writable(args.out, folder=False)
-    from experiments.calibration import extract_pattern
-    from steering.settings import ExtractionSettings
+    from diarylab.experiments.calibration import extract_pattern
+    from diarylab.steering.settings import ExtractionSettings
 
     settings = validated(
         ExtractionSettings,
@@ -121,12 +121,12 @@ def run_extract(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------- calibrate
 def run_calibrate(args: argparse.Namespace) -> int:
-    from diarists.profiles import write_profile
-    from experiments.calibration import calibrate_pattern, chosen_setting
-    from foundation.datafiles import file_sha256
-    from steering.calibrate import write_outputs
-    from steering.settings import CalibrationRule
-    from steering.vectors import PatternVector, vector_paths
+    from diarylab.diarists.profiles import write_profile
+    from diarylab.experiments.calibration import calibrate_pattern, chosen_setting
+    from diarylab.foundation.datafiles import file_sha256
+    from diarylab.steering.calibrate import write_outputs
+    from diarylab.steering.settings import CalibrationRule
+    from diarylab.steering.vectors import PatternVector, vector_paths
 
     pattern = pattern_option(args.pattern)
     so.writable(args.out, folder=True)
@@ -202,7 +202,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------- show, try
 def run_show(args: argparse.Namespace) -> int:
-    from steering.vectors import PatternVector
+    from diarylab.steering.vectors import PatternVector
 
     vector = PatternVector.load(args.vector)
     print(vector.describe())
@@ -212,10 +212,10 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_try(args: argparse.Namespace) -> int:
-    from model_access.settings import GenerationSettings
-    from steering.apply import Steer, generate_steered
-    from steering.settings import SteerSettings
-    from steering.vectors import PatternVector
+    from diarylab.model_access.settings import GenerationSettings
+    from diarylab.steering.apply import Steer, generate_steered
+    from diarylab.steering.settings import SteerSettings
+    from diarylab.steering.vectors import PatternVector
 
     vector = PatternVector.load(args.vector)
     # every option is checked before the model loads

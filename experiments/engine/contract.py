@@ -11,14 +11,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from experiments.engine.judging import judge_tasks
-from experiments.engine.lanes import lane_key, lanes_of, run_lanes
-from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from diarylab.experiments.engine.judging import judge_tasks
+from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
+from diarylab.experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
 
 if TYPE_CHECKING:
-    from experiments.engine.design import Design, DesignFile
-    from experiments.engine.store import Store
-    from experiments.engine.workload import Workload
+    from diarylab.experiments.engine.design import Design, DesignFile
+    from diarylab.experiments.engine.store import Store
+    from diarylab.experiments.engine.workload import Workload
 
 
 class ExperimentKind(Protocol):

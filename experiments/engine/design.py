@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, StringConstraints, ValidationInfo, model_validator
 
-from chatbots.specs import ChatbotSpec
-from diarists.patterns import available_patterns
-from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
-from foundation.errors import LabError
-from model_access.settings import GenerationSettings, LocalSettings, VllmSettings
-from rubric.judges import JudgeSpec, ServedJudgeSpec
-from steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
+from diarylab.chatbots.specs import ChatbotSpec
+from diarylab.diarists.patterns import available_patterns
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.settings import GenerationSettings, LocalSettings, VllmSettings
+from diarylab.rubric.judges import JudgeSpec, ServedJudgeSpec
+from diarylab.steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
 if TYPE_CHECKING:
-    from experiments.engine.contract import ExperimentKind
+    from diarylab.experiments.engine.contract import ExperimentKind
 
 UNSTEERED = "unsteered"
 

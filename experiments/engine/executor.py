@@ -16,9 +16,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
-from foundation.datafiles import DataModel
-from foundation.errors import LabError
-from model_access.settings import LocalSettings, VllmSettings
+from diarylab.foundation.datafiles import DataModel
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.settings import LocalSettings, VllmSettings
 
 Compute = Callable[[list[int]], Sequence[Mapping[str, Any]]]
 
@@ -111,6 +111,6 @@ def open_executor(
             where="--executor",
             fix="pip install 'diarylab[ray]'",
         ) from exc
-    from experiments.engine.ray_executor import RayExecutor
+    from diarylab.experiments.engine.ray_executor import RayExecutor
 
     return RayExecutor(settings, refs)

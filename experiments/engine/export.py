@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.engine.store import Store
+from diarylab.experiments.engine.store import Store
 
 
 def export_tables(store: Store, folder: Path) -> list[Path]:

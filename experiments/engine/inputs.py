@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foundation.errors import LabError
+from diarylab.foundation.errors import LabError
 
 LAB_ROOT = Path(__file__).resolve().parents[2]  # the lab's own data files live under here
 INPUTS_FILE, INPUTS_DIR, FORMAT = "inputs.json", "inputs", 2
@@ -130,7 +130,7 @@ def _inside(copy: str) -> bool:
 
 
 def _write(folder: Path, locked: dict[str, Locked], *, copies: bool) -> None:
-    from experiments.engine.runfolder import write_atomic
+    from diarylab.experiments.engine.runfolder import write_atomic
 
     if copies:
         data: Any = {

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from experiments.engine.lanes import run_spread
-from experiments.engine.store import JudgmentRow, Store
-from experiments.engine.vocabulary import Task, Tick
-from rubric.expected import NumberReading
-from rubric.judge_base import Judge
-from rubric.prompts import JudgePrompt
-from rubric.yes_no import YesNoReading
+from diarylab.experiments.engine.lanes import run_spread
+from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.engine.vocabulary import Task, Tick
+from diarylab.rubric.expected import NumberReading
+from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.yes_no import YesNoReading
 
 
 def judgment_row(

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from experiments.engine.store import Store
+from diarylab.experiments.engine.store import Store
 
 Job = Callable[[], None]
 LOCAL = "local"

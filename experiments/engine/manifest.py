@@ -12,12 +12,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from experiments.engine.runfolder import DESIGN_FILE
-from model_access.local import LocalModel
+from diarylab.experiments.engine.runfolder import DESIGN_FILE
+from diarylab.model_access.local import LocalModel
 
 if TYPE_CHECKING:
-    from experiments.engine.design import Design
-    from rubric.served_judge import ProbeResult
+    from diarylab.experiments.engine.design import Design
+    from diarylab.rubric.served_judge import ProbeResult
 
 PACKAGES = (
     "torch",

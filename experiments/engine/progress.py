@@ -6,7 +6,7 @@ from types import TracebackType
 
 from tqdm import tqdm
 
-from experiments.engine.store import Store
+from diarylab.experiments.engine.store import Store
 
 
 class Progress:

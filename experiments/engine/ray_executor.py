@@ -28,9 +28,9 @@ import ray
 from ray import cloudpickle
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
 
-from experiments.engine.executor import Compute, ExecutorSettings, InProcess, ModelRef
-from foundation.errors import LabError
-from model_access.local import LocalModel
+from diarylab.experiments.engine.executor import Compute, ExecutorSettings, InProcess, ModelRef
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.local import LocalModel
 
 Done = tuple[list[int], Sequence[Mapping[str, Any]]]
 RESTART_WAIT_S = 300.0  # how long a dead actor may take to come back (it reloads its models)
@@ -101,7 +101,7 @@ class ModelActor:
         if ref not in self.models:
             model = LocalModel.load(ref.spec, ref.local)
             if ref.vllm is not None:
-                from model_access.vllm_engine import attach_vllm
+                from diarylab.model_access.vllm_engine import attach_vllm
 
                 model = attach_vllm(model, ref.vllm, where=ref.where)
             self.models[ref] = model

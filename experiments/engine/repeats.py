@@ -9,9 +9,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from experiments.engine.judging import judge_tasks
-from experiments.engine.store import JudgmentRow, Store
-from experiments.engine.vocabulary import Task, TextNoise
+from diarylab.experiments.engine.judging import judge_tasks
+from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.engine.vocabulary import Task, TextNoise
 
 SEP = "~"  # text_id SEP repeat: a repeat's own id in a pilot's repeats store
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from experiments.engine.store import Store
-from foundation.errors import LabError
+from diarylab.experiments.engine.store import Store
+from diarylab.foundation.errors import LabError
 
 TEXT_CALLS = ("diarist", "chatbot")  # the call kinds whose results are the reused texts
 META_KEY = "derived_from"  # the store's record of what it reused (a resume needs no source)

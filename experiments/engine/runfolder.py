@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from experiments.engine.inputs import (
+from diarylab.experiments.engine.inputs import (
     INPUTS_DIR,
     INPUTS_FILE,
     claim_inputs,
@@ -27,11 +27,13 @@ from experiments.engine.inputs import (
     read_json,
     verify_sources,
 )
-from experiments.engine.inputs import add_inputs as add_inputs  # the runner locks made profiles
-from foundation.errors import LabError
+from diarylab.experiments.engine.inputs import (
+    add_inputs as add_inputs,  # the runner locks made profiles
+)
+from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from experiments.engine.design import Design
+    from diarylab.experiments.engine.design import Design
 
 RESULTS = Path("results")
 DESIGN_FILE, SHA_FILE = "design.toml", "design.sha256"
@@ -84,7 +86,7 @@ def refuse_under_a_file(folder: Path, option: str) -> None:
 
 def check_claimable(design: Design, folder: Path) -> None:
     """Whether `design` may run into `folder` — checked without writing anything."""
-    from experiments.engine.runlock import refuse_if_held
+    from diarylab.experiments.engine.runlock import refuse_if_held
 
     refuse_under_a_file(folder, "--out")
     refuse_if_held(folder)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from foundation.errors import LabError
+from diarylab.foundation.errors import LabError
 
 LOCK_NAME = ".lock"
 

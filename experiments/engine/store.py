@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from experiments.engine.executor import Executor, InProcess
-from experiments.engine.writer import OneWriter
-from foundation.errors import LabError
+from diarylab.experiments.engine.executor import Executor, InProcess
+from diarylab.experiments.engine.writer import OneWriter
+from diarylab.foundation.errors import LabError
 
 SCHEMA_VERSION = "2"  # 2: one call-key scheme for every call; kinds' tables from row types
 ENGINE_SCHEMA = """

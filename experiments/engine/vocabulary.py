@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from foundation.errors import LabError
-from rubric.prompts import JudgePrompt, TemplateRef
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
 if TYPE_CHECKING:
-    from chatbots.base import Chatbot
-    from diarists.profiles import Profile
-    from experiments.engine.design import Design
-    from experiments.engine.store import Store
-    from model_access.local import LocalModel
-    from model_access.settings import LocalSettings
-    from rubric.judge_base import Judge
+    from diarylab.chatbots.base import Chatbot
+    from diarylab.diarists.profiles import Profile
+    from diarylab.experiments.engine.design import Design
+    from diarylab.experiments.engine.store import Store
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import LocalSettings
+    from diarylab.rubric.judge_base import Judge
 
 Tick = Callable[[int], None]
 Question = Literal["number", "yes_no"]

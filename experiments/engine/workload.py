@@ -9,11 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from chatbots.specs import ChatbotSpec, FixedChatbotSpec
-from rubric.prompts import JudgePrompt
+from diarylab.chatbots.specs import ChatbotSpec, FixedChatbotSpec
+from diarylab.rubric.prompts import JudgePrompt
 
 if TYPE_CHECKING:
-    from experiments.engine.design import DesignFile
+    from diarylab.experiments.engine.design import DesignFile
 
 Phase = Literal["writing", "chatbots", "grading"]
 

@@ -12,14 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, TypeVar
 
-from diarists.cards import RoleCard
-from diarists.profiles import Profile
-from experiments.engine.store import Store
-from foundation.datafiles import HashedDataFile
-from model_access.local import LocalModel
-from model_access.settings import GenerationSettings, LocalSettings
-from steering.apply import Steer, write_steered
-from steering.writing import WriteRequest, Written
+from diarylab.diarists.cards import RoleCard
+from diarylab.diarists.profiles import Profile
+from diarylab.experiments.engine.store import Store
+from diarylab.foundation.datafiles import HashedDataFile
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.settings import GenerationSettings, LocalSettings
+from diarylab.steering.apply import Steer, write_steered
+from diarylab.steering.writing import WriteRequest, Written
 
 Rows = Callable[[int, Mapping[str, Any], str], Sequence[Any]]
 

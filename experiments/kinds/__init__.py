@@ -11,10 +11,10 @@ import pkgutil
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from foundation.errors import LabError
+from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from experiments.engine.contract import ExperimentKind
+    from diarylab.experiments.engine.contract import ExperimentKind
 
 
 @cache

@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
-from experiments.planning.simulated import CONFIDENT, StatedChat, StatedJudge, StatedServer
-from foundation.errors import LabError
-from model_access.loading import load_tokenizer
-from model_access.served import ServedClient
-from rubric.expected import ALL_NODE_TEXTS, SPACE
-from rubric.judge_render import render_judge_prompt
-from rubric.judges import LocalJudgeSpec, ServedJudgeSpec, reading_settings
-from rubric.number_trie import number_trie
-from rubric.prompts import JudgePrompt
-from rubric.served_judge import ServedJudge
-from rubric.vocab import vocab_facts
+from diarylab.experiments.planning.simulated import CONFIDENT, StatedChat, StatedJudge, StatedServer
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.loading import load_tokenizer
+from diarylab.model_access.served import ServedClient
+from diarylab.rubric.expected import ALL_NODE_TEXTS, SPACE
+from diarylab.rubric.judge_render import render_judge_prompt
+from diarylab.rubric.judges import LocalJudgeSpec, ServedJudgeSpec, reading_settings
+from diarylab.rubric.number_trie import number_trie
+from diarylab.rubric.prompts import JudgePrompt
+from diarylab.rubric.served_judge import ServedJudge
+from diarylab.rubric.vocab import vocab_facts
 
 Basis = Literal["trie", "estimate", "unknown", "local"]
 

@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from experiments.engine.contract import PlanSupport
-from experiments.engine.design import Design
-from experiments.engine.workload import Texts, Workload
-from experiments.planning.costs import Count, ReadingCost, reading_cost
-from experiments.profile_making import profile_ids
-from foundation.errors import LabError
-from rubric.probe_prompt import number_probe
-from rubric.prompts import JudgePrompt
+from diarylab.experiments.engine.contract import PlanSupport
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.workload import Texts, Workload
+from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
+from diarylab.experiments.profile_making import profile_ids
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.probe_prompt import number_probe
+from diarylab.rubric.prompts import JudgePrompt
 
 YES_NO_SAMPLE = JudgePrompt.chat(
     [{"role": "user", "content": "Does the text say the writer is lonely?"}], prefill="Answer:"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from experiments.planning.plan import JudgePlan, Plan
+from diarylab.experiments.planning.plan import JudgePlan, Plan
 
 QUESTION = {"number": "0–100", "yes_no": "yes/no"}
 

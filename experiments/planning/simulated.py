@@ -22,12 +22,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from model_access.completions import Alternative, Completion, CompletionRequest, TokenLogprob
-from model_access.prompt_batches import batches
-from model_access.settings import EndpointSettings
-from model_access.token_prompts import TokenCompletion, TokenPromptRequest
-from rubric.expected import LOG_ZERO, POINT_FLOOR
-from rubric.number_trie import NumberTrie, TrieNode
+from diarylab.model_access.completions import (
+    Alternative,
+    Completion,
+    CompletionRequest,
+    TokenLogprob,
+)
+from diarylab.model_access.prompt_batches import batches
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.model_access.token_prompts import TokenCompletion, TokenPromptRequest
+from diarylab.rubric.expected import LOG_ZERO, POINT_FLOOR
+from diarylab.rubric.number_trie import NumberTrie, TrieNode
 
 # Share of a confident judge's mass on each number it writes; the rest is spread evenly.
 CONFIDENT: Mapping[str, float] = {"72": 0.93, "62": 0.065}

@@ -1,5 +1,5 @@
 """The benchmark experiment: chatbots on MentalHealthBench / HealthBench conversations."""
 
-from experiments.kinds.benchmark.kind import BenchmarkKind
+from diarylab.experiments.kinds.benchmark.kind import BenchmarkKind
 
 KIND = BenchmarkKind()

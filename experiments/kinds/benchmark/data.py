@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from foundation.datafiles import FIX_MARK, At, file_sha256, lab_error
-from foundation.errors import LabError
+from diarylab.foundation.datafiles import FIX_MARK, At, file_sha256, lab_error
+from diarylab.foundation.errors import LabError
 
 Format = Literal["mentalhealthbench", "healthbench"]
 Acuity = Literal["non_acute", "high_acuity", "emergent"]

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from experiments.kinds.benchmark.data import Conversation, Criterion
-from foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
-from foundation.errors import LabError
-from rubric.prompts import TemplateRef
+from diarylab.experiments.kinds.benchmark.data import Conversation, Criterion
+from diarylab.foundation.datafiles import DataModel, NonEmpty, file_sha256, load_data
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.prompts import TemplateRef
 
 LAB_TEMPLATE = Path(__file__).parent / "grader.toml"
 ANSWER_WORDS = ("true", "false")

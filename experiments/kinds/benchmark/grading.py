@@ -14,26 +14,26 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatbots.base import Chatbot
-from chatbots.local import LocalChatbot
-from chatbots.served import ServedChatbot
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Task, Tick
-from experiments.kinds.benchmark.grader import (
+from diarylab.chatbots.base import Chatbot
+from diarylab.chatbots.local import LocalChatbot
+from diarylab.chatbots.served import ServedChatbot
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Task, Tick
+from diarylab.experiments.kinds.benchmark.grader import (
     ANSWER_WORDS,
     DEFAULT_MAX_TOKENS,
     Grader,
     WrittenAnswer,
     read_answer,
 )
-from experiments.kinds.benchmark.replies import check_no_canary, derived_seed
-from experiments.kinds.benchmark.rows import GraderAnswerRow
-from experiments.kinds.benchmark.schema import GraderSettings
-from model_access.local import LocalModel
-from model_access.served import ServedClient
-from model_access.settings import GenerationSettings, LocalSettings
-from rubric.judges import LocalJudgeSpec, ServedJudgeSpec
-from rubric.prompts import JudgePrompt, TemplateRef
+from diarylab.experiments.kinds.benchmark.replies import check_no_canary, derived_seed
+from diarylab.experiments.kinds.benchmark.rows import GraderAnswerRow
+from diarylab.experiments.kinds.benchmark.schema import GraderSettings
+from diarylab.model_access.local import LocalModel
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import GenerationSettings, LocalSettings
+from diarylab.rubric.judges import LocalJudgeSpec, ServedJudgeSpec
+from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
 LoadLocal = Callable[[str, LocalSettings], LocalModel]
 

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from experiments.analysis.html_page import Column, Group, Score, Text, Viewer
-from experiments.engine.store import Store
-from experiments.kinds.benchmark.data import Conversation
-from experiments.kinds.benchmark.scoring import STATUS
-from experiments.kinds.benchmark.tables import judgments
+from diarylab.experiments.analysis.html_page import Column, Group, Score, Text, Viewer
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark.data import Conversation
+from diarylab.experiments.kinds.benchmark.scoring import STATUS
+from diarylab.experiments.kinds.benchmark.tables import judgments
 
 
 def _written(store: Store) -> dict[tuple[str, str, str], str]:

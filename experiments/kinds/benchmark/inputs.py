@@ -9,14 +9,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
-from experiments.engine.design import Design
-from experiments.engine.inputs import copy_by_sha256
-from experiments.engine.runfolder import DESIGN_FILE, read_manifest
-from experiments.kinds.benchmark.data import Benchmark, Conversation, Format, load_benchmark
-from experiments.kinds.benchmark.grader import Grader, load_grader
-from experiments.kinds.benchmark.sample import Sample, draw, sampled
-from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from foundation.errors import LabError
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.inputs import copy_by_sha256
+from diarylab.experiments.engine.runfolder import DESIGN_FILE, read_manifest
+from diarylab.experiments.kinds.benchmark.data import (
+    Benchmark,
+    Conversation,
+    Format,
+    load_benchmark,
+)
+from diarylab.experiments.kinds.benchmark.grader import Grader, load_grader
+from diarylab.experiments.kinds.benchmark.sample import Sample, draw, sampled
+from diarylab.experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from diarylab.foundation.errors import LabError
 
 
 def benchmark_spec(design: Design) -> BenchmarkDesignFile:

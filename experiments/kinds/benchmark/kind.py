@@ -11,40 +11,44 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chatbots.refusals import REFUSALS_FILE
-from experiments.engine.design import Design
-from experiments.engine.judging import judge_tasks
-from experiments.engine.lanes import lane_key, lanes_of, run_lanes
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import RunContext
-from experiments.engine.workload import Texts, Workload, reply_texts
-from experiments.kinds.benchmark.data import Benchmark, Conversation
-from experiments.kinds.benchmark.grader import Grader, load_grader
-from experiments.kinds.benchmark.grading import (
+from diarylab.chatbots.refusals import REFUSALS_FILE
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.judging import judge_tasks
+from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import RunContext
+from diarylab.experiments.engine.workload import Texts, Workload, reply_texts
+from diarylab.experiments.kinds.benchmark.data import Benchmark, Conversation
+from diarylab.experiments.kinds.benchmark.grader import Grader, load_grader
+from diarylab.experiments.kinds.benchmark.grading import (
     criterion_items,
     grader_writer,
     reading_tasks,
     write_answers,
 )
-from experiments.kinds.benchmark.inputs import (
+from diarylab.experiments.kinds.benchmark.inputs import (
     benchmark_of,
     benchmark_spec,
     data_path,
     grader_of,
 )
-from experiments.kinds.benchmark.replies import Cell, expand, write_replies
-from experiments.kinds.benchmark.rows import BenchConversationRow, BenchReplyRow, GraderAnswerRow
-from experiments.kinds.benchmark.sample import sampled
-from experiments.kinds.benchmark.sample_store import check_same_data, keep_sample
-from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from experiments.kinds.benchmark.validation_tasks import (
+from diarylab.experiments.kinds.benchmark.replies import Cell, expand, write_replies
+from diarylab.experiments.kinds.benchmark.rows import (
+    BenchConversationRow,
+    BenchReplyRow,
+    GraderAnswerRow,
+)
+from diarylab.experiments.kinds.benchmark.sample import sampled
+from diarylab.experiments.kinds.benchmark.sample_store import check_same_data, keep_sample
+from diarylab.experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from diarylab.experiments.kinds.benchmark.validation_tasks import (
     borrowed_items,
     plain_counts,
     plain_tasks,
     validation_files,
 )
-from foundation.errors import LabError
-from model_access.settings import GenerationSettings
+from diarylab.foundation.errors import LabError
+from diarylab.model_access.settings import GenerationSettings
 
 
 class BenchmarkKind:
@@ -239,7 +243,7 @@ class BenchmarkKind:
         return _with_grader_template(design, path)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
-        from experiments.kinds.benchmark.report import write_report
+        from diarylab.experiments.kinds.benchmark.report import write_report
 
         return write_report(folder, store, design, resamples)
 
@@ -256,7 +260,7 @@ def _with_grader_template(design: Design, path: Path) -> Design:
 def _checked_benchmark(run: RunContext) -> Benchmark:
     """The design's benchmark file, refused when a resumed run's file is not the one the run
     sampled; its sampled conversations stored for the folder's report."""
-    from experiments.engine.runfolder import read_manifest
+    from diarylab.experiments.engine.runfolder import read_manifest
 
     bench, sample = benchmark_of(run.design)
     check_same_data(run.folder, read_manifest(run.folder).get("benchmark", {}), bench, sample)
@@ -266,7 +270,7 @@ def _checked_benchmark(run: RunContext) -> Benchmark:
 
 def _same_template(folder: Path, grader: Grader) -> None:
     """A run is graded with one template: resuming with another would mix two in one store."""
-    from experiments.engine.runfolder import read_manifest
+    from diarylab.experiments.engine.runfolder import read_manifest
 
     first = read_manifest(folder).get("grader_template", {}).get("sha256")
     if first and first != grader.sha256:

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from experiments.analysis.bootstrap import draw_counts
-from experiments.analysis.verdicts import holm, sign_flip
-from experiments.kinds.benchmark.calibrate import AnchorPoint, calibrated
-from experiments.kinds.benchmark.scoring import (
+from diarylab.experiments.analysis.bootstrap import draw_counts
+from diarylab.experiments.analysis.verdicts import holm, sign_flip
+from diarylab.experiments.kinds.benchmark.calibrate import AnchorPoint, calibrated
+from diarylab.experiments.kinds.benchmark.scoring import (
     AxisKind,
     Convention,
     PerConversation,
@@ -33,7 +33,7 @@ from experiments.kinds.benchmark.scoring import (
     per_conversation,
     strata_scores,
 )
-from experiments.kinds.benchmark.tag_scores import TagScore, tag_scores
+from diarylab.experiments.kinds.benchmark.tag_scores import TagScore, tag_scores
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from chatbots.base import Chatbot
-from experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Tick
-from experiments.kinds.benchmark.data import Conversation, leaks
-from experiments.kinds.benchmark.rows import BenchReplyRow
+from diarylab.chatbots.base import Chatbot
+from diarylab.experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.kinds.benchmark.data import Conversation, leaks
+from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow
 
 
 @dataclass(frozen=True)

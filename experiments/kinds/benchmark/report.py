@@ -18,25 +18,25 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
-from experiments.analysis import manifest_view, readings
-from experiments.analysis import markdown as md
-from experiments.analysis import usage as calls
-from experiments.analysis.html_page import write_page
-from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.engine.runfolder import replaced_folder
-from experiments.engine.store import Store
-from experiments.kinds.benchmark import html
-from experiments.kinds.benchmark.calibrate import AnchorPoint
-from experiments.kinds.benchmark.inputs import conversations_of
-from experiments.kinds.benchmark.leaderboard import Board, agreement, board
-from experiments.kinds.benchmark.report_answers import (
+from diarylab.experiments.analysis import manifest_view, readings
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.analysis import usage as calls
+from diarylab.experiments.analysis.html_page import write_page
+from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
+from diarylab.experiments.engine.runfolder import replaced_folder
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark import html
+from diarylab.experiments.kinds.benchmark.calibrate import AnchorPoint
+from diarylab.experiments.kinds.benchmark.inputs import conversations_of
+from diarylab.experiments.kinds.benchmark.leaderboard import Board, agreement, board
+from diarylab.experiments.kinds.benchmark.report_answers import (
     malformed_answers,
     malformed_section,
     strata_section,
     stratum_label,
     stratum_word,
 )
-from experiments.kinds.benchmark.report_grading import (
+from diarylab.experiments.kinds.benchmark.report_grading import (
     axes_section,
     sensitivity_section,
     tags_frame,
@@ -45,20 +45,20 @@ from experiments.kinds.benchmark.report_grading import (
     verdict_agreement,
     verdict_section,
 )
-from experiments.kinds.benchmark.sample_store import stored_sample
-from experiments.kinds.benchmark.schema import BenchmarkDesignFile, Calibration
-from experiments.kinds.benchmark.scoring import ungraded_as_not_met
-from experiments.kinds.benchmark.tables import flags, graded_frame, grading_counts
-from experiments.kinds.benchmark.validation import validation_section
+from diarylab.experiments.kinds.benchmark.sample_store import stored_sample
+from diarylab.experiments.kinds.benchmark.schema import BenchmarkDesignFile, Calibration
+from diarylab.experiments.kinds.benchmark.scoring import ungraded_as_not_met
+from diarylab.experiments.kinds.benchmark.tables import flags, graded_frame, grading_counts
+from diarylab.experiments.kinds.benchmark.validation import validation_section
 
 if TYPE_CHECKING:
-    from experiments.engine.design import Design
+    from diarylab.experiments.engine.design import Design
 
 Shown = Callable[[pd.Series], str]
 
 
 def write_report(folder: Path, store: Store, design: Design, resamples: int) -> Path:
-    from experiments.engine.runfolder import read_manifest
+    from diarylab.experiments.engine.runfolder import read_manifest
 
     spec = cast(BenchmarkDesignFile, design.spec)
     table = spec.benchmark

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.engine.store import Store
-from experiments.kinds.benchmark.leaderboard import Board
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark.leaderboard import Board
 
 EXAMPLES = 3  # raw answers shown per grader
 LONGEST = 400  # characters of one raw answer shown (the CSV holds it whole)

@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.engine.store import Store
-from experiments.kinds.benchmark.leaderboard import Board
-from experiments.kinds.benchmark.report_answers import tag_label
-from experiments.kinds.benchmark.scoring import STATUS, UNGRADED
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark.leaderboard import Board
+from diarylab.experiments.kinds.benchmark.report_answers import tag_label
+from diarylab.experiments.kinds.benchmark.scoring import STATUS, UNGRADED
 
 AXES_WHY = (
     "Two axis scores, because they answer different questions. **Points contributed** "

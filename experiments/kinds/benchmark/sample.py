@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from experiments.kinds.benchmark.data import Benchmark, Conversation
+from diarylab.experiments.kinds.benchmark.data import Benchmark, Conversation
 
 
 @dataclass(frozen=True)

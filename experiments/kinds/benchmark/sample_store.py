@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments.engine.store import Store
-from experiments.kinds.benchmark.data import Benchmark, Conversation, Criterion
-from experiments.kinds.benchmark.rows import BenchConversationRow
-from experiments.kinds.benchmark.sample import Sample
-from foundation.errors import LabError
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark.data import Benchmark, Conversation, Criterion
+from diarylab.experiments.kinds.benchmark.rows import BenchConversationRow
+from diarylab.experiments.kinds.benchmark.sample import Sample
+from diarylab.foundation.errors import LabError
 
 
 def _record(c: Conversation) -> str:

@@ -9,12 +9,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from chatbots.specs import ChatbotSpec, FixedChatbotSpec
-from experiments.engine.design import DesignFile
-from experiments.kinds.benchmark.data import Format
-from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
-from model_access.settings import GenerationSettings
-from rubric.judges import ServedJudgeSpec
+from diarylab.chatbots.specs import ChatbotSpec, FixedChatbotSpec
+from diarylab.experiments.engine.design import DesignFile
+from diarylab.experiments.kinds.benchmark.data import Format
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
+from diarylab.model_access.settings import GenerationSettings
+from diarylab.rubric.judges import ServedJudgeSpec
 
 Convention = Literal["mentalhealthbench", "healthbench"]
 Validator = Literal["borrowed_criteria", "behavior_rubric"]

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from experiments.engine.store import Store
-from experiments.kinds.benchmark.data import Conversation
-from experiments.kinds.benchmark.scoring import (
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark.data import Conversation
+from diarylab.experiments.kinds.benchmark.scoring import (
     EXAMPLE_TAGS,
     GRADED_COLUMNS,
     STATUS,

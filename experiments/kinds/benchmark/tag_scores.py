@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.bootstrap import draw_counts
-from experiments.kinds.benchmark.scoring import EXAMPLE_TAGS, TAGS, Reading, credit
+from diarylab.experiments.analysis.bootstrap import draw_counts
+from diarylab.experiments.kinds.benchmark.scoring import EXAMPLE_TAGS, TAGS, Reading, credit
 
 
 @dataclass(frozen=True)

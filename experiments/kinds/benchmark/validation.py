@@ -24,24 +24,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from experiments.analysis import markdown as md
-from experiments.analysis.bootstrap import draw_counts
-from experiments.engine.store import Store
-from experiments.kinds.benchmark.data import Criterion
-from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from experiments.kinds.benchmark.scoring import per_conversation
-from experiments.kinds.benchmark.tables import judgments
-from experiments.kinds.benchmark.validation_tasks import (
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.analysis.bootstrap import draw_counts
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.benchmark.data import Criterion
+from diarylab.experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from diarylab.experiments.kinds.benchmark.scoring import per_conversation
+from diarylab.experiments.kinds.benchmark.tables import judgments
+from diarylab.experiments.kinds.benchmark.validation_tasks import (
     BEHAVIOR,
     BORROWED,
     PERSON,
     applicable,
     load_pool,
 )
-from rubric.behavior_rubric import load_behavior_rubric
+from diarylab.rubric.behavior_rubric import load_behavior_rubric
 
 if TYPE_CHECKING:
-    from experiments.engine.design import Design
+    from diarylab.experiments.engine.design import Design
 
 
 def reply_scores(store: Store, design: Design, graded: pd.DataFrame) -> pd.DataFrame:

@@ -12,16 +12,16 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Task
-from experiments.kinds.benchmark.data import Conversation, Criterion
-from experiments.kinds.benchmark.grader import Grader
-from experiments.kinds.benchmark.grading import Item
-from experiments.kinds.benchmark.schema import BenchmarkDesignFile
-from foundation.datafiles import DataModel, HashedDataFile, NonEmpty
-from rubric.behavior import reply_prompts
-from rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
-from rubric.prompts import TEMPLATES_DIR, JudgePrompt, TemplateRef, load_template
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.kinds.benchmark.data import Conversation, Criterion
+from diarylab.experiments.kinds.benchmark.grader import Grader
+from diarylab.experiments.kinds.benchmark.grading import Item
+from diarylab.experiments.kinds.benchmark.schema import BenchmarkDesignFile
+from diarylab.foundation.datafiles import DataModel, HashedDataFile, NonEmpty
+from diarylab.rubric.behavior import reply_prompts
+from diarylab.rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
+from diarylab.rubric.prompts import TEMPLATES_DIR, JudgePrompt, TemplateRef, load_template
 
 POOL_FILE = Path(__file__).parent / "borrowed_criteria.toml"
 SELECT, BORROWED, PERSON, BEHAVIOR = (

@@ -1,5 +1,5 @@
 """The diary experiment: steered diarists, chatbots answering, four entries per conversation."""
 
-from experiments.kinds.diary.kind import DiaryKind
+from diarylab.experiments.kinds.diary.kind import DiaryKind
 
 KIND = DiaryKind()

@@ -8,10 +8,10 @@ from itertools import combinations
 import pandas as pd
 from scipy.stats import spearmanr
 
-from experiments.analysis.bootstrap import BootstrapSettings, pearson_of
-from experiments.analysis.bounded import correlation_interval
-from experiments.kinds.diary.comparisons import COLUMNS
-from experiments.kinds.diary.frames import ordered, usable
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings, pearson_of
+from diarylab.experiments.analysis.bounded import correlation_interval
+from diarylab.experiments.kinds.diary.comparisons import COLUMNS
+from diarylab.experiments.kinds.diary.frames import ordered, usable
 
 
 def judge_agreement(

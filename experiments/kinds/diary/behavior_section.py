@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.kinds.diary.comparisons import ALL_PROFILES
-from experiments.kinds.diary.sections_common import EXPLORATORY, ci
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
+from diarylab.experiments.kinds.diary.sections_common import EXPLORATORY, ci
 
 
 def behaviors_section(t: dict[str, pd.DataFrame]) -> list[str]:

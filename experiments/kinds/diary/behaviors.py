@@ -20,15 +20,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.bootstrap import Statistic, mean_of
-from experiments.analysis.bounded import share_interval
-from experiments.kinds.diary.comparisons import (
+from diarylab.experiments.analysis.bootstrap import Statistic, mean_of
+from diarylab.experiments.analysis.bounded import share_interval
+from diarylab.experiments.kinds.diary.comparisons import (
     ALL_PROFILES,
     COLUMNS,
     BootstrapSettings,
 )
-from experiments.kinds.diary.frames import usable
-from rubric.behavior import conditioned_share
+from diarylab.experiments.kinds.diary.frames import usable
+from diarylab.rubric.behavior import conditioned_share
 
 # The hard cut the sensitivity table shows: a conditioned question kept where q ≥ this, and a
 # reply counted as "yes" where P(yes) ≥ this.

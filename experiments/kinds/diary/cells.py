@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from experiments.kinds.diary.schema import DiaryDesignFile
+from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.bootstrap import (
+from diarylab.experiments.analysis.bootstrap import (
     BootstrapSettings,
     Statistic,
     cluster_bootstrap,
     mean_of,
 )
-from experiments.analysis.skew import skew_check
-from experiments.kinds.diary import paired
-from experiments.kinds.diary.frames import (
+from diarylab.experiments.analysis.skew import skew_check
+from diarylab.experiments.kinds.diary import paired
+from diarylab.experiments.kinds.diary.frames import (
     UNSTEERED,
     collapse_first_entries,
     ordered,

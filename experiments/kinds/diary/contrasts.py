@@ -16,15 +16,15 @@ from pydantic import (
     model_validator,
 )
 
-from experiments.analysis.hypotheses import (
+from diarylab.experiments.analysis.hypotheses import (
     HypothesisHead,
     UnknownName,
     as_tuple,
     known,
     unique_ids,
 )
-from experiments.kinds.diary.frames import UNSTEERED
-from foundation.datafiles import FIX_MARK, DataModel, Slug, validate
+from diarylab.experiments.kinds.diary.frames import UNSTEERED
+from diarylab.foundation.datafiles import FIX_MARK, DataModel, Slug, validate
 
 STEERED = "steered"  # in a contrast's profile: every steered profile of the design, pooled
 MINUS = "\N{MINUS SIGN}"

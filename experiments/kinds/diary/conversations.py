@@ -12,15 +12,15 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from chatbots.base import Chatbot
-from diarists.templates import EntryTemplate
-from diarists.writing import chatbot_view, entry_messages
-from experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Tick
-from experiments.engine.writes import SteeredWrite, Writer, write_cached
-from experiments.kinds.diary.cells import Cell, derived_seed
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.chatbots.base import Chatbot
+from diarylab.diarists.templates import EntryTemplate
+from diarylab.diarists.writing import chatbot_view, entry_messages
+from diarylab.experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.engine.writes import SteeredWrite, Writer, write_cached
+from diarylab.experiments.kinds.diary.cells import Cell, derived_seed
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 
 # The diary's writer: the diarist model with the entry template.
 DiaryWriter = Writer[EntryTemplate]

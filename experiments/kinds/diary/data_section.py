@@ -10,9 +10,14 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.kinds.diary.frames import SHARED, AnalysisTables, collapse_first_entries, usable
-from experiments.kinds.diary.schema import PROJECTION
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.kinds.diary.frames import (
+    SHARED,
+    AnalysisTables,
+    collapse_first_entries,
+    usable,
+)
+from diarylab.experiments.kinds.diary.schema import PROJECTION
 
 
 def arm_counts(tables: AnalysisTables, entries_per_conversation: int) -> pd.DataFrame:

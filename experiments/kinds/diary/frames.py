@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from foundation.errors import LabError
+from diarylab.foundation.errors import LabError
 
 UNSTEERED = "unsteered"
 # Entry 1 of a diarist × profile is written once and answered by every chatbot; it is shown

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from experiments.analysis.html_page import (
+from diarylab.experiments.analysis.html_page import (
     Column,
     Group,
     Score,
@@ -20,7 +20,7 @@ from experiments.analysis.html_page import (
     readings_of,
     rows_from_sources,
 )
-from experiments.kinds.diary.frames import UNSTEERED, AnalysisTables
+from diarylab.experiments.kinds.diary.frames import UNSTEERED, AnalysisTables
 
 Bounds = Mapping[tuple[str, str, str], tuple[float, float]]
 Conversation = tuple[str, str, str]  # diarist, profile, chatbot

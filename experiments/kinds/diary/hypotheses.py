@@ -23,18 +23,18 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from experiments.analysis.bootstrap import BootstrapSettings
-from experiments.analysis.hypotheses import (
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+from diarylab.experiments.analysis.hypotheses import (
     ClusterValues,
     HypothesisVerdict,
     evaluate_family,
 )
-from experiments.analysis.hypothesis_table import results_table as shared_results_table
-from experiments.analysis.rules import Rule
-from experiments.analysis.verdicts import ALPHA, MIN_CLUSTERS
-from experiments.kinds.diary import paired
-from experiments.kinds.diary.contrasts import Contrast, DriftContrast, Hypothesis
-from foundation.errors import LabError
+from diarylab.experiments.analysis.hypothesis_table import results_table as shared_results_table
+from diarylab.experiments.analysis.rules import Rule
+from diarylab.experiments.analysis.verdicts import ALPHA, MIN_CLUSTERS
+from diarylab.experiments.kinds.diary import paired
+from diarylab.experiments.kinds.diary.contrasts import Contrast, DriftContrast, Hypothesis
+from diarylab.foundation.errors import LabError
 
 HypothesisResult = HypothesisVerdict[Hypothesis]
 

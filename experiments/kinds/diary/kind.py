@@ -8,20 +8,20 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from diarists.cards import load_cards
-from diarists.templates import load_entry_template
-from experiments.engine.contract import TaskJudging
-from experiments.engine.design import Design
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
-from experiments.engine.workload import Texts, Workload, profile_making, reply_texts
-from experiments.engine.writes import Writer
-from experiments.kinds.diary.cells import Cell, expand
-from experiments.kinds.diary.conversations import DiaryWriter, run_conversations
-from experiments.kinds.diary.projection import project_entries
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from experiments.kinds.diary.schema import DiaryDesignFile
-from experiments.kinds.diary.tasks import (
+from diarylab.diarists.cards import load_cards
+from diarylab.diarists.templates import load_entry_template
+from diarylab.experiments.engine.contract import TaskJudging
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from diarylab.experiments.engine.workload import Texts, Workload, profile_making, reply_texts
+from diarylab.experiments.engine.writes import Writer
+from diarylab.experiments.kinds.diary.cells import Cell, expand
+from diarylab.experiments.kinds.diary.conversations import DiaryWriter, run_conversations
+from diarylab.experiments.kinds.diary.projection import project_entries
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
+from diarylab.experiments.kinds.diary.tasks import (
     diary_tasks,
     planned_per_judge,
     planned_readings,
@@ -115,9 +115,9 @@ class DiaryKind(TaskJudging):
         }
 
     def text_inputs(self, design: Design) -> list[Path]:
-        from chatbots.refusals import REFUSALS_FILE
-        from diarists.cards import CARDS_DIR
-        from diarists.templates import TEMPLATES_DIR
+        from diarylab.chatbots.refusals import REFUSALS_FILE
+        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.templates import TEMPLATES_DIR
 
         cards = _spec(design).cast.diarist_ids
         return [
@@ -127,12 +127,12 @@ class DiaryKind(TaskJudging):
         ]
 
     def input_files(self, design: Design) -> list[Path]:
-        from chatbots.refusals import REFUSALS_FILE
-        from diarists.cards import CARDS_DIR
-        from diarists.patterns import PATTERNS_DIR
-        from diarists.templates import TEMPLATES_DIR
-        from rubric.behavior_rubric import RUBRIC_FILE
-        from rubric.prompts import TEMPLATES_DIR as JUDGE_TEMPLATES
+        from diarylab.chatbots.refusals import REFUSALS_FILE
+        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.patterns import PATTERNS_DIR
+        from diarylab.diarists.templates import TEMPLATES_DIR
+        from diarylab.rubric.behavior_rubric import RUBRIC_FILE
+        from diarylab.rubric.prompts import TEMPLATES_DIR as JUDGE_TEMPLATES
 
         spec = _spec(design)
         patterns = {*spec.scores.pattern_ids, *(p.pattern for p in spec.profiles)}
@@ -159,7 +159,7 @@ class DiaryKind(TaskJudging):
     text_word = "entry"
 
     def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
-        from experiments.kinds.diary.pilot import pilot_design
+        from diarylab.experiments.kinds.diary.pilot import pilot_design
 
         return pilot_design(design, clusters)
 
@@ -169,21 +169,21 @@ class DiaryKind(TaskJudging):
     def resample(
         self, run: RunContext, judge_for: Callable[[str], Any], repeats: int, store: Store
     ) -> list[TextNoise]:
-        from experiments.kinds.diary.pilot import resample
+        from diarylab.experiments.kinds.diary.pilot import resample
 
         return resample(run, self._writer(run), judge_for, repeats, store)
 
     def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
-        from experiments.kinds.diary.pilot import contrast_samples
+        from diarylab.experiments.kinds.diary.pilot import contrast_samples
 
         return contrast_samples(store, design)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
-        from experiments.analysis.html_page import judgment_bounds
-        from experiments.analysis.usage import usage_table
-        from experiments.engine.runfolder import read_manifest
-        from experiments.kinds.diary.report import write_report
-        from experiments.kinds.diary.tables import judge_readings, load_tables
+        from diarylab.experiments.analysis.html_page import judgment_bounds
+        from diarylab.experiments.analysis.usage import usage_table
+        from diarylab.experiments.engine.runfolder import read_manifest
+        from diarylab.experiments.kinds.diary.report import write_report
+        from diarylab.experiments.kinds.diary.tables import judge_readings, load_tables
 
         spec = _spec(design)
         return write_report(

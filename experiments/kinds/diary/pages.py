@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.kinds.diary.frames import UNSTEERED, ordered
-from experiments.kinds.diary.schema import PROJECTION
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.kinds.diary.frames import UNSTEERED, ordered
+from diarylab.experiments.kinds.diary.schema import PROJECTION
 
 
 def _score_table(rows: pd.DataFrame, column: str, key: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from experiments.kinds.diary.frames import (
+from diarylab.experiments.kinds.diary.frames import (
     UNSTEERED,
     collapse_first_entries,
     pattern_score,

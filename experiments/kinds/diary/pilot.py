@@ -9,21 +9,21 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
-from diarists.patterns import load_pattern
-from diarists.writing import entry_messages
-from experiments.engine.design import Design
-from experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
-from experiments.engine.writes import SteeredWrite, write_cached
-from experiments.kinds.diary.cells import Cell, derived_seed
-from experiments.kinds.diary.conversations import DiaryWriter, entry_row
-from experiments.kinds.diary.hypotheses import per_diarist
-from experiments.kinds.diary.rows import EntryRow
-from experiments.kinds.diary.schema import DiaryDesignFile
-from experiments.kinds.diary.tables import load_tables
-from experiments.kinds.diary.tasks import entry_items
-from rubric.entry_scores import EntryTemplates, entry_prompts
+from diarylab.diarists.patterns import load_pattern
+from diarylab.diarists.writing import entry_messages
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from diarylab.experiments.engine.writes import SteeredWrite, write_cached
+from diarylab.experiments.kinds.diary.cells import Cell, derived_seed
+from diarylab.experiments.kinds.diary.conversations import DiaryWriter, entry_row
+from diarylab.experiments.kinds.diary.hypotheses import per_diarist
+from diarylab.experiments.kinds.diary.rows import EntryRow
+from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
+from diarylab.experiments.kinds.diary.tables import load_tables
+from diarylab.experiments.kinds.diary.tasks import entry_items
+from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts
 
 
 def pilot_design(design: Design, diarists: int) -> dict[str, Any]:

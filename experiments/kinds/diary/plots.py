@@ -13,9 +13,9 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from experiments.kinds.diary.comparisons import ALL_PROFILES
-from experiments.kinds.diary.frames import SHARED, UNSTEERED, ordered, usable
-from experiments.kinds.diary.schema import PROJECTION
+from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
+from diarylab.experiments.kinds.diary.frames import SHARED, UNSTEERED, ordered, usable
+from diarylab.experiments.kinds.diary.schema import PROJECTION
 
 DPI = 110
 

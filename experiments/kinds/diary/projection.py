@@ -18,16 +18,16 @@ from typing import Any
 
 import pandas as pd
 
-from diarists.profiles import Profile
-from diarists.writing import entry_messages
-from experiments.analysis import markdown as md
-from experiments.engine.store import JudgmentRow, Store
-from experiments.engine.vocabulary import Tick
-from experiments.kinds.diary.conversations import DiaryWriter
-from experiments.kinds.diary.rows import EntryRow
-from experiments.kinds.diary.schema import PROJECTION
-from steering.apply import Steer
-from steering.projection import METHOD, project
+from diarylab.diarists.profiles import Profile
+from diarylab.diarists.writing import entry_messages
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.kinds.diary.conversations import DiaryWriter
+from diarylab.experiments.kinds.diary.rows import EntryRow
+from diarylab.experiments.kinds.diary.schema import PROJECTION
+from diarylab.steering.apply import Steer
+from diarylab.steering.projection import METHOD, project
 
 JUDGE = PROJECTION
 

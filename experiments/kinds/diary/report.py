@@ -13,23 +13,23 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.analysis import readings
-from experiments.analysis import usage as calls
-from experiments.analysis.bootstrap import BootstrapSettings, Method
-from experiments.analysis.html_page import write_page
-from experiments.analysis.rules import Rule
-from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.engine.runfolder import replaced_folder
-from experiments.kinds.diary import behaviors, comparisons, html, plots, projection
-from experiments.kinds.diary.agreement import judge_agreement
-from experiments.kinds.diary.contrasts import parse_hypotheses
-from experiments.kinds.diary.data_section import data_section
-from experiments.kinds.diary.frames import AnalysisTables, ordered
-from experiments.kinds.diary.hypotheses import evaluate, results_table
-from experiments.kinds.diary.pages import diarist_page
-from experiments.kinds.diary.sections import Results, header, method, sections
-from rubric.behavior_rubric import load_behavior_rubric
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.analysis import readings
+from diarylab.experiments.analysis import usage as calls
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings, Method
+from diarylab.experiments.analysis.html_page import write_page
+from diarylab.experiments.analysis.rules import Rule
+from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
+from diarylab.experiments.engine.runfolder import replaced_folder
+from diarylab.experiments.kinds.diary import behaviors, comparisons, html, plots, projection
+from diarylab.experiments.kinds.diary.agreement import judge_agreement
+from diarylab.experiments.kinds.diary.contrasts import parse_hypotheses
+from diarylab.experiments.kinds.diary.data_section import data_section
+from diarylab.experiments.kinds.diary.frames import AnalysisTables, ordered
+from diarylab.experiments.kinds.diary.hypotheses import evaluate, results_table
+from diarylab.experiments.kinds.diary.pages import diarist_page
+from diarylab.experiments.kinds.diary.sections import Results, header, method, sections
+from diarylab.rubric.behavior_rubric import load_behavior_rubric
 
 # Row-id prefixes: a number in findings.md is found in sources.csv by its row id.
 PREFIXES = {

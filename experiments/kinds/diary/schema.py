@@ -9,14 +9,14 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from chatbots.specs import ChatbotSpec
-from diarists.cards import available_cards
-from diarists.patterns import available_patterns
-from experiments.analysis.rules import TestedAnalysis
-from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.engine.design import UNSTEERED, DesignFile
-from experiments.kinds.diary.contrasts import Hypothesis
-from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
+from diarylab.chatbots.specs import ChatbotSpec
+from diarylab.diarists.cards import available_cards
+from diarylab.diarists.patterns import available_patterns
+from diarylab.experiments.analysis.rules import TestedAnalysis
+from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
+from diarylab.experiments.engine.design import UNSTEERED, DesignFile
+from diarylab.experiments.kinds.diary.contrasts import Hypothesis
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 
 # The judge id under which the judge-free pattern measure is stored beside the judges' scores.
 PROJECTION = "projection"

@@ -12,19 +12,19 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import manifest_view
-from experiments.analysis import markdown as md
-from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
-from experiments.analysis.hypothesis_table import family_error_line
-from experiments.analysis.rules import (
+from diarylab.experiments.analysis import manifest_view
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
+from diarylab.experiments.analysis.hypothesis_table import family_error_line
+from diarylab.experiments.analysis.rules import (
     Rule,
     hypotheses_text,
     other_rule,
     rule_line,
 )
-from experiments.analysis.skew import flag_level
-from experiments.kinds.diary.behavior_section import behaviors_section
-from experiments.kinds.diary.sections_common import EXPLORATORY, Column, ci, measure_digits
+from diarylab.experiments.analysis.skew import flag_level
+from diarylab.experiments.kinds.diary.behavior_section import behaviors_section
+from diarylab.experiments.kinds.diary.sections_common import EXPLORATORY, Column, ci, measure_digits
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from experiments.analysis import markdown as md
-from experiments.kinds.diary.schema import PROJECTION
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.kinds.diary.schema import PROJECTION
 
 EXPLORATORY = "(exploratory, unadjusted)"
 Column = str | Callable[[pd.Series], str]

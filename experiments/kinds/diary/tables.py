@@ -8,18 +8,18 @@ import math
 
 import pandas as pd
 
-from experiments.analysis.readings import stored_readings, summarize
-from experiments.engine.store import Store
-from experiments.kinds.diary.frames import (
+from diarylab.experiments.analysis.readings import stored_readings, summarize
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.diary.frames import (
     ENTRY_COLUMNS,
     FLAG_COLUMNS,
     REPLY_COLUMNS,
     UNSTEERED,
     AnalysisTables,
 )
-from experiments.kinds.diary.schema import DiaryDesignFile
-from rubric.behavior import condition_weight
-from rubric.behavior_rubric import load_behavior_rubric
+from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
+from diarylab.rubric.behavior import condition_weight
+from diarylab.rubric.behavior_rubric import load_behavior_rubric
 
 
 def _value(v: float | None) -> float:

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from diarists.patterns import load_pattern
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Task
-from experiments.engine.workload import PLACEHOLDER
-from experiments.kinds.diary.cells import Cell
-from experiments.kinds.diary.conversations import history
-from experiments.kinds.diary.rows import EntryRow, ReplyRow
-from experiments.kinds.diary.schema import DiaryDesignFile
-from rubric.behavior import reply_prompts
-from rubric.behavior_rubric import load_behavior_rubric
-from rubric.entry_scores import EntryTemplates, entry_prompts
-from rubric.prompts import JudgePrompt, load_template
+from diarylab.diarists.patterns import load_pattern
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.workload import PLACEHOLDER
+from diarylab.experiments.kinds.diary.cells import Cell
+from diarylab.experiments.kinds.diary.conversations import history
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
+from diarylab.rubric.behavior import reply_prompts
+from diarylab.rubric.behavior_rubric import load_behavior_rubric
+from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts
+from diarylab.rubric.prompts import JudgePrompt, load_template
 
 
 def entry_items(spec: DiaryDesignFile) -> list[str]:

@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from experiments.analysis.hypotheses import HypothesisHead, UnknownName, known
-from foundation.datafiles import FIX_MARK, DataModel, Slug
+from diarylab.experiments.analysis.hypotheses import HypothesisHead, UnknownName, known
+from diarylab.foundation.datafiles import FIX_MARK, DataModel, Slug
 
 MINUS = "\N{MINUS SIGN}"
 UNSTEERED = "unsteered"

@@ -12,10 +12,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from experiments.analysis.bootstrap import BootstrapSettings, cluster_bootstrap, mean_of
-from experiments.kinds.friends.contrast import FIXED, UNSTEERED, OutcomeContrast, WriterGroup
-from experiments.kinds.friends.outcomes import pattern_scores, per_card, readable
-from experiments.kinds.friends.tasks import IDENTITY
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings, cluster_bootstrap, mean_of
+from diarylab.experiments.kinds.friends.contrast import (
+    FIXED,
+    UNSTEERED,
+    OutcomeContrast,
+    WriterGroup,
+)
+from diarylab.experiments.kinds.friends.outcomes import pattern_scores, per_card, readable
+from diarylab.experiments.kinds.friends.tasks import IDENTITY
 
 CARD = "card"  # the role-card column of the letter and outcome tables
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from experiments.analysis.html_page import (
+from diarylab.experiments.analysis.html_page import (
     Column,
     Group,
     Text,
@@ -18,7 +18,7 @@ from experiments.analysis.html_page import (
     readings_of,
     rows_from_sources,
 )
-from experiments.engine.store import Store
+from diarylab.experiments.engine.store import Store
 
 Bounds = Mapping[tuple[str, str, str], tuple[float, float]]
 

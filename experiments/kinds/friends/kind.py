@@ -8,19 +8,19 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from diarists.cards import load_cards
-from diarists.letters import load_fixed_letter, load_letter_template
-from experiments.engine.contract import TaskJudging
-from experiments.engine.design import UNSTEERED, Design
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
-from experiments.engine.workload import Texts, Workload, profile_making
-from experiments.engine.writes import Writer
-from experiments.kinds.friends.letters import LetterWriter, run_letters
-from experiments.kinds.friends.pairs import Pair, expand
-from experiments.kinds.friends.rows import LetterRow
-from experiments.kinds.friends.schema import FriendsDesignFile
-from experiments.kinds.friends.tasks import (
+from diarylab.diarists.cards import load_cards
+from diarylab.diarists.letters import load_fixed_letter, load_letter_template
+from diarylab.experiments.engine.contract import TaskJudging
+from diarylab.experiments.engine.design import UNSTEERED, Design
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from diarylab.experiments.engine.workload import Texts, Workload, profile_making
+from diarylab.experiments.engine.writes import Writer
+from diarylab.experiments.kinds.friends.letters import LetterWriter, run_letters
+from diarylab.experiments.kinds.friends.pairs import Pair, expand
+from diarylab.experiments.kinds.friends.rows import LetterRow
+from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
+from diarylab.experiments.kinds.friends.tasks import (
     letter_tasks,
     model_letters,
     planned_per_judge,
@@ -110,18 +110,18 @@ class FriendsKind(TaskJudging):
         return {LetterRow.TABLE: {p.letter_id(seat, k) for p in cells for seat, k in p.order()}}
 
     def text_inputs(self, design: Design) -> list[Path]:
-        from diarists.cards import CARDS_DIR
-        from diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
+        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
 
         cards = friends_spec(design).pairs.card_ids
         return [LETTER_FILE, FIXED_LETTER_FILE, *(CARDS_DIR / f"{c}.toml" for c in cards)]
 
     def input_files(self, design: Design) -> list[Path]:
-        from diarists.cards import CARDS_DIR
-        from diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
-        from diarists.patterns import PATTERNS_DIR
-        from experiments.kinds.friends.tasks import IDENTITY_TEMPLATE
-        from rubric.prompts import TEMPLATES_DIR as JUDGE_TEMPLATES
+        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
+        from diarylab.diarists.patterns import PATTERNS_DIR
+        from diarylab.experiments.kinds.friends.tasks import IDENTITY_TEMPLATE
+        from diarylab.rubric.prompts import TEMPLATES_DIR as JUDGE_TEMPLATES
 
         spec = friends_spec(design)
         patterns = {*spec.scores.pattern_ids, *(p.pattern for p in spec.profiles)}
@@ -148,7 +148,7 @@ class FriendsKind(TaskJudging):
     text_word = "letter"
 
     def pilot_design(self, design: Design, clusters: int) -> dict[str, Any]:
-        from experiments.kinds.friends.pilot import pilot_design
+        from diarylab.experiments.kinds.friends.pilot import pilot_design
 
         return pilot_design(design, clusters)
 
@@ -158,18 +158,18 @@ class FriendsKind(TaskJudging):
     def resample(
         self, run: RunContext, judge_for: Callable[[str], Any], repeats: int, store: Store
     ) -> list[TextNoise]:
-        from experiments.kinds.friends.pilot import resample
+        from diarylab.experiments.kinds.friends.pilot import resample
 
         return resample(run, self._writer(run), judge_for, repeats, store)
 
     def contrast_samples(self, store: Store, design: Design) -> list[ContrastSample]:
-        from experiments.kinds.friends.pilot import contrast_samples
+        from diarylab.experiments.kinds.friends.pilot import contrast_samples
 
         return contrast_samples(store, design)
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
-        from experiments.engine.runfolder import read_manifest
-        from experiments.kinds.friends.report import write_friends_report
+        from diarylab.experiments.engine.runfolder import read_manifest
+        from diarylab.experiments.kinds.friends.report import write_friends_report
 
         return write_friends_report(
             folder, store, design, manifest=read_manifest(folder), resamples=resamples

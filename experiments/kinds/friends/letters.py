@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from diarists.letters import FixedLetter, LetterTemplate, letter_messages
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Tick
-from experiments.engine.writes import SteeredWrite, Writer, write_cached
-from experiments.kinds.friends.contrast import FIXED
-from experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other
-from experiments.kinds.friends.rows import LetterRow
+from diarylab.diarists.letters import FixedLetter, LetterTemplate, letter_messages
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.engine.writes import SteeredWrite, Writer, write_cached
+from diarylab.experiments.kinds.friends.contrast import FIXED
+from diarylab.experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other
+from diarylab.experiments.kinds.friends.rows import LetterRow
 
 # The friends' writer: the diarist model with the letter template. The fixed friend's letter
 # is not the writer's: it is data that calls no model, passed beside the writer.

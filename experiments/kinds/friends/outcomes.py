@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from experiments.engine.store import Store
-from experiments.kinds.friends.contrast import (
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.friends.contrast import (
     FIXED,
     OTHER,
     STEERED,

@@ -18,8 +18,8 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from experiments.kinds.friends.contrast import FIXED, UNSTEERED
-from experiments.kinds.friends.schema import FriendsDesignFile
+from diarylab.experiments.kinds.friends.contrast import FIXED, UNSTEERED
+from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
 
 Seat = str  # "A" | "B"
 SEATS: tuple[Seat, Seat] = ("A", "B")

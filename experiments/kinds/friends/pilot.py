@@ -12,19 +12,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
-from experiments.engine.design import Design
-from experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
-from experiments.engine.writes import SteeredWrite, write_cached
-from experiments.kinds.friends.contrast import FIXED
-from experiments.kinds.friends.letters import LetterWriter, exchange_so_far, messages_for, row_for
-from experiments.kinds.friends.outcomes import letter_table, per_card, writer_outcomes
-from experiments.kinds.friends.pairs import Pair, Seat, letter_seed
-from experiments.kinds.friends.rows import LetterRow
-from experiments.kinds.friends.schema import FriendsDesignFile
-from experiments.kinds.friends.tasks import LetterScorer
-from foundation.errors import LabError
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from diarylab.experiments.engine.writes import SteeredWrite, write_cached
+from diarylab.experiments.kinds.friends.contrast import FIXED
+from diarylab.experiments.kinds.friends.letters import (
+    LetterWriter,
+    exchange_so_far,
+    messages_for,
+    row_for,
+)
+from diarylab.experiments.kinds.friends.outcomes import letter_table, per_card, writer_outcomes
+from diarylab.experiments.kinds.friends.pairs import Pair, Seat, letter_seed
+from diarylab.experiments.kinds.friends.rows import LetterRow
+from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
+from diarylab.experiments.kinds.friends.tasks import LetterScorer
+from diarylab.foundation.errors import LabError
 
 
 def _spec(design: Design) -> FriendsDesignFile:

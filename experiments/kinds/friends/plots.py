@@ -13,7 +13,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from experiments.kinds.friends.contrast import FIXED, UNSTEERED
+from diarylab.experiments.kinds.friends.contrast import FIXED, UNSTEERED
 
 DPI = 110
 

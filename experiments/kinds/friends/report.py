@@ -13,22 +13,22 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.analysis import manifest_view, readings
-from experiments.analysis import markdown as md
-from experiments.analysis import usage as calls
-from experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
-from experiments.analysis.html_page import judgment_bounds, write_page
-from experiments.analysis.hypothesis_table import family_error_line
-from experiments.analysis.rules import (
+from diarylab.experiments.analysis import manifest_view, readings
+from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.analysis import usage as calls
+from diarylab.experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
+from diarylab.experiments.analysis.html_page import judgment_bounds, write_page
+from diarylab.experiments.analysis.hypothesis_table import family_error_line
+from diarylab.experiments.analysis.rules import (
     hypotheses_text,
     other_rule,
     rule_line,
 )
-from experiments.engine.design import Design
-from experiments.engine.runfolder import replaced_folder
-from experiments.engine.store import Store
-from experiments.kinds.friends import html
-from experiments.kinds.friends.describe import (
+from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.runfolder import replaced_folder
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.kinds.friends import html
+from diarylab.experiments.kinds.friends.describe import (
     EXAMPLE_RULE,
     by_letter,
     example_pairs,
@@ -36,11 +36,11 @@ from experiments.kinds.friends.describe import (
     identity_rates,
     versus_controls,
 )
-from experiments.kinds.friends.outcomes import letter_table, writer_outcomes
-from experiments.kinds.friends.plots import letters_plot
-from experiments.kinds.friends.rows import LetterRow
-from experiments.kinds.friends.schema import FriendsDesignFile
-from experiments.kinds.friends.verdicts import evaluate, results_table
+from diarylab.experiments.kinds.friends.outcomes import letter_table, writer_outcomes
+from diarylab.experiments.kinds.friends.plots import letters_plot
+from diarylab.experiments.kinds.friends.rows import LetterRow
+from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
+from diarylab.experiments.kinds.friends.verdicts import evaluate, results_table
 
 PREFIXES = {"hypotheses": "V", "outcome": "O", "identity": "I", "by_letter": "L"}
 Column = str | Callable[[pd.Series], str]

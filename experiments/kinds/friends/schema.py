@@ -10,13 +10,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from diarists.cards import available_cards
-from diarists.patterns import available_patterns
-from experiments.analysis.rules import TestedAnalysis
-from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.engine.design import UNSTEERED, DesignFile
-from experiments.kinds.friends.contrast import FriendsHypothesis
-from foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
+from diarylab.diarists.cards import available_cards
+from diarylab.diarists.patterns import available_patterns
+from diarylab.experiments.analysis.rules import TestedAnalysis
+from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
+from diarylab.experiments.engine.design import UNSTEERED, DesignFile
+from diarylab.experiments.kinds.friends.contrast import FriendsHypothesis
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 
 Control = Literal["two_unsteered", "fixed_friend"]
 CONTROLS: tuple[Control, ...] = ("two_unsteered", "fixed_friend")

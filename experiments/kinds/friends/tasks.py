@@ -8,17 +8,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from diarists.cards import RoleCard
-from diarists.patterns import load_pattern
-from experiments.engine.store import Store
-from experiments.engine.vocabulary import Task
-from experiments.engine.workload import PLACEHOLDER
-from experiments.kinds.friends.contrast import FIXED
-from experiments.kinds.friends.pairs import Pair
-from experiments.kinds.friends.rows import LetterRow
-from experiments.kinds.friends.schema import LetterScores
-from rubric.entry_scores import EntryTemplates, entry_prompts
-from rubric.prompts import JudgePrompt, load_template
+from diarylab.diarists.cards import RoleCard
+from diarylab.diarists.patterns import load_pattern
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.workload import PLACEHOLDER
+from diarylab.experiments.kinds.friends.contrast import FIXED
+from diarylab.experiments.kinds.friends.pairs import Pair
+from diarylab.experiments.kinds.friends.rows import LetterRow
+from diarylab.experiments.kinds.friends.schema import LetterScores
+from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts
+from diarylab.rubric.prompts import JudgePrompt, load_template
 
 IDENTITY_TEMPLATE = "letter_identity"
 IDENTITY = "identity"

@@ -11,16 +11,16 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from experiments.analysis.hypotheses import (
+from diarylab.experiments.analysis.hypotheses import (
     ClusterValues,
     HypothesisVerdict,
     evaluate_family,
 )
-from experiments.analysis.hypothesis_table import results_table as shared_results_table
-from experiments.analysis.rules import Rule
-from experiments.analysis.verdicts import MIN_CLUSTERS
-from experiments.kinds.friends.contrast import FriendsHypothesis
-from experiments.kinds.friends.outcomes import per_card
+from diarylab.experiments.analysis.hypothesis_table import results_table as shared_results_table
+from diarylab.experiments.analysis.rules import Rule
+from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
+from diarylab.experiments.kinds.friends.contrast import FriendsHypothesis
+from diarylab.experiments.kinds.friends.outcomes import per_card
 
 HypothesisResult = HypothesisVerdict[FriendsHypothesis]
 CLUSTER_WORD = "role cards"
