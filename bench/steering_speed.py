@@ -23,7 +23,8 @@ import torch
 
 from diarylab.model_access.local import GenerationSettings, LocalModel
 from diarylab.model_access.settings import VllmSettings
-from diarylab.model_access.vllm_engine import attach_vllm, vllm_python
+from diarylab.model_access.vllm_engine import vllm_python
+from diarylab.model_access.vllm_twin import attach_vllm
 from diarylab.steering.apply import Steer, generate_steered
 from diarylab.steering.vectors import PatternVector, random_vector
 

@@ -22,7 +22,7 @@ from diarylab.model_access.settings import (
     LocalSettings,
     VllmSettings,
 )
-from diarylab.model_access.vllm_engine import attach_vllm
+from diarylab.model_access.vllm_twin import attach_vllm
 
 CHATBOT_GENERATION = GenerationSettings(max_new_tokens=300, temperature=0.7)
 

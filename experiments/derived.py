@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from diarylab.chatbots.base import Chatbot
-from diarylab.experiments.engine.contract import ReuseSupport
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design, ReuseSupport
 from diarylab.experiments.engine.reuse import (
     TEXT_CALLS,
     Texts,

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from diarylab.experiments.derived import PROFILES_DIR, Reuse, inline_ids, reuse_support
-from diarylab.experiments.engine.contract import ReuseSupport
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design, ReuseSupport
 from diarylab.experiments.engine.inputs import file_sha256, locked_inputs
 from diarylab.experiments.engine.reuse import (
     Texts,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.inputs import verify_copies
 from diarylab.experiments.engine.runfolder import (
     DESIGN_FILE,

@@ -25,13 +25,13 @@ from diarylab.experiments.analysis.rules import (
     one_sided_level,
     rounded_correlation,
 )
-from diarylab.experiments.engine.contract import PilotSupport
-from diarylab.experiments.engine.design import Design
-from diarylab.experiments.engine.runfolder import RESULTS, STORE_FILE, write_atomic
+from diarylab.experiments.engine.contract import Design, PilotSupport, RunContext
+from diarylab.experiments.engine.runfolder import RESULTS, STORE_FILE
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import RunContext, TextNoise
+from diarylab.experiments.engine.vocabulary import TextNoise
 from diarylab.experiments.loading import load_design
 from diarylab.experiments.runner import JudgeSet, run_design
+from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 from diarylab.foundation.toml_writing import dump_toml
 

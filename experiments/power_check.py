@@ -23,8 +23,7 @@ from diarylab.experiments.analysis.rules import (
     other_rule,
     smallest_p,
 )
-from diarylab.experiments.engine.contract import PilotSupport
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design, PilotSupport
 from diarylab.foundation.errors import LabError
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
 from diarylab.experiments.checks.models import check_models
 from diarylab.experiments.checks.probes import at_check, check_endpoint, check_key, probe_chatbot
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.power_check import power_lines
 from diarylab.experiments.profile_making import profile_ids
 from diarylab.foundation.errors import Collector, LabError

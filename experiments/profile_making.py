@@ -28,7 +28,8 @@ from diarylab.experiments.calibration import (
     judge_scorer,
     study_rule,
 )
-from diarylab.experiments.engine.design import Design, ProfileRule
+from diarylab.experiments.engine.contract import Design
+from diarylab.experiments.engine.design import ProfileRule
 from diarylab.experiments.engine.store import Store
 from diarylab.foundation.datafiles import file_sha256
 from diarylab.foundation.errors import LabError

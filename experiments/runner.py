@@ -14,8 +14,9 @@ from typing import Any
 from diarylab.chatbots.specs import build_chatbot
 from diarylab.diarists.profiles import Profile
 from diarylab.experiments.derived_checks import reuse_for_run
-from diarylab.experiments.engine.design import Design
-from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef, open_executor
+from diarylab.experiments.engine.contract import Design, RunContext
+from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef
+from diarylab.experiments.engine.executor_choice import open_executor
 from diarylab.experiments.engine.manifest import local_placements, manifest_of, served_judges
 from diarylab.experiments.engine.progress import Progress
 from diarylab.experiments.engine.runfolder import (
@@ -28,12 +29,11 @@ from diarylab.experiments.engine.runfolder import (
 )
 from diarylab.experiments.engine.runlock import run_lock
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import RunContext
 from diarylab.experiments.preflight import preflight
 from diarylab.experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings, VllmSettings
-from diarylab.model_access.vllm_engine import attach_vllm
+from diarylab.model_access.vllm_twin import attach_vllm
 from diarylab.rubric.judge_base import Judge
 from diarylab.rubric.judges import build_judge
 from diarylab.rubric.served_judge import ProbeResult

@@ -16,7 +16,6 @@ depend on its batch and a resumed run writes what an unbroken one wrote."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -26,15 +25,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import GenerationSettings, VllmSettings
-
-if TYPE_CHECKING:
-    from diarylab.model_access.local import LocalModel
 
 WORKER = Path(__file__).with_name("vllm_worker.py")
 DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -233,22 +229,3 @@ class VllmEngine:
                 proc.wait()
             if self._answers is not None:
                 self._answers.close()
-
-
-def attach_vllm(
-    model: LocalModel, settings: VllmSettings, *, where: str = "[diarist_model].engine"
-) -> LocalModel:
-    """A copy of `model` (sharing its weights, tokenizer and identity) whose generation runs on
-    a vLLM worker serving the same weights in the same dtype. The original stays a plain
-    transformers model, so a local chatbot or judge of the same model is unaffected."""
-    twin = copy.copy(model)
-    location = model.source.location if model.source is not None else model.spec
-    twin.engine = VllmEngine(
-        location=location,
-        dtype=model.dtype,
-        settings=settings,
-        stop_token_ids=tuple(model.eos_token_ids),
-        where=where,
-    )
-    twin.engine.check()
-    return twin

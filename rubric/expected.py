@@ -44,13 +44,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.prompts import TemplateRef
-
-if TYPE_CHECKING:
-    from diarylab.rubric.bound import Bound
 
 ALGORITHM = "trie-v3"  # bump when the definitions above change: part of every judge's identity
 NUMBERS = tuple(range(101))
@@ -194,88 +190,6 @@ def distribution(nodes: Mapping[str, NodeReading]) -> list[float]:
         if n is not None:
             out[n] += mass.get(text, 0.0) * min(prob(node.end_logprob), 1.0)
     return out
-
-
-@dataclass(frozen=True)
-class NumberReading:
-    distribution: tuple[float, ...]  # 101 probabilities, index = number
-    coverage: float
-    mean: float | None  # None when unreadable
-    mode: int | None
-    readable: bool
-    floor: float
-    record: Mapping[str, Any]  # the raw judge call (per-node log-probabilities), JSON-ready
-    template: TemplateRef | None = None
-
-    @property
-    def exact(self) -> bool:
-        return bool(self.record.get("exact", True))
-
-    @property
-    def bound(self) -> Bound | None:
-        """The certified interval for E[n] and the coverage (trie-v3; None for older records
-        that cannot give one)."""
-        from diarylab.rubric.bound import Bound
-
-        return Bound.from_record(self.record.get("bound"))
-
-    def to_record(self) -> dict[str, Any]:
-        """The raw call record plus the template it came from: enough to recompute the reading."""
-        out = dict(self.record)
-        if self.template is not None:
-            out["template"] = self.template.to_record()
-        return out
-
-    @staticmethod
-    def from_record(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> NumberReading:
-        if record.get("kind") != "number":
-            raise LabError(f"not a number record (kind={record.get('kind')!r})", where="record")
-        nodes = [NodeReading.from_record(r) for r in record.get("nodes", [])]
-        template = record.get("template")
-        raw = {k: v for k, v in record.items() if k != "template"}
-        reading = number_reading(nodes, floor=floor, record=raw)
-        if template:
-            reading = _with_template(reading, TemplateRef.from_record(template))
-        return reading
-
-
-def _with_template(reading: NumberReading, ref: TemplateRef) -> NumberReading:
-    from dataclasses import replace
-
-    return replace(reading, template=ref)
-
-
-def number_reading(
-    nodes: Iterable[NodeReading],
-    *,
-    floor: float = DEFAULT_FLOOR,
-    record: Mapping[str, Any] | None = None,
-) -> NumberReading:
-    by_prefix = {n.prefix: n for n in nodes}
-    dist = distribution(by_prefix)
-    coverage = sum(dist)
-    readable = coverage >= floor and coverage > 0
-    mean = sum(n * p for n, p in zip(NUMBERS, dist, strict=True)) / coverage if readable else None
-    mode = max(NUMBERS, key=lambda n: dist[n]) if readable else None
-    base = dict(record or {})
-    base.setdefault("kind", "number")
-    base.setdefault("algorithm", ALGORITHM)
-    base["nodes"] = [by_prefix[p].to_record() for p in sorted(by_prefix, key=lambda s: (len(s), s))]
-    base.setdefault("exact", all(n.end_exact for n in by_prefix.values()))
-    if base["algorithm"] == ALGORITHM:
-        from diarylab.rubric.bound import reading_bound
-
-        bound = reading_bound(by_prefix)
-        base["bound"] = None if bound is None else bound.to_record()
-    return NumberReading(
-        distribution=tuple(dist),
-        coverage=coverage,
-        mean=mean,
-        mode=mode,
-        readable=readable,
-        floor=floor,
-        record=base,
-    )
 
 
 def check_floor(floor: float) -> float:

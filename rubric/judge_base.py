@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from diarylab.rubric.expected import DEFAULT_FLOOR, NumberReading, check_floor
+from diarylab.rubric.expected import DEFAULT_FLOOR, check_floor
+from diarylab.rubric.number_reading import NumberReading
 from diarylab.rubric.prompts import JudgePrompt
 from diarylab.rubric.yes_no import YesNoReading
 

@@ -18,9 +18,10 @@ import torch
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
 from diarylab.rubric.bounded_walk import Walk
-from diarylab.rubric.expected import ALGORITHM, LOG_ZERO, check_max_error, number_reading
+from diarylab.rubric.expected import ALGORITHM, LOG_ZERO, check_max_error
 from diarylab.rubric.judge_base import Judge
 from diarylab.rubric.judge_render import HARMONY_REASONING_EFFORT, is_harmony, render_judge_prompt
+from diarylab.rubric.number_reading import number_reading
 from diarylab.rubric.number_trie import (
     NumberTrie,
     digits_after,

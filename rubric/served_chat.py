@@ -36,9 +36,9 @@ from diarylab.rubric.expected import (
     is_child_piece,
     logsumexp,
     number_of,
-    number_reading,
     path_masses,
 )
+from diarylab.rubric.number_reading import number_reading
 from diarylab.rubric.prompts import JudgePrompt
 from diarylab.rubric.vocab import VocabFacts, is_byte_level, token_text
 from diarylab.rubric.yes_no import answer_of, yes_no_reading

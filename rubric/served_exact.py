@@ -15,8 +15,9 @@ from diarylab.foundation.errors import LabError
 from diarylab.model_access.token_prompts import TokenPromptRequest
 from diarylab.rubric.bounded_walk import Walk
 from diarylab.rubric.exact_asks import TAIL_CHARS, Asked, ExactAsker, ExactSettings
-from diarylab.rubric.expected import number_reading, path_masses, prob
+from diarylab.rubric.expected import path_masses, prob
 from diarylab.rubric.judge_render import RenderedPrompt, render_judge_prompt
+from diarylab.rubric.number_reading import number_reading
 from diarylab.rubric.number_trie import (
     NumberTrie,
     TrieNode,

@@ -14,7 +14,8 @@ import pytest
 
 from diarylab.rubric.bound import Bound, Open, bound_of, number_range
 from diarylab.rubric.bounded_walk import Walk
-from diarylab.rubric.expected import NUMBERS, POINT_FLOOR, number_reading
+from diarylab.rubric.expected import NUMBERS, POINT_FLOOR
+from diarylab.rubric.number_reading import number_reading
 from diarylab.rubric.number_trie import NumberTrie, TrieNode
 from diarylab.rubric.vocab import VocabFacts
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.engine.executor import ExecutorSettings, InProcess, open_executor
+from diarylab.experiments.engine.executor import ExecutorSettings, InProcess
+from diarylab.experiments.engine.executor_choice import open_executor
 from tests.lab_fixtures import FIXED_ONLY, design_text
 
 ROOT = Path(__file__).parent.parent

@@ -10,15 +10,9 @@ import pytest
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
-from diarylab.rubric.expected import (
-    NodeReading,
-    NumberReading,
-    continues_number,
-    distribution,
-    number_reading,
-    path_masses,
-)
+from diarylab.rubric.expected import NodeReading, continues_number, distribution, path_masses
 from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.number_reading import NumberReading, number_reading
 from diarylab.rubric.prompts import JudgePrompt
 from tests.conftest import build_tiny_llama
 from tests.judge_helpers import (

@@ -11,8 +11,8 @@ import pytest
 import diarylab.experiments.engine.writes as letters_module  # where letters are written
 from diarylab.diarists.cards import CARDS_DIR, load_card
 from diarylab.diarists.letters import letter_messages, load_fixed_letter, load_letter_template
+from diarylab.experiments.engine.contract import RunContext
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import RunContext
 from diarylab.experiments.kinds.friends.rows import LetterRow
 from diarylab.experiments.loading import load_design
 from diarylab.experiments.profile_making import profile_ids, resolve_profiles

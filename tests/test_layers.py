@@ -5,7 +5,8 @@ foundation ← model_access ← steering / diarists / chatbots / rubric ← expe
 and inside experiments: engine core ← shared analysis ← kinds ← runner and commands.
 
 Within the middle layer only diarists may use steering (a profile holds a Steer); rubric and
-chatbots never import steering. Every import is checked, including ones inside functions."""
+chatbots never import steering. Every import is checked, including ones inside functions. And no
+two modules anywhere import each other, directly or round a circle (type-only imports count)."""
 
 from __future__ import annotations
 
@@ -176,3 +177,104 @@ def test_the_room_rule_catches_a_kind_importing_a_kind_and_the_shelf_importing_a
         "experiments/kinds/friends/bad.py:1 imports experiments.kinds.diary.contrasts "
         "(a kind may not import another kind)",
     ]
+
+
+# ------------------------------------------------------------------ no import circles
+PARTS = tuple(LAYER)
+
+
+def module_files(root: Path) -> dict[str, Path]:
+    """Every module of the lab by its dotted name (without the diarylab prefix)."""
+    found = {}
+    for part in PARTS:
+        for path in sorted((root / part).rglob("*.py")) if (root / part).is_dir() else []:
+            found[module_of(path, root)] = path
+    return found
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """module → the lab modules it imports, every import counted: inside functions and under
+    TYPE_CHECKING too (a circle of type references is still two modules that need each
+    other), relative ones resolved, `from package import name` taken to the submodule."""
+    files = module_files(root)
+
+    def owner(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package
+                    for _ in range(node.level - 1):
+                        base = base.rpartition(".")[0]
+                    source = "diarylab." + ".".join(p for p in (base, node.module) if p)
+                else:
+                    source = node.module or ""
+                targets = [f"{source}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                if target.startswith("diarylab."):
+                    found = owner(target.removeprefix("diarylab."))
+                    if found and found != module:
+                        graph[module].add(found)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_circle_anywhere():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_rule_catches_a_circle_through_a_type_only_import(tmp_path):
+    (tmp_path / "rubric").mkdir()
+    (tmp_path / "rubric" / "__init__.py").write_text("")
+    (tmp_path / "rubric" / "a.py").write_text("from diarylab.rubric.b import B\n")
+    (tmp_path / "rubric" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import C\n"
+    )
+    (tmp_path / "rubric" / "c.py").write_text("def f():\n    from diarylab.rubric import a\n")
+    (tmp_path / "rubric" / "d.py").write_text("from diarylab.rubric.a import A\n")
+    assert circles(import_graph(tmp_path)) == [["rubric.a", "rubric.b", "rubric.c"]]

@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from diarylab.rubric.expected import POINT_FLOOR, number_reading, prob
+from diarylab.rubric.expected import POINT_FLOOR, prob
+from diarylab.rubric.number_reading import number_reading
 from diarylab.rubric.number_trie import (
     TrieNode,
     digits_after,

@@ -6,6 +6,7 @@ which never shadow it. And no code here imports the lab by the old bare folder n
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 import venv
@@ -21,9 +22,15 @@ PARTS = ("foundation", "model_access", "diarists", "steering", "chatbots", "rubr
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # Built from a copy (links kept as links), so setuptools' build/ never lands in the checkout.
+    source = out / "source"
+    skip = shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "results", "__pycache__", ".*_cache", "node_modules"
+    )
+    shutil.copytree(ROOT, source, symlinks=True, ignore=skip)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         str(ROOT), "-w", str(out)],
+         str(source), "-w", str(out)],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     return next(out.glob("diarylab-*.whl"))

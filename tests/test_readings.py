@@ -22,8 +22,9 @@ from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.vocabulary import Task
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.tables import judge_readings
-from diarylab.rubric.expected import NodeReading, number_reading
+from diarylab.rubric.expected import NodeReading
 from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.number_reading import number_reading
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 from diarylab.rubric.yes_no import yes_no_reading
 

@@ -20,8 +20,9 @@ from diarylab.experiments.engine.judging import judge_tasks
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.vocabulary import Task
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.expected import NodeReading, number_reading
+from diarylab.rubric.expected import NodeReading
 from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.number_reading import number_reading
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 from diarylab.rubric.served_identity import UNKNOWN, dtype_of, served_dtype, server_root
 from tests.confident_judge import confident_judge

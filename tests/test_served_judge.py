@@ -10,8 +10,8 @@ from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.expected import NumberReading
 from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.number_reading import NumberReading
 from diarylab.rubric.prompts import JudgePrompt
 from diarylab.rubric.served_chat import ChatSettings
 from diarylab.rubric.served_exact import ExactSettings

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 import diarylab.experiments.engine.writes as conversations  # where entries are written
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
-from diarylab.experiments.engine.vocabulary import RunContext
+from diarylab.experiments.engine.contract import RunContext
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 from diarylab.experiments.loading import load_design
 from diarylab.experiments.runner import JudgeSet, ModelCache, run_design

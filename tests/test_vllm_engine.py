@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from diarylab.model_access.settings import GenerationSettings, VllmSettings
-from diarylab.model_access.vllm_engine import attach_vllm
+from diarylab.model_access.vllm_twin import attach_vllm
 from diarylab.steering.apply import Steer, generate_steered
 from diarylab.steering.vectors import random_vector
 

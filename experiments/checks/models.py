@@ -6,7 +6,7 @@ layer 40 of a 32-layer model is refused by the check, not hours later by `run`."
 from __future__ import annotations
 
 from diarylab.chatbots.specs import LocalChatbotSpec
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design
 from diarylab.foundation.errors import Collector, LabError
 from diarylab.model_access.hub import ModelFacts, model_facts
 from diarylab.model_access.loading import resolve

@@ -7,7 +7,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.kinds import kind_names
 from diarylab.experiments.loading import design_schema, load_design
 from diarylab.experiments.power_check import power_lines

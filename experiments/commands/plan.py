@@ -7,7 +7,7 @@ import argparse
 import json
 import math
 
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.loading import load_design
 from diarylab.foundation.errors import LabError
 

@@ -2,23 +2,93 @@
 cells, conversation phase, judging phase and report. The engine owns the run folder, lock,
 manifest, store, resume, the loading of models, chatbots, judges and profiles; the shared
 judging loop is `TaskJudging.judge_phase`, which a kind whose judgments are a fixed list of
-tasks inherits, and a kind whose judging differs (the benchmark) writes its own."""
+tasks inherits, and a kind whose judging differs (the benchmark) writes its own.
+
+The contract's two sides live here together: a loaded `Design` (the validated schema, the file
+and its kind) and the `RunContext` a run hands a kind, beside the `ExperimentKind` they name —
+so the schema (design.py) and the vocabulary (vocabulary.py) import nothing back."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from diarylab.experiments.engine.design import DesignFile, Preregistered
 from diarylab.experiments.engine.judging import judge_tasks
 from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
-from diarylab.experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from diarylab.experiments.engine.vocabulary import ContrastSample, Task, TextNoise, Tick
+from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from diarylab.experiments.engine.design import Design, DesignFile
+    from diarylab.chatbots.base import Chatbot
+    from diarylab.diarists.profiles import Profile
     from diarylab.experiments.engine.store import Store
     from diarylab.experiments.engine.workload import Workload
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import LocalSettings
+    from diarylab.rubric.judge_base import Judge
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """A loaded design: the validated schema, the file it came from and its kind."""
+
+    path: Path
+    sha256: str
+    raw: dict[str, Any]
+    spec: DesignFile
+    kind: ExperimentKind
+
+    @property
+    def name(self) -> str:
+        return self.spec.design.name
+
+    @property
+    def seed(self) -> int:
+        return self.spec.design.seed
+
+    @property
+    def entries(self) -> int:
+        return self.spec.design.entries
+
+    @property
+    def coverage_floor(self) -> float:
+        return self.spec.design.coverage_floor
+
+    @property
+    def resamples(self) -> int:
+        return self.spec.analysis.resamples
+
+    @property
+    def hypotheses(self) -> tuple[Preregistered, ...]:
+        return tuple(self.spec.preregistered())
+
+
+@dataclass
+class RunContext:
+    """Everything a kind's phases need, loaded once by the engine."""
+
+    design: Design
+    folder: Path
+    store: Store
+    writer_model: LocalModel | None  # None for a kind that writes nothing (benchmark)
+    profiles: dict[str, Profile]
+    chatbots: dict[str, Chatbot]
+    cells: Sequence[Any]
+    tick: Tick = field(default=lambda n: None)
+    # The design's judges by id (built on first use) and the run's shared local models: for a
+    # kind that runs its own judging phase (judge_phase below).
+    judge: Callable[[str], Judge] | None = None
+    load_local: Callable[[str, LocalSettings], LocalModel] | None = None
+
+    def writer(self) -> LocalModel:
+        """The diarist model, for a kind that writes (the design check makes sure it has one)."""
+        if self.writer_model is None:
+            raise LabError(f"a {self.design.spec.design.kind} run has no diarist model")
+        return self.writer_model
 
 
 class ExperimentKind(Protocol):

@@ -9,9 +9,7 @@ which reach the code that uses them unchanged. Its sha256 is the hash of the fil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, StringConstraints, ValidationInfo, model_validator
 
@@ -22,9 +20,6 @@ from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import GenerationSettings, LocalSettings, VllmSettings
 from diarylab.rubric.judges import JudgeSpec, ServedJudgeSpec
 from diarylab.steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
-
-if TYPE_CHECKING:
-    from diarylab.experiments.engine.contract import ExperimentKind
 
 UNSTEERED = "unsteered"
 
@@ -277,38 +272,3 @@ class DesignFile(DataModel):
 
     def profile_rule(self, profile_id: str) -> ProfileRule | None:
         return next((p for p in self.profiles if p.id == profile_id), None)
-
-
-@dataclass(frozen=True, eq=False)
-class Design:
-    """A loaded design: the validated schema, the file it came from and its kind."""
-
-    path: Path
-    sha256: str
-    raw: dict[str, Any]
-    spec: DesignFile
-    kind: ExperimentKind
-
-    @property
-    def name(self) -> str:
-        return self.spec.design.name
-
-    @property
-    def seed(self) -> int:
-        return self.spec.design.seed
-
-    @property
-    def entries(self) -> int:
-        return self.spec.design.entries
-
-    @property
-    def coverage_floor(self) -> float:
-        return self.spec.design.coverage_floor
-
-    @property
-    def resamples(self) -> int:
-        return self.spec.analysis.resamples
-
-    @property
-    def hypotheses(self) -> tuple[Preregistered, ...]:
-        return tuple(self.spec.preregistered())

@@ -1,6 +1,6 @@
 """Where the batches of the store's cached-call door are computed: here, in this process (the
 default), or on Ray actors that each hold their own copy of the run's local models
-(experiments/engine/ray_executor.py, imported only when a run asks for it).
+(experiments/engine/ray_executor.py, opened by executor_choice.py only when a run asks for it).
 
 The executor is a run option, never part of a design: a preregistered design hashes the same
 whatever hardware runs it, and the store it makes is the same too — the same requests, cut into
@@ -17,7 +17,6 @@ from typing import Any, Literal, Protocol
 from pydantic import Field
 
 from diarylab.foundation.datafiles import DataModel
-from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import LocalSettings, VllmSettings
 
 Compute = Callable[[list[int]], Sequence[Mapping[str, Any]]]
@@ -94,23 +93,3 @@ class InProcess:
 
     def close(self) -> None:
         pass
-
-
-def open_executor(
-    settings: ExecutorSettings, refs: Callable[[], Mapping[int, ModelRef]]
-) -> Executor:
-    """The run's executor. `refs()` maps id(model) → ModelRef for every local model the run has
-    loaded so far (it grows as judges are built)."""
-    if settings.kind == "inprocess":
-        return InProcess()
-    try:
-        import ray  # noqa: F401  (Ray only when asked for)
-    except ImportError as exc:
-        raise LabError(
-            "--executor ray needs Ray, which is not installed",
-            where="--executor",
-            fix="pip install 'diarylab[ray]'",
-        ) from exc
-    from diarylab.experiments.engine.ray_executor import RayExecutor
-
-    return RayExecutor(settings, refs)

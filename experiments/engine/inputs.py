@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 
 LAB_ROOT = Path(__file__).resolve().parents[2]  # the lab's own data files live under here
@@ -130,8 +131,6 @@ def _inside(copy: str) -> bool:
 
 
 def _write(folder: Path, locked: dict[str, Locked], *, copies: bool) -> None:
-    from diarylab.experiments.engine.runfolder import write_atomic
-
     if copies:
         data: Any = {
             "format": FORMAT,

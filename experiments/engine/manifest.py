@@ -16,7 +16,7 @@ from diarylab.experiments.engine.runfolder import DESIGN_FILE
 from diarylab.model_access.local import LocalModel
 
 if TYPE_CHECKING:
-    from diarylab.experiments.engine.design import Design
+    from diarylab.experiments.engine.contract import Design
     from diarylab.rubric.served_judge import ProbeResult
 
 PACKAGES = (

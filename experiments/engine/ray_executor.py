@@ -101,7 +101,7 @@ class ModelActor:
         if ref not in self.models:
             model = LocalModel.load(ref.spec, ref.local)
             if ref.vllm is not None:
-                from diarylab.model_access.vllm_engine import attach_vllm
+                from diarylab.model_access.vllm_twin import attach_vllm
 
                 model = attach_vllm(model, ref.vllm, where=ref.where)
             self.models[ref] = model

@@ -9,7 +9,6 @@ through experiments.loading.open_run_folder."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import tempfile
@@ -30,10 +29,11 @@ from diarylab.experiments.engine.inputs import (
 from diarylab.experiments.engine.inputs import (
     add_inputs as add_inputs,  # the runner locks made profiles
 )
+from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
-    from diarylab.experiments.engine.design import Design
+    from diarylab.experiments.engine.contract import Design
 
 RESULTS = Path("results")
 DESIGN_FILE, SHA_FILE = "design.toml", "design.sha256"
@@ -42,15 +42,6 @@ MANIFEST_FILE, RESUMES_FILE, STORE_FILE = "manifest.json", "resumes.jsonl", "sto
 
 def default_folder(design: Design) -> Path:
     return RESULTS / f"{design.name}-{design.sha256[:10]}"
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write to a temporary sibling and rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data.encode() if isinstance(data, str) else data)
-    os.replace(tmp, path)
 
 
 @contextmanager

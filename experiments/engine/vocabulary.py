@@ -1,25 +1,18 @@
-"""The engine's vocabulary: what a run hands a kind (RunContext), the judge calls a kind asks
-for (Task), the progress callback (Tick), and the records a pilot reads. The judging phase and
-every kind import these; the contract a kind fulfils is in experiments/engine/contract.py."""
+"""The engine's vocabulary: the judge calls a kind asks for (Task), the progress callback
+(Tick), and the records a pilot reads. The judging phase and every kind import these; the
+contract a kind fulfils, with the RunContext a run hands it, is in
+experiments/engine/contract.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from diarylab.foundation.errors import LabError
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
 if TYPE_CHECKING:
-    from diarylab.chatbots.base import Chatbot
-    from diarylab.diarists.profiles import Profile
-    from diarylab.experiments.engine.design import Design
-    from diarylab.experiments.engine.store import Store
-    from diarylab.model_access.local import LocalModel
-    from diarylab.model_access.settings import LocalSettings
-    from diarylab.rubric.judge_base import Judge
+    pass
 
 Tick = Callable[[int], None]
 Question = Literal["number", "yes_no"]
@@ -44,30 +37,6 @@ class Task:
     prompt: JudgePrompt
     template: TemplateRef
     group: str = ""
-
-
-@dataclass
-class RunContext:
-    """Everything a kind's phases need, loaded once by the engine."""
-
-    design: Design
-    folder: Path
-    store: Store
-    writer_model: LocalModel | None  # None for a kind that writes nothing (benchmark)
-    profiles: dict[str, Profile]
-    chatbots: dict[str, Chatbot]
-    cells: Sequence[Any]
-    tick: Tick = field(default=lambda n: None)
-    # The design's judges by id (built on first use) and the run's shared local models: for a
-    # kind that runs its own judging phase (judge_phase below).
-    judge: Callable[[str], Judge] | None = None
-    load_local: Callable[[str, LocalSettings], LocalModel] | None = None
-
-    def writer(self) -> LocalModel:
-        """The diarist model, for a kind that writes (the design check makes sure it has one)."""
-        if self.writer_model is None:
-            raise LabError(f"a {self.design.spec.design.kind} run has no diarist model")
-        return self.writer_model
 
 
 # --------------------------------------------------------------------------- pilots

@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from diarylab.experiments.engine.contract import PlanSupport
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design, PlanSupport
 from diarylab.experiments.engine.workload import Texts, Workload
 from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
 from diarylab.experiments.profile_making import profile_ids

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.inputs import copy_by_sha256
 from diarylab.experiments.engine.runfolder import DESIGN_FILE, read_manifest
 from diarylab.experiments.kinds.benchmark.data import (

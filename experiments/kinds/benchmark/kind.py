@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from diarylab.chatbots.refusals import REFUSALS_FILE
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design, RunContext
 from diarylab.experiments.engine.judging import judge_tasks
 from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import RunContext
 from diarylab.experiments.engine.workload import Texts, Workload, reply_texts
 from diarylab.experiments.kinds.benchmark.data import Benchmark, Conversation
 from diarylab.experiments.kinds.benchmark.grader import Grader, load_grader

@@ -52,7 +52,7 @@ from diarylab.experiments.kinds.benchmark.tables import flags, graded_frame, gra
 from diarylab.experiments.kinds.benchmark.validation import validation_section
 
 if TYPE_CHECKING:
-    from diarylab.experiments.engine.design import Design
+    from diarylab.experiments.engine.contract import Design
 
 Shown = Callable[[pd.Series], str]
 

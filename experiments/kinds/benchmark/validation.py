@@ -41,7 +41,7 @@ from diarylab.experiments.kinds.benchmark.validation_tasks import (
 from diarylab.rubric.behavior_rubric import load_behavior_rubric
 
 if TYPE_CHECKING:
-    from diarylab.experiments.engine.design import Design
+    from diarylab.experiments.engine.contract import Design
 
 
 def reply_scores(store: Store, design: Design, graded: pd.DataFrame) -> pd.DataFrame:

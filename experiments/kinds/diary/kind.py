@@ -10,10 +10,9 @@ from typing import Any, cast
 
 from diarylab.diarists.cards import load_cards
 from diarylab.diarists.templates import load_entry_template
-from diarylab.experiments.engine.contract import TaskJudging
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import ContrastSample, RunContext, Task, TextNoise
+from diarylab.experiments.engine.vocabulary import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.workload import Texts, Workload, profile_making, reply_texts
 from diarylab.experiments.engine.writes import Writer
 from diarylab.experiments.kinds.diary.cells import Cell, expand

@@ -24,7 +24,7 @@ from diarylab.experiments.analysis.rules import (
     other_rule,
     rule_line,
 )
-from diarylab.experiments.engine.design import Design
+from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.runfolder import replaced_folder
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.friends import html
