@@ -12,6 +12,7 @@ import torch
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.embedded import EMBEDDED_NAMES, embedded_model_folder
+from diarylab.model_access.seed_tokenizers import seed_tokenizer
 
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.gguf", "*.pt", "*.pth")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
@@ -46,11 +47,13 @@ def resolve(spec: str) -> ModelSource:
 def load_tokenizer(spec: str) -> Any:
     """A tokenizer alone: the embedded default's, a folder or .gguf file holding tokenizer files
     (no weights needed: a client machine has only those of a 120B served judge), or a hub id
-    already in the local hub cache (nothing is downloaded while a run reads)."""
+    already in the local hub cache (nothing is downloaded while a run reads); for a seed judge's
+    hub id missing from that cache, the stand-in model_access/seed_tokenizers.py builds."""
     from transformers import AutoTokenizer
 
     path = Path(spec).expanduser()
     kwargs: dict[str, Any] = {}
+    hub = False
     if spec.lower() not in EMBEDDED_NAMES and path.exists():
         if path.is_file() and path.suffix == ".gguf":
             location, kwargs["gguf_file"] = str(path.parent), path.name
@@ -68,11 +71,17 @@ def load_tokenizer(spec: str) -> Any:
         except LabError as exc:
             raise LabError(str(exc).split(" — fix: ")[0], where="judge tokenizer") from None
         location = source.location
-        if source.kind == "hub":
+        hub = source.kind == "hub"
+        if hub:
             kwargs["local_files_only"] = True
     try:
         return AutoTokenizer.from_pretrained(location, **kwargs)
     except (OSError, ValueError) as exc:
+        # Not in the hub cache: a seed judge's tokenizer stands in, built from packages the lab
+        # installs (model_access/seed_tokenizers.py; the tokenizer says it stood in).
+        stand_in = seed_tokenizer(spec) if hub else None
+        if stand_in is not None:
+            return stand_in
         raise LabError(
             f"cannot load tokenizer {spec!r}: {str(exc).splitlines()[0][:300]}",
             where="judge tokenizer",

@@ -12,7 +12,12 @@ Three forms:
   continue_final_message, and a fresh assistant turn starts with a channel the model picks
   (analysis first). So the conversation is rendered up to the generation prompt
   "<|start|>assistant" with the reasoning effort fixed, and the final channel is opened by hand:
-  "<|channel|>final<|message|>" + prefill. The judge answers in the final channel directly."""
+  "<|channel|>final<|message|>" + prefill. The judge answers in the final channel directly.
+  A tokenizer that carries openai-harmony's encoding (`harmony_encoding`: the seed judge's
+  stand-in, model_access/seed_tokenizers.py) is rendered by that library, the format's official
+  renderer (vLLM renders gpt-oss's chats with it too), to the same generation prompt. Its
+  developer message ends at "<|end|>" as the current gpt-oss template's does; an older template
+  revision put a blank line before it, which a tokenizer of that revision still renders."""
 
 from __future__ import annotations
 
@@ -55,6 +60,9 @@ def render_judge_prompt(
 ) -> RenderedPrompt:
     if prompt.text is not None:
         return RenderedPrompt(prompt.text, "raw", None)
+    encoding = getattr(tokenizer, "harmony_encoding", None)
+    if encoding is not None:
+        return _harmony_by_library(encoding, prompt, reasoning_effort)
     if not isinstance(getattr(tokenizer, "chat_template", None), str):
         raise LabError(
             "the judge's tokenizer has no chat template, so a chat prompt cannot be rendered",
@@ -77,12 +85,7 @@ def render_judge_prompt(
 
 
 def _harmony(tokenizer: Any, prompt: JudgePrompt, effort: str) -> RenderedPrompt:
-    if effort not in _EFFORTS:
-        raise LabError(
-            f"unknown reasoning effort {effort!r}",
-            where="judge (harmony)",
-            fix=f"use one of {', '.join(_EFFORTS)}",
-        )
+    _check_effort(effort)
     messages = [{"role": r, "content": c} for r, c in prompt.messages]
     text = _apply(tokenizer, messages, add_generation_prompt=True, reasoning_effort=effort)
     if not text.endswith(HARMONY_GENERATION_PROMPT):
@@ -97,6 +100,53 @@ def _harmony(tokenizer: Any, prompt: JudgePrompt, effort: str) -> RenderedPrompt
     # gpt-oss's template writes today's date into the system message; a judge read on two days
     # would read two prompts, so a stored reading could not be reproduced. The date is fixed.
     text = _HARMONY_DATE_LINE.sub(f"Current date: {HARMONY_DATE}", text)
+    return RenderedPrompt(text + HARMONY_FINAL_CHANNEL + prompt.prefill, "harmony", effort)
+
+
+def _check_effort(effort: str) -> None:
+    if effort not in _EFFORTS:
+        raise LabError(
+            f"unknown reasoning effort {effort!r}",
+            where="judge (harmony)",
+            fix=f"use one of {', '.join(_EFFORTS)}",
+        )
+
+
+def _harmony_by_library(encoding: Any, prompt: JudgePrompt, effort: str) -> RenderedPrompt:
+    from openai_harmony import (
+        Conversation,
+        DeveloperContent,
+        Message,
+        ReasoningEffort,
+        Role,
+        SystemContent,
+    )
+
+    _check_effort(effort)
+    system = (
+        SystemContent.new()
+        .with_reasoning_effort(ReasoningEffort(effort.capitalize()))
+        .with_conversation_start_date(HARMONY_DATE)  # fixed, as in _harmony
+    )
+    messages = [Message.from_role_and_content(Role.SYSTEM, system)]
+    turns = list(prompt.messages)
+    if turns and turns[0][0] in ("system", "developer"):
+        instructions = DeveloperContent.new().with_instructions(turns.pop(0)[1])
+        messages.append(Message.from_role_and_content(Role.DEVELOPER, instructions))
+    for role, content in turns:
+        if role == "user":
+            messages.append(Message.from_role_and_content(Role.USER, content))
+        elif role == "assistant":
+            said = Message.from_role_and_content(Role.ASSISTANT, content)
+            messages.append(said.with_channel("final"))
+        else:
+            raise _refused(ValueError(f"harmony has no {role!r} turn after the first message"))
+    ids = encoding.render_conversation_for_completion(
+        Conversation.from_messages(messages), Role.ASSISTANT
+    )
+    text = encoding.decode(ids)
+    if not text.endswith(HARMONY_GENERATION_PROMPT):
+        raise _no_prefill(prompt.prefill, text)
     return RenderedPrompt(text + HARMONY_FINAL_CHANNEL + prompt.prefill, "harmony", effort)
 
 

@@ -119,6 +119,14 @@ class ServedJudge(Judge):
             "tokenizer_sha256": tokenizer_sha,
             "algorithm": ALGORITHM,
         }
+        # A stand-in tokenizer (model_access/seed_tokenizers.py) and the library that renders
+        # its prompts are named; a judge read with the hub's own files keeps its identity.
+        if stand_in := getattr(self.tokenizer, "stand_in", None):
+            out["tokenizer_stand_in"] = stand_in
+        if getattr(self.tokenizer, "harmony_encoding", None) is not None:
+            from importlib.metadata import version
+
+            out["renderer"] = f"openai-harmony {version('openai-harmony')}"
         if self.mode == "exact":
             e = self.exact_settings
             out.update(

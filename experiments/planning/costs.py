@@ -125,8 +125,19 @@ def reading_cost(
         expected,
         yes_no,
         len(trie.prompt_ids),
-        f"{instead if tokenizer_name else ''}{len(trie.nodes)} trie nodes, "
-        f"{spec.ids_per_request} ids per request",
+        f"{instead if tokenizer_name else ''}{_stood_in(tokenizer)}{len(trie.nodes)} trie "
+        f"nodes, {spec.ids_per_request} ids per request",
+    )
+
+
+def _stood_in(tokenizer: Any) -> str:
+    """Which tokenizer counted, where the hub cache lacked the judge's own."""
+    stand_in = getattr(tokenizer, "stand_in", None)
+    if stand_in is None:
+        return ""
+    return (
+        f"counted with the stand-in tokenizer {stand_in} (not in the hub cache; "
+        "model_access/seed_tokenizers.toml says why it matches); "
     )
 
 

@@ -1,0 +1,163 @@
+"""The seed judges' tokenizers with no hub access (model_access/seed_tokenizers.py), checked as
+far as this machine allows against the packages that define them: the Tekken stand-in encodes
+chats exactly as mistral-common's own v7 tokenizer does, and its digit and control ids are the
+ones Mistral Small 3's published tokenizer files give; the o200k-harmony stand-in encodes what
+openai-harmony renders to openai-harmony's own ids, and text to tiktoken's o200k_base ids. The
+shipped designs then plan with numbers for both judges, naming the stand-ins."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diarylab.model_access.loading import load_tokenizer
+from diarylab.model_access.seed_tokenizers import seed_tokenizer, stand_in_for
+from diarylab.rubric.judge_render import HARMONY_DATE, render_judge_prompt
+from diarylab.rubric.prompts import JudgePrompt
+
+MISTRAL = "mistralai/Mistral-Small-3.1-24B-Instruct-2503"
+GPT_OSS = "openai/gpt-oss-120b"
+TEXTS = (
+    "Score: 85",
+    "Rate the entry from 0 to 100.\n\nEntry: Today I stayed in again; nobody called.",
+    "Ünïcode, emoji 🙂, tabs\tand  double  spaces, 3.5 and 1,000 and 007.",
+    "   leading spaces and a trailing newline\n",
+)
+CHATS = (
+    [("system", "You judge diary entries."), ("user", "Score it from 0 to 100: 85")],
+    [("user", "Did the reply ask a question? Answer yes or no.")],
+    [
+        ("system", "You read letters.\nBe brief."),
+        ("user", "First letter."),
+        ("assistant", "Noted."),
+        ("user", "How warm is it, 0–100?"),
+    ],
+)
+
+
+@pytest.fixture(scope="module")
+def tekken():
+    return seed_tokenizer(MISTRAL)
+
+
+@pytest.fixture(scope="module")
+def harmony():
+    return seed_tokenizer(GPT_OSS)
+
+
+def test_only_the_seed_judges_have_stand_ins():
+    assert stand_in_for(MISTRAL) is not None and stand_in_for(GPT_OSS) is not None
+    assert seed_tokenizer("meta-llama/Llama-3.1-8B-Instruct") is None
+
+
+def test_tekken_chats_encode_as_mistral_commons_own_v7_tokenizer(tekken):
+    from mistral_common.protocol.instruct.messages import (
+        AssistantMessage,
+        SystemMessage,
+        UserMessage,
+    )
+    from mistral_common.protocol.instruct.request import ChatCompletionRequest
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    from diarylab.model_access.seed_tokenizers import cache_dir
+
+    reference = MistralTokenizer.from_file(str(cache_dir() / "tekken-v7" / "tekken.json"))
+    kinds = {"system": SystemMessage, "user": UserMessage, "assistant": AssistantMessage}
+    for chat in CHATS:
+        request = ChatCompletionRequest(messages=[kinds[r](content=c) for r, c in chat])
+        want = reference.encode_chat_completion(request).tokens
+        text = tekken.apply_chat_template(
+            [{"role": r, "content": c} for r, c in chat], tokenize=False, add_generation_prompt=True
+        )
+        assert tekken.encode(text, add_special_tokens=False) == want, text
+    assert reference.instruct_tokenizer.tokenizer.version.value == "v7"
+
+
+def test_tekken_ids_are_mistral_small_3s(tekken):
+    # Mistral Small 3's published tokenizer files (tekken.json, tokenizer_config.json, read in a
+    # public copy): ids 0–19 are these control tokens, then 1,000 special ids, then the byte-level
+    # ranks, where "0".."9" are ranks 48–57, so ids 1048–1057; every digit is its own token.
+    controls = [
+        "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+        "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
+        "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+        "[TOOL_CONTENT]",
+    ]
+    assert tekken.convert_ids_to_tokens(list(range(20))) == controls
+    assert len(tekken) == 131072
+    assert [tekken.convert_tokens_to_ids(str(d)) for d in range(10)] == list(range(1048, 1058))
+    assert tekken.encode("Score: 85", add_special_tokens=False)[-2:] == [1056, 1053]
+    for text in TEXTS:
+        ids = tekken.encode(text, add_special_tokens=False)
+        assert tekken.decode(ids) == text
+
+
+def test_o200k_harmony_matches_openai_harmony_and_tiktoken(harmony):
+    import tiktoken
+
+    from diarylab.model_access.seed_tokenizers import cache_dir
+
+    encoding = harmony.harmony_encoding
+    for token in ("<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>"):
+        want = encoding.encode(token, allowed_special="all")
+        assert [harmony.convert_tokens_to_ids(token)] == want
+    assert harmony.convert_tokens_to_ids("<|start|>") == 200006
+    ranks = tiktoken.load.load_tiktoken_bpe(str(cache_dir() / "o200k" / "o200k_base.tiktoken"))
+    assert min(harmony.convert_tokens_to_ids(["<|startoftext|>"])) == len(ranks)
+    for text in TEXTS:
+        ids = harmony.encode(text, add_special_tokens=False)
+        assert ids == encoding.encode(text, allowed_special=set())
+        assert harmony.decode(ids) == text
+
+
+def test_harmony_prompts_are_rendered_by_openai_harmony_and_encode_to_its_ids(harmony):
+    for chat in CHATS:
+        prompt = JudgePrompt.chat([{"role": r, "content": c} for r, c in chat], prefill="Score: ")
+        rendered = render_judge_prompt(harmony, prompt, reasoning_effort="low")
+        assert rendered.form == "harmony" and rendered.reasoning_effort == "low"
+        assert rendered.text.startswith("<|start|>system<|message|>")
+        assert f"Current date: {HARMONY_DATE}" in rendered.text
+        assert "Reasoning: low" in rendered.text
+        assert rendered.text.endswith("<|start|>assistant<|channel|>final<|message|>Score: ")
+        if chat[0][0] == "system":
+            assert f"<|start|>developer<|message|># Instructions\n\n{chat[0][1]}<|end|>" in (
+                rendered.text
+            )
+        head = rendered.text.removesuffix("<|channel|>final<|message|>Score: ")
+        ids = harmony.encode(head, add_special_tokens=False)
+        assert harmony.harmony_encoding.decode(ids) == head
+
+
+def test_a_seed_hub_id_missing_from_the_hub_cache_loads_its_stand_in(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # an empty hub cache
+    tokenizer = load_tokenizer(GPT_OSS)
+    assert tokenizer.stand_in == f"o200k-harmony for {GPT_OSS}"
+
+
+def test_the_shipped_designs_plan_every_judge_with_the_stand_ins_named(
+    capsys, monkeypatch, tmp_path
+):
+    from diarylab.experiments.cli import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    for design in ("experiments/designs/diary-full.toml", "experiments/designs/friends.toml"):
+        assert main(["plan", design, "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)
+        for judge in ("mistral-small-3.1", "gpt-oss-120b"):
+            cost = plan["requests"][judge]
+            assert "unknown" not in json.dumps(cost), (design, judge, cost)
+            assert "stand-in tokenizer" in cost["note"], cost
+
+
+def test_a_served_judge_read_with_a_stand_in_says_so_in_its_identity(harmony, tekken):
+    from types import SimpleNamespace
+
+    from diarylab.rubric.served_judge import ServedJudge
+
+    client = SimpleNamespace(model="hosted_vllm/openai/gpt-oss-120b")
+    identity = ServedJudge(client, tokenizer=harmony, mode="exact").identity()  # type: ignore[arg-type]
+    assert identity["tokenizer_stand_in"] == f"o200k-harmony for {GPT_OSS}"
+    assert identity["renderer"].startswith("openai-harmony ")
+    mistral = ServedJudge(client, tokenizer=tekken, mode="exact").identity()  # type: ignore[arg-type]
+    assert mistral["tokenizer_stand_in"] == f"tekken-v7 for {MISTRAL}" and "renderer" not in mistral
