@@ -29,6 +29,7 @@ from diarylab.experiments.engine.runfolder import (
 )
 from diarylab.experiments.engine.runlock import run_lock
 from diarylab.experiments.engine.store import Store
+from diarylab.experiments.planning.plan import save_plan
 from diarylab.experiments.preflight import preflight
 from diarylab.experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
 from diarylab.model_access.local import LocalModel
@@ -150,6 +151,8 @@ def run_design(
         reuse.check_models(writer_model, chatbots)  # the models that wrote the reused texts
     with run_lock(folder):
         first = claim(design, folder, [*kind.input_files(design), *_profile_files(files)])
+        if first:
+            save_plan(design, folder)
         if reuse is not None:
             reuse.copy_profiles(folder)  # its inline profiles are the run's, never made again
         inline = InlineProfiles(design, folder, writer_model, judges.get, progress=progress)

@@ -132,6 +132,28 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
     assert plan["total_http"] == len(bodies) - len(follow)
     assert plan["total_exact"] + followed <= plan["total_worst"]  # every mark followed: the most
     assert plan["progress_total"] == entries + replies + len(items)
+    # The run kept its plan, and its readings state what the server was asked: `status` puts
+    # the two side by side, per reading.
+    assert json.loads((tmp_path / "run" / "plan.json").read_text())["total"] == plan["total"]
+    asks = {a.question: a for a in _asks(tmp_path / "run")}
+    assert sum(a.prompts for a in asks.values()) == prompts_in(bodies)
+    assert sum(a.http_requests for a in asks.values()) == len(bodies)
+    assert main(["status", str(tmp_path / "run")]) == 0
+    shown = capsys.readouterr().out
+    per = asked["per_reading"]["number_expected"]
+    number = asks["number"]
+    assert (
+        f"served 0–100: {number.readings} of {numbers} readings; planned {per:g} prompts → "
+        f"{number.prompts / number.readings:.2f} prompts"
+    ) in shown
+
+
+def _asks(folder):
+    store = Store(folder / "store.sqlite", (EntryRow, ReplyRow))
+    try:
+        return store.judge_asks()
+    finally:
+        store.close()
 
 
 def test_a_bounded_judge_is_planned_at_a_few_prompts_and_labelled_an_estimate(

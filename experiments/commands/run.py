@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from diarylab.experiments.engine.executor import ExecutorSettings
 from diarylab.experiments.engine.runfolder import refuse_under_a_file
 from diarylab.experiments.loading import load_design, open_run_folder, resumes
+from diarylab.experiments.planning.against_run import plan_vs_run
 from diarylab.foundation.errors import LabError
 
 
@@ -123,6 +124,8 @@ def run_status(args: argparse.Namespace) -> int:
         unreadable = store.count_where("judgments", "readable=0")
         print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
         print(f"  {run.integrity}; {_inputs_line(run.folder)}")
+        for line in plan_vs_run(run.folder, store.judge_asks()):
+            print(f"  {line}")
     finally:
         store.close()
     return 0

@@ -57,6 +57,18 @@ def call_key(kind: str, identity: Mapping[str, Any], request: Mapping[str, Any])
 
 
 @dataclass(frozen=True)
+class JudgeAsks:
+    """What a judge's stored calls of one question ("number", "yes_no") say they asked: the
+    readings, and the prompts and HTTP requests the served readings' records count."""
+
+    judge: str
+    question: str
+    readings: int
+    prompts: int | None  # None: no record counts its prompts (a local judge's)
+    http_requests: int | None
+
+
+@dataclass(frozen=True)
 class JudgmentRow:
     TABLE: ClassVar[str] = "judgments"
     judgment_id: str
@@ -297,6 +309,24 @@ class Store(OneWriter):
     def count_where(self, table: str, condition: str) -> int:
         query = f"SELECT COUNT(*) FROM {table} WHERE {condition}"
         return int(self.on_writer(lambda: self.db.execute(query).fetchone()[0]))
+
+    def judge_asks(self) -> list[JudgeAsks]:
+        """Per judge (the calls' model column holds the design's judge id) and question, from
+        its call records: readings, and the prompts / HTTP requests they state."""
+        query = (
+            "SELECT model, json_extract(request, '$.question') AS question, COUNT(*), "
+            "SUM(json_extract(result, '$.requests')), COUNT(json_extract(result, '$.requests')), "
+            "SUM(json_extract(result, '$.http_requests')) "
+            "FROM calls WHERE kind = 'judge' GROUP BY model, question ORDER BY model, question"
+        )
+        rows = self.on_writer(lambda: self.db.execute(query).fetchall())
+        return [
+            JudgeAsks(
+                judge, str(question), int(n),
+                int(prompts) if counted else None, int(http) if counted else None,
+            )  # fmt: skip
+            for judge, question, n, prompts, counted, http in rows
+        ]
 
     def count(self, table: str) -> int:
         query = f"SELECT COUNT(*) FROM {table}"

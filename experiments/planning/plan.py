@@ -6,14 +6,17 @@ and each judge's reading cost (experiments/planning/costs.py)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from diarylab.experiments.engine.contract import Design, PlanSupport
 from diarylab.experiments.engine.workload import Texts, Workload
 from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
 from diarylab.experiments.profile_making import profile_ids
+from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.probe_prompt import number_probe
 from diarylab.rubric.prompts import JudgePrompt
@@ -164,6 +167,20 @@ def _reused(workload: Workload) -> Workload:
     )
     kept = tuple(u for u in workload.uncounted if not u.startswith("making the inline profiles"))
     return replace(workload, texts=texts, uncounted=kept)
+
+
+PLAN_FILE = "plan.json"  # in a run folder: the plan as it stood when the run began
+
+
+def save_plan(design: Design, folder: Path) -> None:
+    """Keep the plan beside the run (once: a resumed run keeps the first), so that `status`
+    can put what the run asked beside what the plan said it would. A kind that cannot plan,
+    or a judge whose cost cannot be counted here, leaves no file: the run goes on."""
+    try:
+        plan = plan_design(design)
+    except LabError:
+        return
+    write_atomic(folder / PLAN_FILE, json.dumps(plan.to_json({}), indent=1, sort_keys=True))
 
 
 def plan_design(design: Design, tokenizers: Mapping[str, str] | None = None) -> Plan:
