@@ -295,6 +295,19 @@ def test_served_exact_reading_through_the_cli_equals_the_local_one(
     assert out["read"]["prompt_tail"].endswith("Score: ")
     assert out["coverage"] == pytest.approx(local["coverage"], abs=1e-5)
 
+    # --prompts-per-request reaches the client: the same reading, lists of at most 3 prompts.
+    with serve(judge_handler(tiny_model)) as server:
+        three = run_json(
+            capsys, "judge", "read", "--judge", "litellm:hosted_vllm/fake-judge",
+            "--base-url", server.base_url, "--tokenizer", str(tiny_model_folder),
+            "--max-error", "0", "--prompts-per-request", "3", *args,
+        )  # fmt: skip
+    lists = [b["prompt"] for b in server.requests if isinstance(b["prompt"][0], list)]
+    assert lists and max(len(p) for p in lists) == 3
+    assert three["read"]["http_requests"] == len(server.requests) > out["read"]["http_requests"]
+    assert three["read"]["requests"] == out["read"]["requests"]
+    assert three["distribution"] == pytest.approx(out["distribution"], abs=1e-9)
+
 
 def test_a_tokenizer_folder_without_weights_is_enough(tmp_path, capsys, tiny_model):
     folder = tmp_path / "tok"

@@ -83,11 +83,19 @@ def add_endpoint_args(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
     p.add_argument(f"--{prefix}timeout-s", type=float, help="served model: seconds per try")
     p.add_argument(f"--{prefix}max-retries", type=int, help="served model: tries after the first")
     p.add_argument(f"--{prefix}concurrency", type=int, help="served model: requests at once")
+    p.add_argument(
+        f"--{prefix}prompts-per-request",
+        type=int,
+        help="served judge read by token ids: prompts sent in one /v1/completions request "
+        "(default 16; 1 for a server that takes one prompt at a time, e.g. llama.cpp)",
+    )
 
 
 def endpoint_settings(args: argparse.Namespace, *, prefix: str = "") -> EndpointSettings:
     key = prefix.replace("-", "_")
-    names = ("base_url", "api_key_env", "timeout_s", "max_retries", "concurrency")
+    names = (
+        "base_url", "api_key_env", "timeout_s", "max_retries", "concurrency", "prompts_per_request"
+    )  # fmt: skip
     values = {n: getattr(args, f"{key}{n}") for n in names}
     return validated(
         EndpointSettings, {k: v for k, v in values.items() if v is not None}, prefix=prefix
