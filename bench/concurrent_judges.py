@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from diarylab.experiments.engine.judging import judge_tasks  # noqa: E402
 from diarylab.experiments.engine.lanes import run_lanes  # noqa: E402
 from diarylab.experiments.engine.store import Store  # noqa: E402
-from diarylab.experiments.engine.vocabulary import Task  # noqa: E402
+from diarylab.experiments.engine.tasks import Task  # noqa: E402
 from diarylab.model_access.served import ServedClient  # noqa: E402
 from diarylab.model_access.settings import EndpointSettings  # noqa: E402
+from diarylab.rubric.judging.served_exact import ExactSettings  # noqa: E402
+from diarylab.rubric.judging.served_judge import ServedJudge  # noqa: E402
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef  # noqa: E402
-from diarylab.rubric.served_exact import ExactSettings  # noqa: E402
-from diarylab.rubric.served_judge import ServedJudge  # noqa: E402
 from tests.fake_openai import Reply, Routed  # noqa: E402
 
 TEMPLATE = TemplateRef("bench", 1, "0" * 64)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from diarylab.experiments.commands.demo import DEMO_DESIGN
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 
 

@@ -25,7 +25,7 @@ import torch  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402
 from diarylab.rubric.behavior import score_reply  # noqa: E402
 from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts  # noqa: E402
-from diarylab.rubric.local_judge import LocalJudge  # noqa: E402
+from diarylab.rubric.judging.local_judge import LocalJudge  # noqa: E402
 
 ENTRY = (
     "Thursday. Work was the usual, I ate lunch at my desk again because nobody asked and I "

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from diarylab.experiments.engine.executor import ExecutorSettings
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import RunSummary, run_design
 
 CARDS = ["amara", "tomasz", "eero", "fatma", "kenji", "lucia", "marcus", "neha"]

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from diarylab.model_access.prompt_batches import PromptBatch  # noqa: E402
 from diarylab.model_access.served import ServedClient  # noqa: E402
 from diarylab.model_access.settings import EndpointSettings  # noqa: E402
+from diarylab.rubric.judging.served_exact import ExactSettings  # noqa: E402
+from diarylab.rubric.judging.served_judge import ServedJudge  # noqa: E402
 from diarylab.rubric.prompts import JudgePrompt  # noqa: E402
-from diarylab.rubric.served_exact import ExactSettings  # noqa: E402
-from diarylab.rubric.served_judge import ServedJudge  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = JudgePrompt.chat(

@@ -28,7 +28,7 @@ from diarylab.experiments.engine.runfolder import (
     read_locked_sha,
     read_manifest,
 )
-from diarylab.experiments.loading import open_run_folder
+from diarylab.experiments.opening import open_run_folder
 from diarylab.experiments.profile_making import profile_ids, resolve_profiles
 from diarylab.foundation.errors import LabError
 

@@ -1,4 +1,4 @@
-"""Sizing a study from a pilot, for every kind that supports it (experiments/engine/vocabulary.py,
+"""Sizing a study from a pilot, for every kind that supports it (experiments/engine/tasks.py,
 PilotSupport): run a reduced copy of a design (its first N clusters) into its own folder with
 the same engine, write one text's prompt per cluster and profile again R times (which text is
 the kind's choice: the diary's first entry, a friends writer's first outcome letter), and
@@ -28,8 +28,8 @@ from diarylab.experiments.analysis.rules import (
 from diarylab.experiments.engine.contract import Design, PilotSupport, RunContext
 from diarylab.experiments.engine.runfolder import RESULTS, STORE_FILE
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import TextNoise
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.engine.tasks import TextNoise
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import JudgeSet, run_design
 from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
@@ -103,7 +103,7 @@ def supports_pilot(design: Design) -> PilotSupport:
         raise LabError(
             f"the {kind.name!r} kind cannot run a pilot yet",
             where=f"{design.path} design.kind",
-            fix="pilots need the kind to implement PilotSupport (experiments/engine/vocabulary.py)",
+            fix="pilots need the kind to implement PilotSupport (experiments/engine/tasks.py)",
         )
     return kind
 

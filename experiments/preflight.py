@@ -20,15 +20,15 @@ from diarylab.model_access.loading import resolve
 from diarylab.model_access.placement import check_placement
 from diarylab.model_access.served import TransportFailure
 from diarylab.model_access.settings import LocalSettings
-from diarylab.rubric.judges import (
+from diarylab.rubric.judging.judges import (
     LocalJudgeSpec,
     ServedJudgeSpec,
     build_judge,
     default_load_local,
     probe_verdict,
 )
+from diarylab.rubric.judging.served_judge import ProbeResult, ServedJudge
 from diarylab.rubric.probe_prompt import number_probe
-from diarylab.rubric.served_judge import ProbeResult, ServedJudge
 
 
 def preflight(

@@ -9,7 +9,7 @@ model call made on the way (contrast pairs, calibration samples, judge readings)
 the cached-call door of the profile maker's own store, profiles/store.sqlite in the run folder,
 so a run killed while making a profile resumes with the calls it made; it is a store of its
 own so the experiment's store holds only the experiment's rows. The `diarylab steer` commands
-use the same extraction, calibration and scoring functions (experiments/calibration.py)."""
+use the same extraction, calibration and scoring functions (experiments/vector_making.py)."""
 
 from __future__ import annotations
 
@@ -21,20 +21,20 @@ from typing import Any
 
 from diarylab.diarists.patterns import Pattern, load_pattern
 from diarylab.diarists.profiles import UNSTEERED, UNSTEERED_ID, Profile, load_profile, write_profile
-from diarylab.experiments.calibration import (
+from diarylab.experiments.engine.contract import Design
+from diarylab.experiments.engine.design import ProfileRule
+from diarylab.experiments.engine.store import Store
+from diarylab.experiments.vector_making import (
     calibrate_pattern,
     chosen_setting,
     extract_pattern,
     judge_scorer,
     study_rule,
 )
-from diarylab.experiments.engine.contract import Design
-from diarylab.experiments.engine.design import ProfileRule
-from diarylab.experiments.engine.store import Store
 from diarylab.foundation.datafiles import file_sha256
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
-from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.judging.judge_base import Judge
 from diarylab.steering.calibrate import write_outputs
 from diarylab.steering.vectors import PatternVector, vector_paths
 

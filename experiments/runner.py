@@ -35,9 +35,9 @@ from diarylab.experiments.profile_making import InlineProfiles, profiles_manifes
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings, VllmSettings
 from diarylab.model_access.vllm_twin import attach_vllm
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.judges import build_judge
-from diarylab.rubric.served_judge import ProbeResult
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.judges import build_judge
+from diarylab.rubric.judging.served_judge import ProbeResult
 from diarylab.steering.vectors import vector_paths
 
 

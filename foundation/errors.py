@@ -16,10 +16,6 @@ class LabError(Exception):
         super().__init__(" — ".join(parts))
 
 
-class MissingPackageError(LabError):
-    """An optional package the requested feature needs is not installed."""
-
-
 class LabErrors(LabError):
     """Every problem a check found, so that one run of the check tells them all: the CLI prints
     each on its own line (file, field, fix) and exits 2 once. A check appends to a Collector and

@@ -12,7 +12,8 @@ vocabularies that maintained packages already ship:
 - o200k-harmony (gpt-oss): tiktoken's o200k_base ranks from the copy in litellm's wheel, built by
   transformers' tiktoken converter, plus harmony's special tokens at the ids openai-harmony
   gives them. The tokenizer carries openai-harmony's encoding (`harmony_encoding`), and judge
-  prompts for it are rendered by that library (rubric/judge_render.py), the format's official
+  prompts for it are rendered by that library (rubric/judging/judge_render.py), the format's
+  official
   renderer; its token ids equal this tokenizer's encoding of the rendered text.
 
 Every stand-in says what it is (`stand_in`): the plan names it, and a judge's identity holds it."""

@@ -21,10 +21,10 @@ import numpy as np
 
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.behavior_rubric import BehaviorRubric, ReplyQuestion, load_behavior_rubric
-from diarylab.rubric.expected import DEFAULT_FLOOR
-from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.judging.expected import DEFAULT_FLOOR
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.yes_no import YesNoReading
 from diarylab.rubric.prompts import JudgePrompt, Template, TemplateRef, load_template
-from diarylab.rubric.yes_no import YesNoReading
 
 Message = Mapping[str, str]
 

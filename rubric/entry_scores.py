@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.expected import DEFAULT_FLOOR
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.number_reading import NumberReading
+from diarylab.rubric.judging.expected import DEFAULT_FLOOR
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.number_reading import NumberReading
 from diarylab.rubric.prompts import JudgePrompt, Template, load_template, text_sha256
 
 PatternSpec = tuple[str, str, str]  # (id, name, definition)

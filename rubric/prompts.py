@@ -8,7 +8,6 @@ token. The template file's sha256 travels with every score made from it."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,10 +54,6 @@ class JudgePrompt:
                 )
             pairs.append((str(m["role"]), str(m["content"])))
         return JudgePrompt(messages=tuple(pairs), prefill=prefill, answers=answers)
-
-    @property
-    def is_chat(self) -> bool:
-        return self.text is None
 
     def chat_messages(self) -> list[dict[str, str]]:
         """The messages a chat template renders, the prefill as an open assistant turn."""
@@ -146,7 +141,3 @@ def load_template(name_or_path: str | Path) -> Template:
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def json_sha256(value: Any) -> str:
-    return text_sha256(json.dumps(value, sort_keys=True, ensure_ascii=False))

@@ -23,7 +23,7 @@ from diarylab.model_access.local import GenerationSettings, LocalModel
 from diarylab.steering.apply import Positions, Scale, Steer
 from diarylab.steering.extract import Scorer, TextScore
 from diarylab.steering.vectors import PatternVector
-from diarylab.steering.writing import WriteRequest, Writes
+from diarylab.steering.write_door import WriteRequest, Writes
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import GenerationSettings, LocalModel
 from diarylab.steering.vectors import PatternVector
-from diarylab.steering.writing import WriteRequest, Writes, Written
+from diarylab.steering.write_door import WriteRequest, Writes, Written
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,10 @@ def mark_ids(tokenizer) -> tuple[list[int], list[int]]:
 def brute_force_distribution(model: LocalModel, prompt_text: str) -> list[float]:
     """P(n) for n in 0..100: each number's whole sequence (prompt + number) goes through a plain
     forward pass with no KV cache (batched, right-padded: causal attention keeps pads from touching
-    real positions), then float64 products and sums. Per trie-v2 (rubric/expected.py), a number
-    does not end where it turns decimal: mark-then-digit tokens, and a bare mark times the chance
-    that a digit follows it (read by another plain pass over prompt + number + mark) — or the
-    whole mark where it is under 1e-4 likely."""
+    real positions), then float64 products and sums. Per trie-v2 (rubric/judging/expected.py),
+    a number does not end where it turns decimal: mark-then-digit tokens, and a bare mark times
+    the chance that a digit follows it (read by another plain pass over prompt + number + mark) —
+    or the whole mark where it is under 1e-4 likely."""
     prompt = model.encode(prompt_text)
     cont = digit_start_ids(model.tokenizer)
     points, decimals = mark_ids(model.tokenizer)

@@ -90,7 +90,7 @@ from typing import Any
 import pytest
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.errors import LabError
 from tests.lab_fixtures import design_text, make_profile

@@ -22,10 +22,10 @@ from diarylab.rubric.behavior import (
     sum_q,
 )
 from diarylab.rubric.behavior_rubric import load_behavior_rubric
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.yes_no import yes_no_reading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.yes_no import yes_no_reading
 
 ENTRY = "Everyone at work is useless. I always have to do everything myself."
 REPLY = "That sounds exhausting. What happened today that made it feel that way?"

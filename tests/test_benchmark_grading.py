@@ -23,9 +23,9 @@ from diarylab.experiments.kinds.benchmark.grading import (
 from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow, GraderAnswerRow
 from diarylab.experiments.kinds.benchmark.schema import GraderSettings
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.yes_no import SPACE_MARKERS
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.yes_no import SPACE_MARKERS
 
 DATA = Path(__file__).parent / "data"
 GOOD = '{"explanation": "The reply names a crisis line.", "criteria_met": true}'

@@ -15,7 +15,7 @@ import pytest
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.kinds.benchmark.scoring import per_conversation, score
-from diarylab.experiments.loading import load_design, open_run_folder
+from diarylab.experiments.opening import load_design, open_run_folder
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.datafiles import file_sha256
 from tests.test_benchmark_run import DATA, design, servers  # noqa: F401 - the fixture

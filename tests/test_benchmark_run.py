@@ -18,7 +18,7 @@ import pytest
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.kinds.benchmark.data import load_benchmark
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import Routed, chat_response, serve

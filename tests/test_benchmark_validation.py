@@ -12,7 +12,7 @@ import pytest
 from diarylab.experiments.cli import main
 from diarylab.experiments.kinds.benchmark.validation import agreement_table
 from diarylab.experiments.kinds.benchmark.validation_tasks import POOL_FILE, PoolFile, load_pool
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.datafiles import load_data
 from diarylab.foundation.errors import LabError

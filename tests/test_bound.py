@@ -1,4 +1,5 @@
-"""Bounded readings (trie-v3, rubric/bound.py and rubric/bounded_walk.py) against brute force:
+"""Bounded readings (trie-v3, rubric/judging/bound.py and rubric/judging/bounded_walk.py) against
+brute force:
 on random judges — every next-token distribution drawn at random, from flat to sharply peaked —
 the exact E[n] and coverage, computed number by number from the definitions alone, must lie
 inside the certified interval of every bounded reading, the reported mean within max_error of
@@ -12,12 +13,12 @@ import random
 
 import pytest
 
-from diarylab.rubric.bound import Bound, Open, bound_of, number_range
-from diarylab.rubric.bounded_walk import Walk
-from diarylab.rubric.expected import NUMBERS, POINT_FLOOR
-from diarylab.rubric.number_reading import number_reading
-from diarylab.rubric.number_trie import NumberTrie, TrieNode
-from diarylab.rubric.vocab import VocabFacts
+from diarylab.rubric.judging.bound import Bound, Open, bound_of, number_range
+from diarylab.rubric.judging.bounded_walk import Walk
+from diarylab.rubric.judging.expected import NUMBERS, POINT_FLOOR
+from diarylab.rubric.judging.number_reading import number_reading
+from diarylab.rubric.judging.number_trie import NumberTrie, TrieNode
+from diarylab.rubric.judging.vocab import VocabFacts
 
 # ids: 0..9 the digits, 10 ".", 11 ",", 12 ".5", 13 "\n", 14 "x", 15 "25" (a digit run)
 FACTS = VocabFacts(

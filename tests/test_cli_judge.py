@@ -15,10 +15,10 @@ from diarylab.experiments.kinds.diary import behaviors
 from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.tables import load_tables
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.prompts import JudgePrompt
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

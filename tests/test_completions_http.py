@@ -18,9 +18,9 @@ import pytest
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.served import ServedClient, TokenPromptRequest, TransportFailure
 from diarylab.model_access.settings import EndpointSettings
+from diarylab.rubric.judging.served_exact import ExactSettings
+from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.probe_prompt import number_probe
-from diarylab.rubric.served_exact import ExactSettings
-from diarylab.rubric.served_judge import ServedJudge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import Routed, serve
 from tests.judge_tokenizers import mistral_style_tokenizer, tiny_judge

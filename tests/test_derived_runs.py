@@ -21,7 +21,7 @@ from diarylab.experiments.engine.runfolder import read_locked_sha
 from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.friends.rows import LetterRow
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from tests.conftest import build_tiny_llama
 from tests.friends_fixtures import friends_design

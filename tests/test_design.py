@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.profile_making import profile_ids
 from tests.lab_fixtures import design_text, make_profile
 
@@ -181,7 +181,7 @@ def test_shipped_designs_load_and_check(capsys):
 def test_the_full_design_names_both_judges_tokenizers_and_checks_without_them(monkeypatch, capsys):
     """Both served judges are read exactly, so both name a tokenizer; the harmony judge fixes its
     reasoning effort. Checking the files alone never loads a tokenizer (no hub here)."""
-    import diarylab.rubric.judges as rubric_judges
+    import diarylab.rubric.judging.judges as rubric_judges
 
     judges = {j.id: j for j in load_design(SHIPPED[1]).spec.judges}
     assert {i: (j.tokenizer, j.reasoning_effort) for i, j in judges.items()} == {

@@ -335,7 +335,7 @@ def test_a_run_locked_before_the_reading_mode_rule_still_opens_and_resumes(
     """The rule is for new designs: a run folder's own design (and `run` resuming that very
     file) is read as it was locked, its judge read top-k as before."""
     from diarylab.experiments.engine.runfolder import SHA_FILE
-    from diarylab.experiments.loading import load_design, resumes
+    from diarylab.experiments.opening import load_design, resumes
     from diarylab.foundation.datafiles import file_sha256
     from diarylab.foundation.errors import LabError
 

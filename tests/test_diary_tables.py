@@ -12,7 +12,7 @@ from diarylab.experiments.cli import main
 from diarylab.experiments.engine.store import JudgmentRow, Store
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.tables import load_tables
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from tests.lab_fixtures import design_text
 
 ROWS = (EntryRow, ReplyRow)

@@ -11,7 +11,7 @@ import pytest
 import diarylab.rubric as rubric
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.entry_scores import EntryScores, EntryTemplates, entry_prompts, score_entry
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.prompts import load_template
 
 ENTRY = "Tuesday. Nobody answered my message again. I made tea and sat by the window."

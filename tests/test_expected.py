@@ -10,9 +10,14 @@ import pytest
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
-from diarylab.rubric.expected import NodeReading, continues_number, distribution, path_masses
-from diarylab.rubric.local_judge import LocalJudge
-from diarylab.rubric.number_reading import NumberReading, number_reading
+from diarylab.rubric.judging.expected import (
+    NodeReading,
+    continues_number,
+    distribution,
+    path_masses,
+)
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.number_reading import NumberReading, number_reading
 from diarylab.rubric.prompts import JudgePrompt
 from tests.conftest import build_tiny_llama
 from tests.judge_helpers import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from tests.friends_fixtures import friends_design
 

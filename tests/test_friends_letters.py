@@ -14,7 +14,7 @@ from diarylab.diarists.letters import letter_messages, load_fixed_letter, load_l
 from diarylab.experiments.engine.contract import RunContext
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.friends.rows import LetterRow
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.profile_making import profile_ids, resolve_profiles
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings

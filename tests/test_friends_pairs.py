@@ -13,7 +13,7 @@ import pytest
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.kinds.friends.pairs import Pair, condition_id
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.profile_making import profile_ids
 
 SHIPPED = Path(__file__).parent.parent / "experiments" / "designs" / "friends.toml"

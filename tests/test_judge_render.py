@@ -1,4 +1,5 @@
-"""rubric/judge_render.py: the exact text a judge reads before its answer, in raw, chat (with the
+"""rubric/judging/judge_render.py: the exact text a judge reads before its answer, in raw, chat
+(with the
 trimmed-space repair) and harmony form."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ import re
 import pytest
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.judge_render import is_harmony, render_judge_prompt
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.judge_render import is_harmony, render_judge_prompt
+from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.prompts import JudgePrompt
 from tests.judge_tokenizers import (
     harmony_tokenizer,
@@ -86,7 +87,7 @@ def test_harmony_history_and_no_prefill():
     assert text.endswith("<|start|>user<|message|>Is this reply kind?<|end|>" + HARMONY_END)
 
 
-from diarylab.rubric.judge_render import HARMONY_DATE  # noqa: E402
+from diarylab.rubric.judging.judge_render import HARMONY_DATE  # noqa: E402
 
 
 def test_harmony_matches_continuing_the_final_message_where_transformers_can():
@@ -139,7 +140,7 @@ def test_local_judge_reads_the_rendered_prompt_and_records_harmony_effort():
 
 
 def test_a_harmony_prompt_states_a_fixed_date_not_today():
-    from diarylab.rubric.judge_render import HARMONY_DATE, render_judge_prompt
+    from diarylab.rubric.judging.judge_render import HARMONY_DATE, render_judge_prompt
     from diarylab.rubric.prompts import JudgePrompt
     from tests.judge_tokenizers import harmony_tokenizer
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from diarylab.rubric.judge_render import render_judge_prompt
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.judge_render import render_judge_prompt
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.vocab import number_tokens, vocab_facts
+from diarylab.rubric.judging.yes_no import YesNoReading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.vocab import number_tokens, vocab_facts
-from diarylab.rubric.yes_no import YesNoReading
 from tests.judge_helpers import brute_force_distribution
 from tests.judge_tokenizers import (
     harmony_tokenizer,

@@ -6,7 +6,7 @@ import pytest
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.judges import (
+from diarylab.rubric.judging.judges import (
     LocalJudge,
     ServedJudge,
     ServedJudgeSpec,

@@ -13,7 +13,7 @@ import pytest
 
 import diarylab.experiments.kinds as kinds
 from diarylab.experiments.cli import main
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 
 ECHO = """
@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from diarylab.experiments.engine.contract import TaskJudging
 from diarylab.experiments.engine.design import DesignFile
-from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.tasks import Task
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
 

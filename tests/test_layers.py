@@ -90,7 +90,7 @@ def test_the_rule_catches_upward_and_sideways_imports(tmp_path):
     (tmp_path / "foundation").mkdir()
     (tmp_path / "foundation" / "bad.py").write_text(
         "def f():\n"
-        "    from diarylab.experiments.loading import load_design\n"
+        "    from diarylab.experiments.opening import load_design\n"
         "    return load_design\n"
     )
     (tmp_path / "chatbots").mkdir()

@@ -5,9 +5,9 @@ import torch
 
 from diarylab.rubric.behavior import reply_prompts
 from diarylab.rubric.behavior_rubric import load_behavior_rubric
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.yes_no import YesNoReading
 from diarylab.rubric.prompts import JudgePrompt, load_template
-from diarylab.rubric.yes_no import YesNoReading
 
 
 def test_batched_yes_no_equals_one_call_each(tiny_model):

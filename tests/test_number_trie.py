@@ -1,4 +1,5 @@
-"""Reading trie nodes from chosen log-probabilities (rubric/number_trie.py): the same arithmetic
+"""Reading trie nodes from chosen log-probabilities (rubric/judging/number_trie.py): the same
+arithmetic
 for a local model's full vectors and a server's answers by id, with trie-v2's decimal rule and
 exactness taken from what came back."""
 
@@ -8,16 +9,16 @@ import math
 
 import pytest
 
-from diarylab.rubric.expected import POINT_FLOOR, prob
-from diarylab.rubric.number_reading import number_reading
-from diarylab.rubric.number_trie import (
+from diarylab.rubric.judging.expected import POINT_FLOOR, prob
+from diarylab.rubric.judging.number_reading import number_reading
+from diarylab.rubric.judging.number_trie import (
     TrieNode,
     digits_after,
     number_trie,
     points_to_follow,
     read_node,
 )
-from diarylab.rubric.vocab import VocabFacts, vocab_facts
+from diarylab.rubric.judging.vocab import VocabFacts, vocab_facts
 
 # ids: 0..9 the digits, 10 ".", 11 ".5", 12 "\n", 13 "x"
 FACTS = VocabFacts(
@@ -87,7 +88,7 @@ def test_the_trie_of_a_digit_tokenizer(shipped_tokenizer):
 
 
 def test_a_reading_with_root_space_nodes_counts_both_ways_of_writing_a_number():
-    from diarylab.rubric.expected import NodeReading
+    from diarylab.rubric.judging.expected import NodeReading
 
     nodes = [
         NodeReading("", {" ": math.log(0.5), "8": math.log(0.3)}),

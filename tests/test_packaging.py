@@ -69,7 +69,7 @@ def test_installed_lab_runs_beside_folders_of_the_same_names(wheel, tmp_path):
         (project / name / "__init__.py").write_text(f"raise ImportError('shadowed: {name}')\n")
     probe = (
         "import diarylab, diarylab.experiments.cli, diarylab.steering.apply, "
-        "diarylab.rubric.judges; print(diarylab.__file__)"
+        "diarylab.rubric.judging.judges; print(diarylab.__file__)"
     )
     located = subprocess.run(
         [str(python), "-c", probe], cwd=project, capture_output=True, text=True, check=True

@@ -18,7 +18,7 @@ import pytest
 from diarylab.experiments.analysis.verdicts import minimum_detectable_effect
 from diarylab.experiments.cli import main
 from diarylab.experiments.kinds.friends.pairs import expand
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.pilot import reduced_design
 from tests.friends_fixtures import friends_design
 

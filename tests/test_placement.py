@@ -17,7 +17,7 @@ import torch
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.writes import StoreWrites, local_identity
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.datafiles import validate
 from diarylab.foundation.errors import LabError
@@ -34,7 +34,7 @@ from diarylab.model_access.settings import LocalSettings
 from diarylab.steering.apply import Steer
 from diarylab.steering.extract import _response_means
 from diarylab.steering.vectors import random_vector
-from diarylab.steering.writing import WriteRequest, Written
+from diarylab.steering.write_door import WriteRequest, Written
 from tests.conftest import SPLIT_MAP
 from tests.lab_fixtures import design_text
 

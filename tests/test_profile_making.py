@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 
 from diarylab.diarists.patterns import load_pattern
-from diarylab.experiments.calibration import judge_scorer
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.profile_making import InlineProfiles, resolve_profiles
+from diarylab.experiments.vector_making import judge_scorer
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.judges import build_judge
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.judges import build_judge
+from diarylab.rubric.judging.local_judge import LocalJudge
 from tests.lab_fixtures import design_text
 
 RULE = """

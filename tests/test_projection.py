@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.errors import LabError
 from diarylab.steering.projection import project

@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray")
 
 from diarylab.experiments.engine import ray_executor, writes  # noqa: E402
 from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef  # noqa: E402
-from diarylab.experiments.loading import load_design  # noqa: E402
+from diarylab.experiments.opening import load_design  # noqa: E402
 from diarylab.experiments.runner import run_design  # noqa: E402
 from diarylab.foundation.errors import LabError  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402

@@ -10,7 +10,7 @@ import pandas as pd
 
 from diarylab.experiments.analysis.readings import _bounded, section, summarize
 from diarylab.experiments.cli import build_parser
-from diarylab.rubric.judges import LocalJudgeSpec, ServedJudgeSpec
+from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec
 
 UNQUALIFIED = re.compile(r"read exactly|readings are exact|is exact\b|reads exactly", re.I)
 

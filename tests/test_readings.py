@@ -19,14 +19,14 @@ from diarylab.experiments.analysis.readings import (
 )
 from diarylab.experiments.engine.judging import judge_tasks
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.tasks import Task
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.tables import judge_readings
-from diarylab.rubric.expected import NodeReading
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.number_reading import number_reading
+from diarylab.rubric.judging.expected import NodeReading
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.number_reading import number_reading
+from diarylab.rubric.judging.yes_no import yes_no_reading
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
-from diarylab.rubric.yes_no import yes_no_reading
 
 FLOOR = 0.5
 TEMPLATE = TemplateRef("t", 1, "0" * 64)

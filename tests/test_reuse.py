@@ -17,7 +17,7 @@ from diarylab.experiments.engine.reuse import (
     text_view,
 )
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.foundation.errors import LabError
 from tests.lab_fixtures import design_text
 

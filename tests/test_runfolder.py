@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
 

@@ -14,7 +14,7 @@ import pytest
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine.inputs import file_sha256
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.errors import LabError
 from tests.test_benchmark_run import DATA

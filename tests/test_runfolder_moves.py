@@ -15,7 +15,7 @@ import pytest
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine import inputs as inputs_module
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.datafiles import file_sha256, located, reading_from
 from diarylab.foundation.errors import LabError

@@ -13,7 +13,7 @@ import pytest
 
 from diarylab.model_access.loading import load_tokenizer
 from diarylab.model_access.seed_tokenizers import seed_tokenizer, stand_in_for
-from diarylab.rubric.judge_render import HARMONY_DATE, render_judge_prompt
+from diarylab.rubric.judging.judge_render import HARMONY_DATE, render_judge_prompt
 from diarylab.rubric.prompts import JudgePrompt
 
 MISTRAL = "mistralai/Mistral-Small-3.1-24B-Instruct-2503"
@@ -153,7 +153,7 @@ def test_the_shipped_designs_plan_every_judge_with_the_stand_ins_named(
 def test_a_served_judge_read_with_a_stand_in_says_so_in_its_identity(harmony, tekken):
     from types import SimpleNamespace
 
-    from diarylab.rubric.served_judge import ServedJudge
+    from diarylab.rubric.judging.served_judge import ServedJudge
 
     client = SimpleNamespace(model="hosted_vllm/openai/gpt-oss-120b")
     identity = ServedJudge(client, tokenizer=harmony, mode="exact").identity()  # type: ignore[arg-type]

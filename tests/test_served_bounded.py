@@ -14,10 +14,10 @@ import pytest
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings
 from diarylab.model_access.token_prompts import TokenPromptRequest
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.served_exact import ExactSettings
+from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.served_exact import ExactSettings
-from diarylab.rubric.served_judge import ServedJudge
 from tests.confident_judge import confident_judge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve

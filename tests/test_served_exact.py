@@ -11,11 +11,11 @@ import pytest
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.served_exact import ExactSettings
+from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.probe_prompt import number_probe
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.served_exact import ExactSettings
-from diarylab.rubric.served_judge import ServedJudge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
 from tests.judge_tokenizers import (

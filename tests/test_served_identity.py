@@ -1,4 +1,5 @@
-"""What a served judge's server says it is (rubric/served_identity.py): the dtype, told by the
+"""What a served judge's server says it is (rubric/judging/served_identity.py): the dtype, told by
+the
 stand-in only where vLLM 0.32.0 tells it (the dev-mode /server_info route), and the
 system_fingerprint; both stored with every reading, named per judge in the report's Judge
 readings section with the widths of the readings' certified bounds, and shown by `judge probe`,
@@ -18,13 +19,13 @@ from diarylab.experiments.analysis.readings import per_judge, section, stored_re
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine.judging import judge_tasks
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.tasks import Task
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.expected import NodeReading
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.number_reading import number_reading
+from diarylab.rubric.judging.expected import NodeReading
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.number_reading import number_reading
+from diarylab.rubric.judging.served_identity import UNKNOWN, dtype_of, served_dtype, server_root
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
-from diarylab.rubric.served_identity import UNKNOWN, dtype_of, served_dtype, server_root
 from tests.confident_judge import confident_judge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
@@ -69,7 +70,7 @@ def test_a_server_info_body_gives_its_dtype_or_unknown():
 
 class Bounded(Judge):
     """Every score: P("5" then end) = 0.9, P("7") = 0.1 never read further, so the reading
-    stops early. By hand (rubric/bound.py): C0 = 0.9, S0 = 4.5; the open 0.1 could be 7 or
+    stops early. By hand (rubric/judging/bound.py): C0 = 0.9, S0 = 4.5; the open 0.1 could be 7 or
     70..79, so E[n] lies in [5, (4.5 + 7.9) / 1.0] = [5, 12.4] (width 7.4) and the coverage in
     [0.9, 1.0]; with `read_all` the "7" node is read too and the reading is exact (width 0)."""
 

@@ -10,12 +10,12 @@ from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.local_judge import LocalJudge
-from diarylab.rubric.number_reading import NumberReading
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.number_reading import NumberReading
+from diarylab.rubric.judging.served_chat import ChatSettings
+from diarylab.rubric.judging.served_exact import ExactSettings
+from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.served_chat import ChatSettings
-from diarylab.rubric.served_exact import ExactSettings
-from diarylab.rubric.served_judge import ServedJudge
 from tests.conftest import build_tiny_llama
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
@@ -179,7 +179,7 @@ def test_identity_holds_what_determines_answers_and_no_transport(judge_model):
 
 
 def test_provider_apis_are_not_sent_vllm_only_fields():
-    from diarylab.rubric.served_chat import ChatReader
+    from diarylab.rubric.judging.served_chat import ChatReader
 
     provider = ServedClient("openai/gpt-judge", EndpointSettings())
     request = ChatReader(provider, ChatSettings(prefill=False)).request(NUMBER, "", max_tokens=5)

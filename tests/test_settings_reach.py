@@ -24,12 +24,12 @@ import diarylab.experiments.engine.writes as conversations  # where entries are 
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
 from diarylab.experiments.engine.contract import RunContext
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import JudgeSet, ModelCache, run_design
 from diarylab.foundation.datafiles import validate
 from diarylab.model_access.served import CompletionRequest, ServedClient, TransportFailure
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
-from diarylab.rubric.judges import ServedJudgeSpec
+from diarylab.rubric.judging.judges import ServedJudgeSpec
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import chat_response, serve
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
@@ -306,7 +306,7 @@ def test_placement_settings_reach_from_pretrained_and_the_manifest(tiny_model_fo
 
 
 def test_served_judge_options_reach_the_judge():
-    from diarylab.rubric.judges import build_judge
+    from diarylab.rubric.judging.judges import build_judge
 
     exact = validate(
         ServedJudgeSpec,
@@ -641,7 +641,7 @@ def test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity(monkeyp
     """A judge's max_error (both kinds) and scout_logprobs reach the reader that uses them and
     the judge's identity (they change results); prompts_per_request and a list of base URLs
     reach the client and never the identity (transport)."""
-    from diarylab.rubric.judges import LocalJudgeSpec, build_judge
+    from diarylab.rubric.judging.judges import LocalJudgeSpec, build_judge
 
     served = validate(
         ServedJudgeSpec,

@@ -15,7 +15,7 @@ import pytest
 
 import diarylab.model_access.vllm_engine as vllm_engine
 from diarylab.chatbots.specs import LocalChatbotSpec, build_chatbot
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import ModelCache, run_design
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.vllm_engine import EngineOutput, VllmEngine

@@ -15,11 +15,11 @@ import pytest
 
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.judge_render import render_judge_prompt
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.judge_render import render_judge_prompt
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.served_exact import ExactSettings
+from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.served_exact import ExactSettings
-from diarylab.rubric.served_judge import ServedJudge
 from tests.fake_judge_render import trimming_template
 from tests.kill_resume import ROOT
 

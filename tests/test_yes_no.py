@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from diarylab.rubric.local_judge import LocalJudge
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.vocab import vocab_facts
+from diarylab.rubric.judging.yes_no import YesNoReading, answer_of, yes_no_reading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.vocab import vocab_facts
-from diarylab.rubric.yes_no import YesNoReading, answer_of, yes_no_reading
 
 
 def test_variants_in_the_shipped_vocabulary(shipped_tokenizer):

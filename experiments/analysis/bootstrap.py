@@ -218,31 +218,3 @@ def bca_probabilities(
     z = norm.ppf(np.array([alpha, 1 - alpha]))
     adjusted = z0 + (z0 + z) / (1 - acceleration * (z0 + z))
     return np.asarray(norm.cdf(adjusted))
-
-
-def mean_interval(values: np.ndarray, settings: BootstrapSettings) -> Interval:
-    """The bootstrap interval of the mean of per-cluster values (one value per cluster)."""
-    table = pd.DataFrame({"value": np.asarray(values, dtype=float)})
-    table["cluster"] = np.arange(len(table))
-    return cluster_bootstrap(
-        table,
-        mean_of("value"),
-        cluster="cluster",
-        resamples=settings.resamples,
-        seed=settings.seed,
-        level=settings.level,
-        method=settings.method,
-    )
-
-
-def percentile_interval(
-    draws: np.ndarray, estimate: float, *, level: float = 0.95, clusters: int = 0
-) -> Interval:
-    """The percentile interval of bootstrap draws already made (NaN draws left out)."""
-    finite = np.asarray(draws, dtype=float)
-    finite = finite[np.isfinite(finite)]
-    if finite.size == 0:
-        return Interval(estimate, np.nan, np.nan, level, "percentile", 0, clusters)
-    alpha = (1 - level) / 2
-    low, high = np.quantile(finite, [alpha, 1 - alpha])
-    return Interval(estimate, float(low), float(high), level, "percentile", finite.size, clusters)

@@ -218,7 +218,7 @@ def flags_by_target(flags: pd.DataFrame, targets: Sequence[str]) -> dict[str, li
 
 def judgment_bounds(store: Store) -> dict[tuple[str, str, str], tuple[float, float]]:
     """(judge, target id, item) -> the certified interval on E[n] its stored record holds
-    (rubric/bound.py), for the readings that have one. Read inside SQLite (json_extract): a
+    (rubric/judging/bound.py), for the readings that have one. Read inside SQLite (json_extract): a
     large run's per-node records are never parsed in Python."""
     rows = store.db.execute(
         "SELECT j.judge, j.target_id, j.item, json_extract(c.result, '$.bound.mean[0]'), "

@@ -5,7 +5,7 @@ Read from the store, never from memory: each judgment row keeps its coverage and
 readable (coverage at or above the run's floor), and the call record it names (`calls.result`,
 the judge's raw record) says whether the reading was exact and in which mode it was made, what
 the server said it was (its system_fingerprint, the dtype it serves) and the certified bound on
-E[n] of a reading that stopped early (rubric/bound.py). A
+E[n] of a reading that stopped early (rubric/judging/bound.py). A
 steered text may be unreadable more often than an unsteered one, so unreadable judgments are not
 missing at random; this section lets a reader see that before trusting a contrast."""
 
@@ -226,7 +226,7 @@ def _judge_lines(summary: pd.DataFrame) -> list[str]:
         "does; `unknown`: the server did not say — vLLM tells its dtype only on the dev-mode "
         "`/server_info` route); then, over its score readings, how many carry a certified "
         "bound on E[n] (a reading may stop early, within the judge's `max_error`: "
-        "rubric/bound.py), the median and largest width of that bound in points (0: read "
+        "rubric/judging/bound.py), the median and largest width of that bound in points (0: read "
         "exactly) and the largest coverage the bound leaves open.\n",
         md.table(judges, columns),
     ]

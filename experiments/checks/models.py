@@ -10,7 +10,7 @@ from diarylab.experiments.engine.contract import Design
 from diarylab.foundation.errors import Collector, LabError
 from diarylab.model_access.hub import ModelFacts, model_facts
 from diarylab.model_access.loading import resolve
-from diarylab.rubric.judges import LocalJudgeSpec
+from diarylab.rubric.judging.judges import LocalJudgeSpec
 
 
 def check_models(design: Design, found: Collector, *, ask_hub: bool = True) -> list[str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.probe_prompt import number_probe
-from diarylab.rubric.served_judge import ServedJudge
 
 
 def measure_rate(judge: ServedJudge, readings: int) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from diarylab.foundation.errors import LabError
 if TYPE_CHECKING:
     from diarylab.diarists.patterns import Pattern
     from diarylab.experiments.engine.store import Store
-    from diarylab.rubric.judge_base import Judge
+    from diarylab.rubric.judging.judge_base import Judge
     from diarylab.steering.extract import Scorer
 
 
@@ -123,8 +123,8 @@ class CliJudge:
 
 
 def judge_of(args: argparse.Namespace) -> CliJudge:
-    from diarylab.experiments.calibration import FAKE_JUDGE
-    from diarylab.rubric.judges import build_judge, default_load_local
+    from diarylab.experiments.vector_making import FAKE_JUDGE
+    from diarylab.rubric.judging.judges import build_judge, default_load_local
 
     spec = judge_spec_of(args, prefix="judge-")  # checks the judge options, even for 'fake'
     if args.judge == FAKE_JUDGE:
@@ -138,7 +138,7 @@ def judge_of(args: argparse.Namespace) -> CliJudge:
 
 def scorer(cli: CliJudge, pattern: Pattern, store: Store) -> Scorer:
     """The --judge's scorer, its readings kept in `store`."""
-    from diarylab.experiments.calibration import fake_scorer, judge_scorer
+    from diarylab.experiments.vector_making import fake_scorer, judge_scorer
 
     judge = cli.judge
     if judge is None:

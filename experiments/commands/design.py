@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.kinds import kind_names
-from diarylab.experiments.loading import design_schema, load_design
+from diarylab.experiments.opening import design_schema, load_design
 from diarylab.experiments.power_check import power_lines
 from diarylab.experiments.profile_making import describe_profiles, profile_ids
 

@@ -127,14 +127,14 @@ def run_read(args: argparse.Namespace) -> int:
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    from diarylab.rubric.judges import (
+    from diarylab.rubric.judging.judges import (
         ServedJudgeSpec,
         build_judge,
         default_load_local,
         probe_verdict,
     )
+    from diarylab.rubric.judging.served_judge import ServedJudge
     from diarylab.rubric.probe_prompt import number_probe
-    from diarylab.rubric.served_judge import ServedJudge
 
     spec = judge_spec_of(args)
     if not isinstance(spec, ServedJudgeSpec):

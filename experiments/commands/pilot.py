@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 
 
 def register(sub: argparse._SubParsersAction) -> None:

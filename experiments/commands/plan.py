@@ -8,7 +8,7 @@ import json
 import math
 
 from diarylab.experiments.engine.contract import Design
-from diarylab.experiments.loading import load_design
+from diarylab.experiments.opening import load_design
 from diarylab.foundation.errors import LabError
 
 DIARIST = "diarist"

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from diarylab.experiments.engine.executor import ExecutorSettings
 from diarylab.experiments.engine.runfolder import refuse_under_a_file
-from diarylab.experiments.loading import load_design, open_run_folder, resumes
+from diarylab.experiments.opening import load_design, open_run_folder, resumes
 from diarylab.experiments.planning.against_run import plan_vs_run
 from diarylab.foundation.errors import LabError
 

@@ -13,7 +13,7 @@ from diarylab.chatbots.base import Chatbot, Message
 from diarylab.chatbots.local import LocalChatbot
 from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.engine.tasks import Tick
 
 # The kind's row for reply i: its text, its flag, and the key of the call that made it (None
 # for a chatbot that calls no model).

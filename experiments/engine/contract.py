@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from diarylab.experiments.engine.design import DesignFile, Preregistered
 from diarylab.experiments.engine.judging import judge_tasks
 from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
-from diarylab.experiments.engine.vocabulary import ContrastSample, Task, TextNoise, Tick
+from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise, Tick
 from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from diarylab.experiments.engine.workload import Workload
     from diarylab.model_access.local import LocalModel
     from diarylab.model_access.settings import LocalSettings
-    from diarylab.rubric.judge_base import Judge
+    from diarylab.rubric.judging.judge_base import Judge
 
 
 @dataclass(frozen=True, eq=False)

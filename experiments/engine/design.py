@@ -18,7 +18,7 @@ from diarylab.diarists.patterns import available_patterns
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import GenerationSettings, LocalSettings, VllmSettings
-from diarylab.rubric.judges import JudgeSpec, ServedJudgeSpec
+from diarylab.rubric.judging.judges import JudgeSpec, ServedJudgeSpec
 from diarylab.steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
 UNSTEERED = "unsteered"

@@ -13,11 +13,11 @@ from typing import Any
 
 from diarylab.experiments.engine.lanes import run_spread
 from diarylab.experiments.engine.store import JudgmentRow, Store
-from diarylab.experiments.engine.vocabulary import Task, Tick
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.number_reading import NumberReading
+from diarylab.experiments.engine.tasks import Task, Tick
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.number_reading import NumberReading
+from diarylab.rubric.judging.yes_no import YesNoReading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.yes_no import YesNoReading
 
 
 def judgment_row(

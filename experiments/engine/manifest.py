@@ -17,7 +17,7 @@ from diarylab.model_access.local import LocalModel
 
 if TYPE_CHECKING:
     from diarylab.experiments.engine.contract import Design
-    from diarylab.rubric.served_judge import ProbeResult
+    from diarylab.rubric.judging.served_judge import ProbeResult
 
 PACKAGES = (
     "torch",
@@ -99,7 +99,7 @@ def local_placements(writer: LocalModel | None, chatbots: Mapping[str, Any]) -> 
 def served_judges(probes: Mapping[str, ProbeResult]) -> dict[str, dict[str, Any]]:
     """Per served judge, from the probe the run began with: the system_fingerprint its server
     sent (None where it sent none), the dtype it said it serves ("unknown" where it does not
-    say: rubric/served_identity.py), and the mode and root coverage the probe read. Each
+    say: rubric/judging/served_identity.py), and the mode and root coverage the probe read. Each
     reading's own record keeps the fingerprint and dtype too (the report reads those)."""
     return {
         judge_id: {

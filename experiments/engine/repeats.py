@@ -11,7 +11,7 @@ from typing import Any
 
 from diarylab.experiments.engine.judging import judge_tasks
 from diarylab.experiments.engine.store import JudgmentRow, Store
-from diarylab.experiments.engine.vocabulary import Task, TextNoise
+from diarylab.experiments.engine.tasks import Task, TextNoise
 
 SEP = "~"  # text_id SEP repeat: a repeat's own id in a pilot's repeats store
 

@@ -19,7 +19,7 @@ from diarylab.foundation.datafiles import HashedDataFile
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import GenerationSettings, LocalSettings
 from diarylab.steering.apply import Steer, write_steered
-from diarylab.steering.writing import WriteRequest, Written
+from diarylab.steering.write_door import WriteRequest, Written
 
 Rows = Callable[[int, Mapping[str, Any], str], Sequence[Any]]
 

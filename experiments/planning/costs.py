@@ -14,13 +14,13 @@ from diarylab.experiments.planning.simulated import CONFIDENT, StatedChat, State
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.loading import load_tokenizer
 from diarylab.model_access.served import ServedClient
-from diarylab.rubric.expected import ALL_NODE_TEXTS, SPACE
-from diarylab.rubric.judge_render import render_judge_prompt
-from diarylab.rubric.judges import LocalJudgeSpec, ServedJudgeSpec, reading_settings
-from diarylab.rubric.number_trie import number_trie
+from diarylab.rubric.judging.expected import ALL_NODE_TEXTS, SPACE
+from diarylab.rubric.judging.judge_render import render_judge_prompt
+from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec, reading_settings
+from diarylab.rubric.judging.number_trie import number_trie
+from diarylab.rubric.judging.served_judge import ServedJudge
+from diarylab.rubric.judging.vocab import vocab_facts
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.served_judge import ServedJudge
-from diarylab.rubric.vocab import vocab_facts
 
 Basis = Literal["trie", "estimate", "unknown", "local"]
 

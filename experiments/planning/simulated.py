@@ -1,5 +1,6 @@
 """A stated judge behind an in-process server, so `diarylab plan` counts a reading's prompts and
-HTTP requests with the reader a run uses (rubric/served_exact.py ExactReader), not a formula.
+HTTP requests with the reader a run uses (rubric/judging/served_exact.py ExactReader), not a
+formula.
 
 The server answers /v1/completions token prompts the way vLLM 0.32.0 does, as far as the reader
 looks (the same behaviour tests/fake_judge_server.py cites: vllm/entrypoints/openai/completion/
@@ -31,8 +32,8 @@ from diarylab.model_access.completions import (
 from diarylab.model_access.prompt_batches import batches
 from diarylab.model_access.settings import EndpointSettings
 from diarylab.model_access.token_prompts import TokenCompletion, TokenPromptRequest
-from diarylab.rubric.expected import LOG_ZERO, POINT_FLOOR
-from diarylab.rubric.number_trie import NumberTrie, TrieNode
+from diarylab.rubric.judging.expected import LOG_ZERO, POINT_FLOOR
+from diarylab.rubric.judging.number_trie import NumberTrie, TrieNode
 
 # Share of a confident judge's mass on each number it writes; the rest is spread evenly.
 CONFIDENT: Mapping[str, float] = {"72": 0.93, "62": 0.065}
@@ -134,8 +135,8 @@ class StatedServer:
 
 
 class StatedChat:
-    """Stands where a ServedClient stands for a top-k ChatReader (rubric/served_chat.py): the
-    same stated judge, written one digit per token after the prompt's prefill, each position's
+    """Stands where a ServedClient stands for a top-k ChatReader (rubric/judging/served_chat.py):
+    the same stated judge, written one digit per token after the prompt's prefill, each position's
     top `top_logprobs` returned the way an OpenAI-compatible chat endpoint does (vLLM:
     vllm/entrypoints/openai/chat_completion/serving.py _create_chat_logprobs) — the favoured
     pieces, then other tokens at the even share, which the reader sees are no digits."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,11 +164,3 @@ def _json_object(body: str) -> dict[str, object] | None:
         if isinstance(value, dict):
             return value
     return None
-
-
-def criterion_item(criterion: Criterion) -> str:
-    return f"criterion:{criterion.id}"
-
-
-def all_items(conversations: Sequence[Conversation]) -> int:
-    return sum(len(c.criteria) for c in conversations)

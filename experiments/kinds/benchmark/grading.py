@@ -18,7 +18,7 @@ from diarylab.chatbots.base import Chatbot
 from diarylab.chatbots.local import LocalChatbot
 from diarylab.chatbots.served import ServedChatbot
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Task, Tick
+from diarylab.experiments.engine.tasks import Task, Tick
 from diarylab.experiments.kinds.benchmark.grader import (
     ANSWER_WORDS,
     DEFAULT_MAX_TOKENS,
@@ -32,7 +32,7 @@ from diarylab.experiments.kinds.benchmark.schema import GraderSettings
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import GenerationSettings, LocalSettings
-from diarylab.rubric.judges import LocalJudgeSpec, ServedJudgeSpec
+from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
 LoadLocal = Callable[[str, LocalSettings], LocalModel]

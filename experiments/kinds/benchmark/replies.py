@@ -16,7 +16,7 @@ from typing import Any
 from diarylab.chatbots.base import Chatbot
 from diarylab.experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.engine.tasks import Tick
 from diarylab.experiments.kinds.benchmark.data import Conversation, leaks
 from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow
 

@@ -14,7 +14,7 @@ from diarylab.experiments.engine.design import DesignFile
 from diarylab.experiments.kinds.benchmark.data import Format
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from diarylab.model_access.settings import GenerationSettings
-from diarylab.rubric.judges import ServedJudgeSpec
+from diarylab.rubric.judging.judges import ServedJudgeSpec
 
 Convention = Literal["mentalhealthbench", "healthbench"]
 Validator = Literal["borrowed_criteria", "behavior_rubric"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.tasks import Task
 from diarylab.experiments.kinds.benchmark.data import Conversation, Criterion
 from diarylab.experiments.kinds.benchmark.grader import Grader
 from diarylab.experiments.kinds.benchmark.grading import Item

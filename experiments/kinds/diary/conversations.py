@@ -13,11 +13,11 @@ from functools import partial
 from typing import Any
 
 from diarylab.chatbots.base import Chatbot
+from diarylab.diarists.entry_context import chatbot_view, entry_messages
 from diarylab.diarists.templates import EntryTemplate
-from diarylab.diarists.writing import chatbot_view, entry_messages
 from diarylab.experiments.engine.chatbot_turns import ask_chatbot, ask_chatbots
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.engine.tasks import Tick
 from diarylab.experiments.engine.writes import SteeredWrite, Writer, write_cached
 from diarylab.experiments.kinds.diary.cells import Cell, derived_seed
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow

@@ -54,11 +54,6 @@ class AnalysisTables:
                     fix="export the store with the columns in experiments/kinds/diary/frames.py",
                 )
 
-    @classmethod
-    def empty_flags(cls, entries: pd.DataFrame, replies: pd.DataFrame) -> AnalysisTables:
-        return cls(entries, replies, pd.DataFrame({c: pd.Series(dtype=str) for c in FLAG_COLUMNS}))
-
-
 def pattern_score(pattern: str) -> str:
     return f"pattern:{pattern}"
 

@@ -12,12 +12,12 @@ from diarylab.diarists.cards import load_cards
 from diarylab.diarists.templates import load_entry_template
 from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import ContrastSample, Task, TextNoise
+from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.workload import Texts, Workload, profile_making, reply_texts
 from diarylab.experiments.engine.writes import Writer
 from diarylab.experiments.kinds.diary.cells import Cell, expand
 from diarylab.experiments.kinds.diary.conversations import DiaryWriter, run_conversations
-from diarylab.experiments.kinds.diary.projection import project_entries
+from diarylab.experiments.kinds.diary.projection_scores import project_entries
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 from diarylab.experiments.kinds.diary.tasks import (

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
+from diarylab.diarists.entry_context import entry_messages
 from diarylab.diarists.patterns import load_pattern
-from diarylab.diarists.writing import entry_messages
 from diarylab.experiments.engine.contract import Design, RunContext
 from diarylab.experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import ContrastSample, Task, TextNoise
+from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.writes import SteeredWrite, write_cached
 from diarylab.experiments.kinds.diary.cells import Cell, derived_seed
 from diarylab.experiments.kinds.diary.conversations import DiaryWriter, entry_row

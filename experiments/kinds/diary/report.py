@@ -21,7 +21,8 @@ from diarylab.experiments.analysis.html_page import write_page
 from diarylab.experiments.analysis.rules import Rule
 from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
 from diarylab.experiments.engine.runfolder import replaced_folder
-from diarylab.experiments.kinds.diary import behaviors, comparisons, html, plots, projection
+from diarylab.experiments.kinds.diary import behaviors, comparisons, html, plots
+from diarylab.experiments.kinds.diary import projection_scores as projection
 from diarylab.experiments.kinds.diary.agreement import judge_agreement
 from diarylab.experiments.kinds.diary.contrasts import parse_hypotheses
 from diarylab.experiments.kinds.diary.data_section import data_section

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 
 from diarylab.diarists.patterns import load_pattern
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.tasks import Task
 from diarylab.experiments.engine.workload import PLACEHOLDER
 from diarylab.experiments.kinds.diary.cells import Cell
 from diarylab.experiments.kinds.diary.conversations import history

@@ -13,7 +13,7 @@ from diarylab.diarists.letters import load_fixed_letter, load_letter_template
 from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
 from diarylab.experiments.engine.design import UNSTEERED
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import ContrastSample, Task, TextNoise
+from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.workload import Texts, Workload, profile_making
 from diarylab.experiments.engine.writes import Writer
 from diarylab.experiments.kinds.friends.letters import LetterWriter, run_letters

@@ -11,7 +11,7 @@ from typing import Any
 
 from diarylab.diarists.letters import FixedLetter, LetterTemplate, letter_messages
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.engine.tasks import Tick
 from diarylab.experiments.engine.writes import SteeredWrite, Writer, write_cached
 from diarylab.experiments.kinds.friends.contrast import FIXED
 from diarylab.experiments.kinds.friends.pairs import Pair, Seat, letter_seed, other

@@ -15,7 +15,7 @@ from typing import Any, cast
 from diarylab.experiments.engine.contract import Design, RunContext
 from diarylab.experiments.engine.repeats import pooled_noise, repeat_id, score_repeats
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import ContrastSample, Task, TextNoise
+from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.writes import SteeredWrite, write_cached
 from diarylab.experiments.kinds.friends.contrast import FIXED
 from diarylab.experiments.kinds.friends.letters import (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from diarylab.diarists.cards import RoleCard
 from diarylab.diarists.patterns import load_pattern
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.tasks import Task
 from diarylab.experiments.engine.workload import PLACEHOLDER
 from diarylab.experiments.kinds.friends.contrast import FIXED
 from diarylab.experiments.kinds.friends.pairs import Pair

@@ -17,14 +17,14 @@ from tqdm.auto import tqdm
 from diarylab.diarists.patterns import Pattern
 from diarylab.experiments.engine.judging import judge_tasks, judgment_id
 from diarylab.experiments.engine.store import JudgmentRow, Store
-from diarylab.experiments.engine.vocabulary import Task
+from diarylab.experiments.engine.tasks import Task
 from diarylab.experiments.engine.writes import StoreWrites
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import GenerationSettings
 from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts
-from diarylab.rubric.expected import DEFAULT_FLOOR
-from diarylab.rubric.judge_base import Judge
+from diarylab.rubric.judging.expected import DEFAULT_FLOOR
+from diarylab.rubric.judging.judge_base import Judge
 from diarylab.rubric.prompts import text_sha256
 from diarylab.steering.calibrate import Calibration, heuristic_scorer, sweep
 from diarylab.steering.extract import Extraction, Scorer, TextScore, extract_vector

@@ -1,9 +1,11 @@
 """Exact readings of a served judge by prompt tokens: the prompt is rendered on the client with
-the judge's own tokenizer and chat template (rubric/judge_render.py; harmony form for gpt-oss,
+the judge's own tokenizer and chat template (rubric/judging/judge_render.py; harmony form for
+gpt-oss,
 ending in the final channel), and every trie node is read through /v1/completions with the
-prompt as token ids (how, and when a reading counts as exact: rubric/exact_asks.py). A 0–100
+prompt as token ids (how, and when a reading counts as exact: rubric/judging/exact_asks.py). A 0–100
 reading reads every node (or, with max_error > 0, only what can move the mean:
-rubric/bounded_walk.py); yes/no reads the answer ids at the prompt's end; the probe reads the
+rubric/judging/bounded_walk.py); yes/no reads the answer ids at the prompt's end; the probe reads
+the
 root, the first tokens written, and whether the server takes lists of prompts."""
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from typing import Any
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.token_prompts import TokenPromptRequest
-from diarylab.rubric.bounded_walk import Walk
-from diarylab.rubric.exact_asks import TAIL_CHARS, Asked, ExactAsker, ExactSettings
-from diarylab.rubric.expected import path_masses, prob
-from diarylab.rubric.judge_render import RenderedPrompt, render_judge_prompt
-from diarylab.rubric.number_reading import number_reading
-from diarylab.rubric.number_trie import (
+from diarylab.rubric.judging.bounded_walk import Walk
+from diarylab.rubric.judging.exact_asks import TAIL_CHARS, Asked, ExactAsker, ExactSettings
+from diarylab.rubric.judging.expected import path_masses, prob
+from diarylab.rubric.judging.judge_render import RenderedPrompt, render_judge_prompt
+from diarylab.rubric.judging.number_reading import number_reading
+from diarylab.rubric.judging.number_trie import (
     NumberTrie,
     TrieNode,
     digits_after,
@@ -26,9 +28,9 @@ from diarylab.rubric.number_trie import (
     points_to_follow,
     read_node,
 )
+from diarylab.rubric.judging.vocab import answer_ids, is_byte_level, token_text
+from diarylab.rubric.judging.yes_no import yes_no_reading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.vocab import answer_ids, is_byte_level, token_text
-from diarylab.rubric.yes_no import yes_no_reading
 
 __all__ = ["Asked", "ExactReader", "ExactSettings"]
 
@@ -78,7 +80,7 @@ class ExactReader(ExactAsker):
         return dict(number_reading(nodes, record=record).record)
 
     def _bounded_record(self, rendered: RenderedPrompt, trie: NumberTrie) -> dict[str, Any]:
-        """Round by round (rubric/bounded_walk.py): each round's prompts sent together."""
+        """Round by round (rubric/judging/bounded_walk.py): each round's prompts sent together."""
         facts, settings = self.facts, self.settings
         walk = Walk(trie, facts, settings.max_error, node_cutoff=settings.node_cutoff)
         asked = scouted = 0

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from diarylab.rubric.expected import DEFAULT_FLOOR, check_floor
-from diarylab.rubric.number_reading import NumberReading
+from diarylab.rubric.judging.expected import DEFAULT_FLOOR, check_floor
+from diarylab.rubric.judging.number_reading import NumberReading
+from diarylab.rubric.judging.yes_no import YesNoReading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.yes_no import YesNoReading
 
 Question = Literal["number", "yes_no"]
 
@@ -31,7 +31,8 @@ class Judge:
 
     def server_about(self) -> dict[str, Any]:
         """What the judge's server says it serves, added to every record it makes (a served
-        judge: its dtype, rubric/served_identity.py); a local judge's records say it already."""
+        judge: its dtype, rubric/judging/served_identity.py); a local judge's records say it
+        already."""
         return {}
 
     @property

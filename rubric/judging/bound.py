@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from diarylab.rubric.expected import (
+from diarylab.rubric.judging.expected import (
     ALL_NODE_TEXTS,
     NUMBERS,
     SPACE,
@@ -60,11 +60,6 @@ class Bound:
     mean: tuple[float, float] | None
     coverage: tuple[float, float]
     open_mass: float
-
-    @property
-    def half_width(self) -> float:
-        """How far the true mean can be from the middle of the interval (0 when exact)."""
-        return 0.0 if self.mean is None else (self.mean[1] - self.mean[0]) / 2
 
     def error_of(self, mean: float | None) -> float:
         """How far the true mean can be from `mean` (a point inside the interval)."""

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.expected import NUMBERS, continues_number, is_decimal, is_point
-from diarylab.rubric.yes_no import answer_of
+from diarylab.rubric.judging.expected import NUMBERS, continues_number, is_decimal, is_point
+from diarylab.rubric.judging.yes_no import answer_of
 
 # SentencePiece byte-fallback tokens ("<0x30>" is the byte of "0").
 _BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")

@@ -17,21 +17,25 @@ import torch
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.local import LocalModel
-from diarylab.rubric.bounded_walk import Walk
-from diarylab.rubric.expected import ALGORITHM, LOG_ZERO, check_max_error
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.judge_render import HARMONY_REASONING_EFFORT, is_harmony, render_judge_prompt
-from diarylab.rubric.number_reading import number_reading
-from diarylab.rubric.number_trie import (
+from diarylab.rubric.judging.bounded_walk import Walk
+from diarylab.rubric.judging.expected import ALGORITHM, LOG_ZERO, check_max_error
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.judge_render import (
+    HARMONY_REASONING_EFFORT,
+    is_harmony,
+    render_judge_prompt,
+)
+from diarylab.rubric.judging.number_reading import number_reading
+from diarylab.rubric.judging.number_trie import (
     NumberTrie,
     digits_after,
     number_trie,
     points_to_follow,
     read_node,
 )
+from diarylab.rubric.judging.vocab import VocabFacts, answer_ids, vocab_facts
+from diarylab.rubric.judging.yes_no import yes_no_reading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.vocab import VocabFacts, answer_ids, vocab_facts
-from diarylab.rubric.yes_no import yes_no_reading
 
 
 class LocalJudge(Judge):
@@ -62,7 +66,8 @@ class LocalJudge(Judge):
             "tokenizer_sha256": info.tokenizer_sha256,
             "chat_template_sha256": info.chat_template_sha256,
             "algorithm": ALGORITHM,
-            # a bounded reading stops where the rest could move E[n] by less (rubric/bound.py)
+            # a bounded reading stops where the rest could move E[n] by less
+            # (rubric/judging/bound.py)
             "max_error": self.max_error,
             # yes/no prompts are read in blocks of this many tokens (model_access/next_token.py)
             "prompt_block": self.block,
@@ -75,7 +80,7 @@ class LocalJudge(Judge):
         }
 
     def prompt_text(self, prompt: JudgePrompt) -> str:
-        """Exactly the text the model reads before its answer (rubric/judge_render.py)."""
+        """Exactly the text the model reads before its answer (rubric/judging/judge_render.py)."""
         rendered = render_judge_prompt(
             self.model.tokenizer, prompt, reasoning_effort=self.reasoning_effort
         )
@@ -125,7 +130,8 @@ class LocalJudge(Judge):
         return dict(number_reading(nodes, record=record).record)
 
     def _bounded_record(self, trie: NumberTrie) -> dict[str, Any]:
-        """Round by round (rubric/bounded_walk.py), each round's nodes in one cached pass."""
+        """Round by round (rubric/judging/bounded_walk.py), each round's nodes in one cached
+        pass."""
         facts = self.facts
         walk = Walk(trie, facts, self.max_error)
         queried = 0

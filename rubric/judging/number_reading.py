@@ -1,6 +1,6 @@
 """A 0–100 reading as the lab keeps it: the distribution, coverage, mean and mode computed from
-a judge's per-node records by the expected-number algorithm (rubric/expected.py), with the
-certified bound a partial reading carries (rubric/bound.py). Kept apart from the algorithm's
+a judge's per-node records by the expected-number algorithm (rubric/judging/expected.py), with the
+certified bound a partial reading carries (rubric/judging/bound.py). Kept apart from the algorithm's
 definitions so that the bound, which builds on those definitions, is not imported by them."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.bound import Bound, reading_bound
-from diarylab.rubric.expected import (
+from diarylab.rubric.judging.bound import Bound, reading_bound
+from diarylab.rubric.judging.expected import (
     ALGORITHM,
     DEFAULT_FLOOR,
     NUMBERS,

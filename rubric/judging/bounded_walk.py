@@ -1,6 +1,7 @@
 """A bounded 0–100 reading (trie-v3): read the trie from the root, a round at a time, only where
 what is still open could move E[n] by more than the judge's `max_error` (points), and stop when
-the certified interval (rubric/bound.py) puts the reported mean within max_error of either end.
+the certified interval (rubric/judging/bound.py) puts the reported mean within max_error of either
+end.
 The same walk serves a local judge (every query answered with a full next-token vector) and a
 served one (answers by id, or a node's top-k first where its ids do not fit one request).
 
@@ -16,10 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from diarylab.rubric.bound import Bound, Open, bound_of, open_items, worth
-from diarylab.rubric.expected import NUMBERS, POINT_FLOOR, NodeReading, distribution, prob
-from diarylab.rubric.number_trie import NumberTrie, digits_after, read_node
-from diarylab.rubric.vocab import VocabFacts
+from diarylab.rubric.judging.bound import Bound, Open, bound_of, open_items, worth
+from diarylab.rubric.judging.expected import NUMBERS, POINT_FLOOR, NodeReading, distribution, prob
+from diarylab.rubric.judging.number_trie import NumberTrie, digits_after, read_node
+from diarylab.rubric.judging.vocab import VocabFacts
 
 QueryKind = Literal["node", "tail", "point"]
 

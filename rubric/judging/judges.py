@@ -18,12 +18,12 @@ from diarylab.foundation.errors import LabError
 from diarylab.model_access.loading import load_tokenizer
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import EndpointSettings, LocalSettings
-from diarylab.rubric.expected import DEFAULT_MAX_ERROR
-from diarylab.rubric.judge_base import Judge
-from diarylab.rubric.local_judge import LocalJudge
-from diarylab.rubric.served_chat import ChatSettings
-from diarylab.rubric.served_exact import ExactSettings
-from diarylab.rubric.served_judge import ServedJudge
+from diarylab.rubric.judging.expected import DEFAULT_MAX_ERROR
+from diarylab.rubric.judging.judge_base import Judge
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.served_chat import ChatSettings
+from diarylab.rubric.judging.served_exact import ExactSettings
+from diarylab.rubric.judging.served_judge import ServedJudge
 
 SERVED_PREFIX = "litellm:"
 LoadLocal = Callable[[str, LocalSettings], LocalModel]

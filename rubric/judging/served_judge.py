@@ -2,10 +2,11 @@
 model_access.served. Two ways to read it:
 
 - exact (the judge's tokenizer is known): the prompt is rendered on the client and every trie
-  node is read through /v1/completions by prompt token ids (rubric/served_exact.py). Equal to a
+  node is read through /v1/completions by prompt token ids (rubric/judging/served_exact.py). Equal
+  to a
   local reading of the same model.
 - top-k (chat only, no tokenizer): the chat endpoint's top log-probabilities, never exact, with
-  an honest coverage (rubric/served_chat.py).
+  an honest coverage (rubric/judging/served_chat.py).
 
 Every record says its mode, the requests made and, for exact readings, which ids were missing.
 The probe (`probe`) reads a fixed prompt before a run spends a call on this judge."""
@@ -21,13 +22,13 @@ from typing import Any, Literal
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.served import ServedClient
-from diarylab.rubric.expected import ALGORITHM, SPACE, is_child_piece, prob
-from diarylab.rubric.judge_base import Judge, Question
+from diarylab.rubric.judging.expected import ALGORITHM, SPACE, is_child_piece, prob
+from diarylab.rubric.judging.judge_base import Judge, Question
+from diarylab.rubric.judging.served_chat import ChatReader, ChatSettings
+from diarylab.rubric.judging.served_exact import ExactReader, ExactSettings
+from diarylab.rubric.judging.served_identity import served_dtype
+from diarylab.rubric.judging.vocab import VocabFacts, vocab_facts
 from diarylab.rubric.prompts import JudgePrompt
-from diarylab.rubric.served_chat import ChatReader, ChatSettings
-from diarylab.rubric.served_exact import ExactReader, ExactSettings
-from diarylab.rubric.served_identity import served_dtype
-from diarylab.rubric.vocab import VocabFacts, vocab_facts
 
 Mode = Literal["exact", "top-k"]
 
@@ -41,7 +42,7 @@ class ProbeResult:
     prompt_tail: str | None
     # What the server says it is: its answers' system_fingerprint (None where they carry none;
     # the chat door of a top-k reading does not keep it) and the dtype it serves
-    # (rubric/served_identity.py; "unknown" where it does not say).
+    # (rubric/judging/served_identity.py; "unknown" where it does not say).
     system_fingerprint: str | None = None
     dtype: str = "unknown"
 

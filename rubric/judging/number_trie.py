@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.expected import (
+from diarylab.rubric.judging.expected import (
     LOG_ZERO,
     NUMBER_TEXTS,
     POINT_FLOOR,
@@ -23,7 +23,7 @@ from diarylab.rubric.expected import (
     prob,
     safe_log,
 )
-from diarylab.rubric.vocab import VocabFacts, number_tokens
+from diarylab.rubric.judging.vocab import VocabFacts, number_tokens
 
 Lookup = Mapping[int, float]  # token id → log-probability, for the ids a backend could read
 

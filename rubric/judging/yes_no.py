@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.expected import DEFAULT_FLOOR, prob
+from diarylab.rubric.judging.expected import DEFAULT_FLOOR, prob
 from diarylab.rubric.prompts import TemplateRef
 
 SPACE_MARKERS = ("Ġ", "▁", " ")  # how byte-level BPE, SentencePiece and plain text write a space

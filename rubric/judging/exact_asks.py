@@ -1,4 +1,5 @@
-"""How an exact served reading asks a judge (rubric/served_exact.py reads what comes back): every
+"""How an exact served reading asks a judge (rubric/judging/served_exact.py reads what comes back):
+every
 query is one /v1/completions prompt of token ids with max_tokens = 1 and the ids it needs asked
 for explicitly (vLLM's `logprob_token_ids`, at most `ids_per_request` per request; answers merged
 by id). The server must say it read exactly the tokens sent (`return_token_ids`), and a reading
@@ -23,9 +24,9 @@ from diarylab.foundation.errors import LabError
 from diarylab.model_access.completions import EmptyResponse
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.token_prompts import TokenCompletion, TokenPromptRequest
-from diarylab.rubric.expected import LOG_ZERO
-from diarylab.rubric.judge_render import RenderedPrompt
-from diarylab.rubric.vocab import VocabFacts
+from diarylab.rubric.judging.expected import LOG_ZERO
+from diarylab.rubric.judging.judge_render import RenderedPrompt
+from diarylab.rubric.judging.vocab import VocabFacts
 
 EXACT_EXTRA = json.dumps(
     {"return_token_ids": True, "return_tokens_as_token_ids": True}, sort_keys=True
@@ -39,7 +40,7 @@ class ExactSettings:
     top_logprobs: int = 0  # a server that ignores ids answers its top-k instead (llama.cpp)
     node_cutoff: float = 0.0  # nodes reached with less probability are not read
     reasoning_effort: str = "low"  # harmony judges (gpt-oss) only
-    max_error: float = 0.0  # points; > 0: a bounded reading (rubric/bounded_walk.py)
+    max_error: float = 0.0  # points; > 0: a bounded reading (rubric/judging/bounded_walk.py)
     scout_logprobs: int = (
         20  # bounded: a node needing more ids than one request is read top-k first
     )
