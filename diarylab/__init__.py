@@ -11,3 +11,14 @@ never shadows it."""
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+__all__ = ["__version__", "open_run"]
+
+
+def open_run(folder: object) -> object:
+    """A run folder's results as typed pandas frames: `.readings()`, `.texts()`, `.answers()`,
+    `.projection()`, `.calls()` (diarylab.experiments.run_frames; docs/results-columns.md lists
+    every column). Imported here on first use, so `import diarylab` stays light."""
+    from diarylab.experiments.run_frames import open_run as opened
+
+    return opened(folder)  # type: ignore[arg-type]

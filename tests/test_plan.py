@@ -9,12 +9,13 @@ import json
 
 import pytest
 
+import diarylab
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
-from diarylab.rubric.judge_render import render_judge_prompt
+from diarylab.rubric.judging.judge_render import render_judge_prompt
+from diarylab.rubric.judging.vocab import vocab_facts
 from diarylab.rubric.probe_prompt import number_probe
-from diarylab.rubric.vocab import vocab_facts
 from tests.confident_judge import confident_judge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
@@ -138,6 +139,11 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
     asks = {a.question: a for a in _asks(tmp_path / "run")}
     assert sum(a.prompts for a in asks.values()) == prompts_in(bodies)
     assert sum(a.http_requests for a in asks.values()) == len(bodies)
+    # The notebook frames state the same counts, reading by reading.
+    with diarylab.open_run(tmp_path / "run") as results:
+        readings = results.readings()
+    assert readings["prompts"].sum() == prompts_in(bodies)
+    assert readings["http_requests"].sum() == len(bodies)
     assert main(["status", str(tmp_path / "run")]) == 0
     shown = capsys.readouterr().out
     per = asked["per_reading"]["number_expected"]
@@ -231,7 +237,7 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
     from diarylab.experiments.kinds.friends.kind import friends_spec
     from diarylab.experiments.kinds.friends.rows import LetterRow
     from diarylab.experiments.kinds.friends.tasks import letter_tasks
-    from diarylab.experiments.loading import load_design
+    from diarylab.experiments.opening import load_design
     from diarylab.experiments.profile_making import profile_ids
 
     design = load_design("experiments/designs/friends.toml")
@@ -262,7 +268,7 @@ def test_the_bounded_estimate_is_what_the_confident_test_judge_takes(judge_model
     reading of that judge through the stand-in takes the prompts the plan expects."""
     from diarylab.experiments.planning.costs import reading_cost
     from diarylab.experiments.planning.plan import YES_NO_SAMPLE
-    from diarylab.rubric.judges import ServedJudgeSpec, build_judge
+    from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge
 
     model, tokenizer, folder = judge_model
     with serve(judge_handler(model, renderer="mistral")) as server:

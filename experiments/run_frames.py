@@ -1,0 +1,221 @@
+"""A run's results as typed pandas frames, for notebooks: `diarylab.open_run(path)`.
+
+    import diarylab
+    run = diarylab.open_run("results/demo")
+    run.readings()      # one row per judge reading: who wrote what, the judge, value, bound
+    run.texts()         # every text the run wrote or stored (entries, replies, letters, ...)
+    run.answers()       # the yes/no readings (behavior rubric, grader questions)
+    run.projection()    # the judge-free projection measure (its own scale), where a kind has it
+    run.calls()         # every model call the store holds, with the tokens it states
+
+Every frame has exactly the columns declared below (FRAMES), in that order and with those
+meanings; docs/results-columns.md is generated from the same declarations
+(tests/test_run_frames.py holds the file to them). The frames are read through the store's
+own table reads (experiments/engine/store.py): no SQL here. Rows are in key order, so two
+copies of a run give equal frames."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from diarylab.experiments.opening import open_run_folder
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: str  # pandas dtype the column holds ("object" for text or nullable values)
+    meaning: str
+
+
+def _columns(*rows: tuple[str, str, str]) -> tuple[Column, ...]:
+    return tuple(Column(*row) for row in rows)
+
+
+_WHO = (
+    ("diarist", "object", "the writer's role card (a diary's diarist, a letter's writer)"),
+    ("profile", "object", "the writer's profile id (\"unsteered\", a steered profile, ...)"),
+    ("pattern", "object", "the profile's pattern, None for unsteered"),
+    ("chatbot", "object", "the chatbot the conversation is with, None where none answers"),
+    ("entry", "Int64", "the text's place in its conversation (entry or letter index, from 1)"),
+)
+FRAMES: dict[str, tuple[Column, ...]] = {
+    "texts": _columns(
+        ("text_id", "object", "the text's id in the store (its table's key)"),
+        ("table", "object", "the store table it is in (entries, replies, letters, ...)"),
+        *_WHO,
+        ("text", "object", "the text as written"),
+        ("flag", "object", "empty, truncated, refusal, or None"),
+    ),
+    "readings": _columns(
+        ("judgment_id", "object", "the reading's id in the store"),
+        ("judge", "object", "the design's judge id"),
+        ("question", "object", "number (a 0–100 score) or yes_no"),
+        ("item", "object", "what was asked: pattern:<id>, coherence, realism, a rubric question"),
+        ("target_kind", "object", "what was judged, as the kind names it (entry, reply, ...)"),
+        ("target_id", "object", "the judged text's text_id"),
+        *_WHO,
+        ("value", "float64", "mean 0–100 (number) or P(yes) (yes_no); NaN where unreadable"),
+        ("coverage", "float64", "probability the judge answered in the scale at all"),
+        ("readable", "bool", "coverage reached the judge's floor"),
+        ("exact", "bool", "every probability the reading needs was read"),
+        ("bound_low", "float64", "a bounded reading's certified interval for the mean: low"),
+        ("bound_high", "float64", "... and high (NaN where the reading states no bound)"),
+        ("max_error", "float64", "the judge's max_error (0: read every node; NaN: not stated)"),
+        ("prompts", "Int64", "prompts the reading took on a served judge (<NA> for local)"),
+        ("http_requests", "Int64", "HTTP requests it took on a served judge"),
+    ),
+    "projection": _columns(
+        ("judgment_id", "object", "the reading's id in the store"),
+        ("item", "object", "pattern:<id>: the pattern whose direction the text is read along"),
+        ("target_id", "object", "the entry's text_id"),
+        *_WHO,
+        ("value", "float64", "the projection (activation units, not 0–100)"),
+    ),
+    "calls": _columns(
+        ("key", "object", "the call's cache key in the store"),
+        ("role", "object", "diarist, chatbot, judge, grader, projection, ..."),
+        ("model", "object", "the model (or judge id) the call went to"),
+        ("created", "float64", "when the result was stored (seconds since the epoch)"),
+        ("prompt_tokens", "Int64", "prompt tokens the record states (<NA>: none stated)"),
+        ("completion_tokens", "Int64", "completion tokens the record states"),
+    ),
+}
+FRAMES["answers"] = FRAMES["readings"]
+
+# Row fields that name the same thing in different kinds' tables.
+_ALIASES = {"diarist": ("diarist", "writer"), "entry": ("entry_index", "letter_index")}
+
+
+class RunResults:
+    """An opened run folder's results. Frames are read when asked for; close() (or a with
+    block) releases the store."""
+
+    def __init__(self, folder: Path) -> None:
+        self._run = open_run_folder(Path(folder))
+        self.folder = self._run.folder
+        self.design = self._run.design
+
+    def __enter__(self) -> RunResults:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._run.store.close()
+
+    def texts(self) -> pd.DataFrame:
+        store = self._run.store
+        parts = []
+        for table, row_type in sorted(store.row_types.items()):
+            names = {f.name for f in fields(row_type)}
+            if "text" not in names or table not in store.tables():
+                continue
+            frame = store.frame(table)
+            key = fields(row_type)[0].name
+            out = pd.DataFrame({"text_id": frame[key], "table": table})
+            for column in ("diarist", "profile", "pattern", "chatbot", "entry"):
+                source = next((a for a in _ALIASES.get(column, (column,)) if a in names), None)
+                out[column] = frame[source] if source else None
+            out["text"] = frame["text"]
+            out["flag"] = frame["flag"] if "flag" in names else None
+            parts.append(out)
+        return _typed("texts", pd.concat(parts, ignore_index=True) if parts else None)
+
+    def readings(self) -> pd.DataFrame:
+        frame = self._all_readings()
+        return _typed("readings", frame[frame["judge"] != "projection"])
+
+    def answers(self) -> pd.DataFrame:
+        frame = self._all_readings()
+        return _typed("answers", frame[frame["question"] == "yes_no"])
+
+    def projection(self) -> pd.DataFrame:
+        frame = self._all_readings()
+        return _typed("projection", frame[frame["judge"] == "projection"])
+
+    def calls(self) -> pd.DataFrame:
+        calls = self._run.store.frame("calls")
+        results = [json.loads(r) for r in calls["result"]]
+        out = calls[["key", "kind", "model", "created"]].rename(columns={"kind": "role"})
+        out["prompt_tokens"] = [_stated(r, "prompt_tokens", "prompt_tokens") for r in results]
+        out["completion_tokens"] = [
+            _stated(r, "completion_tokens", "new_tokens") for r in results
+        ]
+        return _typed("calls", out)
+
+    def _all_readings(self) -> pd.DataFrame:
+        store = self._run.store
+        judgments = store.frame("judgments")
+        calls = store.frame("calls").set_index("key")
+        records = {k: json.loads(v) for k, v in calls["result"].items()}
+        requests = {k: json.loads(v) for k, v in calls["request"].items()}
+        out = judgments.copy()
+        record = [records.get(k, {}) for k in out["call_key"]]
+        out["question"] = [
+            requests.get(k, {}).get("question", "number" if r.get("kind") == "number" else None)
+            for k, r in zip(out["call_key"], record, strict=True)
+        ]
+        out["exact"] = [bool(r.get("exact", True)) for r in record]
+        bounds = [(r.get("bound") or {}).get("mean") for r in record]
+        out["bound_low"] = [b[0] if b else None for b in bounds]
+        out["bound_high"] = [b[1] if b else None for b in bounds]
+        out["max_error"] = [r.get("max_error") for r in record]
+        out["prompts"] = [r.get("requests") for r in record]
+        out["http_requests"] = [r.get("http_requests") for r in record]
+        who = self.texts().set_index("text_id")
+        for column in ("diarist", "profile", "pattern", "chatbot", "entry"):
+            out[column] = out["target_id"].map(who[column]) if len(who) else None
+        return out
+
+
+def _stated(record: Mapping[str, Any], usage_name: str, own_name: str) -> Any:
+    usage = record.get("usage") or {}
+    value = usage.get(usage_name, record.get(own_name))
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _typed(name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
+    """The frame with exactly its declared columns, in order, with their dtypes."""
+    columns = FRAMES[name]
+    if frame is None:
+        frame = pd.DataFrame({c.name: [] for c in columns})
+    out = pd.DataFrame({c.name: frame[c.name].to_numpy() for c in columns})
+    for c in columns:
+        if c.dtype == "Int64":
+            out[c.name] = pd.array([None if pd.isna(v) else int(v) for v in out[c.name]], "Int64")
+        elif c.dtype == "bool":
+            out[c.name] = out[c.name].astype(bool)
+        elif c.dtype == "float64":
+            out[c.name] = pd.to_numeric(out[c.name], errors="coerce").astype("float64")
+        else:
+            out[c.name] = out[c.name].astype("object")
+    return out.reset_index(drop=True)
+
+
+def open_run(folder: str | Path) -> RunResults:
+    """A run folder's results as typed frames (see the module docstring)."""
+    return RunResults(Path(folder))
+
+
+def columns_doc() -> str:
+    """docs/results-columns.md: every frame's columns, from FRAMES."""
+    lines = [
+        "# Result frames",
+        "",
+        "Generated from `experiments/run_frames.py` (`FRAMES`); do not edit by hand.",
+        "`diarylab.open_run(path)` returns these frames.",
+        "",
+    ]
+    for name, columns in FRAMES.items():
+        lines += [f"## `{name}()`", "", "| column | dtype | meaning |", "|---|---|---|"]
+        lines += [f"| `{c.name}` | {c.dtype} | {c.meaning} |" for c in columns]
+        lines.append("")
+    return "\n".join(lines)

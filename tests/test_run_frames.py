@@ -1,0 +1,66 @@
+"""`diarylab.open_run(path)`: a run's results as typed frames (experiments/run_frames.py), on the
+shipped example run: each frame has exactly its declared columns and dtypes, every reading
+names the text it judged and who wrote it, the judge-free projection is a frame of its own, and
+docs/results-columns.md is the declarations, generated."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import diarylab
+from diarylab.experiments.run_frames import FRAMES, columns_doc
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "results" / "example"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("copy") / "example"
+    shutil.copytree(EXAMPLE, folder)  # a copy: opening a store may touch its folder
+    with diarylab.open_run(folder) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize("name", sorted(FRAMES))
+def test_every_frame_has_exactly_its_declared_columns(run, name):
+    frame = getattr(run, name)()
+    assert [(c, str(t)) for c, t in frame.dtypes.items()] == [
+        (c.name, c.dtype) for c in FRAMES[name]
+    ]
+    assert len(frame) > 0
+
+
+def test_readings_name_the_text_and_its_writer(run):
+    texts = run.texts().set_index("text_id")
+    readings = run.readings()
+    assert set(readings["target_id"]) <= set(texts.index)
+    assert readings["diarist"].notna().all() and readings["profile"].notna().all()
+    row = readings.iloc[0]
+    assert row["diarist"] == texts.loc[row["target_id"], "diarist"]
+    # The example's judge reads 0–100 bounded: each such reading states its interval.
+    numbers = readings[readings["question"] == "number"]
+    assert (numbers["bound_low"] <= numbers["value"] + 1e-9).all()
+    assert (numbers["value"] <= numbers["bound_high"] + 1e-9).all()
+    assert set(run.answers()["question"]) == {"yes_no"}
+
+
+def test_the_projection_is_its_own_frame_and_every_judgment_is_in_one(run):
+    readings, projection = run.readings(), run.projection()
+    assert "projection" not in set(readings["judge"])
+    store_judgments = run._run.store.count("judgments")
+    assert len(readings) + len(projection) == store_judgments
+    assert projection["item"].str.startswith("pattern:").all()
+
+
+def test_calls_carry_their_role_and_stated_tokens(run):
+    calls = run.calls()
+    assert {"diarist", "chatbot", "judge"} <= set(calls["role"])
+    assert calls.loc[calls["role"] == "judge", "prompt_tokens"].notna().any()
+
+
+def test_the_columns_doc_is_generated_from_the_declarations():
+    assert (ROOT / "docs" / "results-columns.md").read_text(encoding="utf-8") == columns_doc()
