@@ -111,6 +111,23 @@ class RunResults:
     def close(self) -> None:
         self._run.store.close()
 
+    @property
+    def store(self) -> Any:
+        """The run's store (experiments/engine/store.py), for the lab's own readers."""
+        return self._run.store
+
+    def export(self, folder: Path) -> list[Path]:
+        """Every frame as FRAME.parquet in `folder`, written whole or not at all per file."""
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in FRAMES:
+            path = folder / f"{name}.parquet"
+            tmp = path.with_name(f".{path.name}.tmp")
+            getattr(self, name)().to_parquet(tmp, index=False)
+            tmp.replace(path)
+            written.append(path)
+        return written
+
     def texts(self) -> pd.DataFrame:
         store = self._run.store
         parts = []

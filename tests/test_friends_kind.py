@@ -51,7 +51,9 @@ def test_a_reduced_friends_design_runs_and_reports(
     status = capsys.readouterr().out
     assert f"letters    {first.rows['letters']}" in status and "unreadable judgments 0" in status
     assert main(["export", str(out)]) == 0
-    assert (out / "export" / "letters.parquet").is_file()
+    assert (out / "export" / "tables" / "letters.parquet").is_file()
+    texts = pd.read_parquet(out / "export" / "texts.parquet")
+    assert set(texts["table"]) == {"letters"} and texts["diarist"].notna().all()
     from diarylab.experiments.kinds.friends import report as friends_report
 
     clusters_resampled = []

@@ -64,3 +64,16 @@ def test_calls_carry_their_role_and_stated_tokens(run):
 
 def test_the_columns_doc_is_generated_from_the_declarations():
     assert (ROOT / "docs" / "results-columns.md").read_text(encoding="utf-8") == columns_doc()
+
+
+def test_the_parquet_export_is_the_frames(run, tmp_path):
+    import pandas as pd
+
+    from diarylab.experiments.cli import main
+
+    assert main(["export", str(run.folder), "--to", str(tmp_path / "out")]) == 0
+    for name in FRAMES:
+        read = pd.read_parquet(tmp_path / "out" / f"{name}.parquet")
+        pd.testing.assert_frame_equal(read, getattr(run, name)(), check_dtype=False)
+        assert list(read.columns) == [c.name for c in FRAMES[name]]
+    assert (tmp_path / "out" / "tables" / "judgments.parquet").is_file()

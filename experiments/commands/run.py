@@ -150,6 +150,7 @@ def _inputs_line(folder: Path) -> str:
 
 def run_export(args: argparse.Namespace) -> int:
     from diarylab.experiments.engine.export import export_tables
+    from diarylab.experiments.run_frames import open_run
 
     folder = Path(args.dir)
     target = Path(args.to) if args.to else folder / "export"
@@ -161,11 +162,10 @@ def run_export(args: argparse.Namespace) -> int:
                 "--to is a file", where=str(target), fix="name a folder (new or existing)"
             )
         refuse_under_a_file(target, "--to")
-    run = open_run_folder(folder)
-    try:
-        written = export_tables(run.store, target)
-    finally:
-        run.store.close()
+    # The typed frames (experiments/run_frames.py, docs/results-columns.md) at the top; the
+    # store's own tables, as stored, under tables/.
+    with open_run(folder) as results:
+        written = results.export(target) + export_tables(results.store, target / "tables")
     for path in written:
         print(path)
     return 0
