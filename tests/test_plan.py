@@ -285,3 +285,46 @@ def test_the_bounded_estimate_is_what_the_confident_test_judge_takes(judge_model
         cost.number_expected.prompts,
         cost.number_expected.http,
     )
+
+
+@pytest.mark.parametrize("which", ["confident", "diffuse"])
+def test_a_measured_plan_is_within_a_quarter_of_what_the_run_took(
+    which, tmp_path, capsys, tiny_model, tiny_model_folder, judge_model
+):
+    """`plan --measure --from RUN` reads a seeded sample of the run's own texts with the served
+    judge (bounded, as the design reads it) and plans from what the readings took: prompts per
+    reading and HTTP requests in all within ±25 % of what the run's readings state, for the
+    confident test judge and for a tiny random (diffuse) one."""
+    if which == "confident":
+        model, folder, handler = judge_model[0], judge_model[2], {"renderer": "mistral"}
+    else:
+        model, folder, handler = tiny_model, tiny_model_folder, {}
+    run = tmp_path / "run"
+    with serve(judge_handler(model, **handler)) as server:
+        path = tmp_path / "design.toml"
+        text = design(tiny_model_folder, folder, server.base_url, max_error=0.05)
+        path.write_text(text.replace("entries = 1", "entries = 3"))
+        assert main(["run", str(path), "--out", str(run), "--no-progress"]) == 0
+        capsys.readouterr()
+        plan = plan_json(path, capsys, "--measure", "--from", str(run), "--sample", "8")
+    cost = plan["requests"]["served"]
+    assert cost["expected_basis"] == "measured" and "measured on" in cost["note"]
+    asks = {a.question: a for a in _asks(run)}
+    for question, key in (("number", "number_expected"), ("yes_no", "yes_no")):
+        took = asks[question].prompts / asks[question].readings
+        assert cost["per_reading"][key] == pytest.approx(took, rel=0.25), question
+    http = sum(a.http_requests for a in asks.values())
+    assert cost["http_expected"] == pytest.approx(http, rel=0.25)
+    low, high = cost["measured"]["prompts_range"]
+    assert low <= cost["expected"] <= high
+
+
+def test_a_judge_that_cannot_be_reached_keeps_the_assumption_and_says_why(
+    tmp_path, capsys, tiny_model_folder, judge_model
+):
+    path = tmp_path / "design.toml"
+    path.write_text(design(tiny_model_folder, judge_model[2], "http://127.0.0.1:9/v1"))
+    plan = plan_json(path, capsys, "--measure")
+    cost = plan["requests"]["served"]
+    assert cost["expected_basis"] == "trie" and cost["note"].startswith("not measured (")
+    assert cost["measured"] is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from typing import Any
 
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.opening import load_design
@@ -35,6 +36,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="JUDGE=NAME",
         help="count an exact judge's readings with this tokenizer (hub id, folder, smollm2) "
         "where its own is not on this machine: one that splits numbers alike",
+    )
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="read a seeded sample of real prompts with each served judge and plan from what "
+        "it took (a judge that cannot be reached keeps the stated-judge assumption)",
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR",
+        help="with --measure: take the texts from this run or pilot folder (default: stand-ins "
+        "from the role cards)",
+    )
+    p.add_argument(
+        "--sample", type=int, default=8, help="with --measure: texts per question (default 8)"
     )
     p.add_argument("--json", action="store_true", help="the plan as one JSON object")
     p.set_defaults(handler=run_plan)
@@ -99,7 +116,23 @@ def run_plan(args: argparse.Namespace) -> int:
 
     design = load_design(args.file)
     rates = parse_rates(args.rate, design)
-    plan = plan_design(design, parse_tokenizers(args.tokenizer, design))
+    if (args.source or args.sample != 8) and not args.measure:
+        raise LabError("--from and --sample go with --measure", where="--from", fix="add --measure")
+    if args.sample < 1:
+        raise LabError(f"--sample {args.sample}", where="--sample", fix="give 1 or more texts")
+    measure = None
+    if args.measure:
+        from pathlib import Path
+
+        from diarylab.experiments.planning.measured import measure_judges, sample_texts
+
+        source = Path(args.source) if args.source else None
+
+        def measure(workload: Any) -> Any:
+            texts, where = sample_texts(workload, source, args.sample, design.seed)
+            return measure_judges(design, workload, texts, where)
+
+    plan = plan_design(design, parse_tokenizers(args.tokenizer, design), measure)
     if args.json:
         print(json.dumps(plan.to_json(rates), sort_keys=True))
     else:

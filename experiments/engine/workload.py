@@ -5,7 +5,7 @@ run enumerates (its progress total is the sum of these counts), and `diarylab pl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -43,6 +43,10 @@ class Workload:
     # One prompt per question on a placeholder text, rendered by the plan to count one request's
     # prompt tokens and its number trie; a question left out is counted on the probe prompt.
     samples: Mapping[str, JudgePrompt] = field(default_factory=dict)
+    # The same prompts on a given text (`plan --measure` reads real texts with the real judge),
+    # and the store tables that hold the texts a judge reads.
+    sample_with: Callable[[str], Mapping[str, JudgePrompt]] | None = None
+    text_tables: tuple[str, ...] = ()
 
     def units(self, judges: int) -> int:
         """The run's progress total: every text and every counted reading, per judge."""

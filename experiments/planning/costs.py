@@ -22,7 +22,7 @@ from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.judging.vocab import vocab_facts
 from diarylab.rubric.prompts import JudgePrompt
 
-Basis = Literal["trie", "estimate", "unknown", "local"]
+Basis = Literal["trie", "estimate", "unknown", "local", "measured"]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ and each judge's reading cost (experiments/planning/costs.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from diarylab.experiments.engine.contract import Design, PlanSupport
 from diarylab.experiments.engine.workload import Texts, Workload
 from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
+from diarylab.experiments.planning.measured import JudgeMeasure
 from diarylab.experiments.profile_making import profile_ids
 from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
@@ -33,6 +34,21 @@ class JudgePlan:
     grader_answers: int  # texts this judge writes (a benchmark's grader answers): 1 request each
     cost: ReadingCost
     judged_tokens: int
+    measure: JudgeMeasure | None = None  # `plan --measure`: what the judge itself took
+
+    def measured_range(self) -> tuple[float, float] | None:
+        """Prompts in all, at the fewest and the most a sampled reading took per question."""
+        m = self.measure
+        if m is None or m.failed or not m.by_question:
+            return None
+        low = high = float(self.grader_answers)
+        for question, count in self.readings.items():
+            taken = m.by_question.get(question)
+            if taken is None:
+                return None
+            low += count * min(taken.prompts)
+            high += count * max(taken.prompts)
+        return low, high
 
     def requests(self, which: str) -> float | None:
         """Prompts this judge is asked: "expected", "exact" (every trie node) or "worst"
@@ -151,6 +167,13 @@ def _judge_json(j: JudgePlan) -> dict[str, Any]:
         },
         "grader_answers": j.grader_answers,
         "note": c.note,
+        "measured": None if j.measured_range() is None else {
+            "prompts_range": list(j.measured_range() or ()),
+            "per_reading": {
+                q: {"prompts": list(m.prompts), "http_requests": list(m.http)}
+                for q, m in (j.measure.by_question.items() if j.measure else ())
+            },
+        },
     }
 
 
@@ -183,8 +206,14 @@ def save_plan(design: Design, folder: Path) -> None:
     write_atomic(folder / PLAN_FILE, json.dumps(plan.to_json({}), indent=1, sort_keys=True))
 
 
-def plan_design(design: Design, tokenizers: Mapping[str, str] | None = None) -> Plan:
-    """`tokenizers`: judge id -> a tokenizer to count that judge's readings with instead."""
+def plan_design(
+    design: Design,
+    tokenizers: Mapping[str, str] | None = None,
+    measure: Callable[[Workload], Mapping[str, JudgeMeasure]] | None = None,
+) -> Plan:
+    """`tokenizers`: judge id -> a tokenizer to count that judge's readings with instead;
+    `measure`: reads real prompts with the judges (experiments/planning/measured.py), whose
+    per-reading figures then replace the stated judge's."""
     tokenizers = tokenizers or {}
     kind = design.kind
     if not isinstance(kind, PlanSupport):
@@ -199,14 +228,49 @@ def plan_design(design: Design, tokenizers: Mapping[str, str] | None = None) -> 
         workload = _reused(workload)
     samples = {"number": number_probe(), "yes_no": YES_NO_SAMPLE, **workload.samples}
     answers = sum(t.count for t in workload.texts if t.per_judge)
+    measures = measure(workload) if measure is not None else {}
     judges = tuple(
         JudgePlan(
             spec.id,
             workload.readings,
             answers,
-            reading_cost(spec, samples, tokenizers.get(spec.id)),
+            _measured(
+                reading_cost(spec, samples, tokenizers.get(spec.id)), measures.get(spec.id)
+            ),
             workload.judged_tokens,
+            measures.get(spec.id),
         )
         for spec in design.spec.judges
     )
     return Plan(design, len(cells), workload, judges)
+
+
+def _measured(cost: ReadingCost, measure: JudgeMeasure | None) -> ReadingCost:
+    """The cost with the judge's measured means in place of the stated judge's, and a note
+    saying which figures were measured on what (or why none could be)."""
+    if measure is None:
+        return cost
+    if measure.failed or not measure.by_question:
+        why = measure.failed or "no prompts to read"
+        return replace(cost, note=f"not measured ({why}): the stated judge's figures stand; "
+                       + cost.note)  # fmt: skip
+    number, yes_no = measure.by_question.get("number"), measure.by_question.get("yes_no")
+    said = []
+    for m in (number, yes_no):
+        if m is not None:
+            said.append(
+                f"{'0–100' if m.question == 'number' else 'yes/no'} {m.mean_prompts:.1f} prompts "
+                f"({min(m.prompts)}–{max(m.prompts)}) / {m.mean_http:.1f} HTTP requests"
+            )
+    note = (
+        f"measured on {len(next(iter(measure.by_question.values())).prompts)} readings per "
+        f"question ({measure.source}): " + "; ".join(said) + "; " + cost.note
+    )
+    return replace(
+        cost,
+        number_expected=cost.number_expected if number is None
+        else Count(number.mean_prompts, number.mean_http, "measured"),
+        yes_no=cost.yes_no if yes_no is None
+        else Count(yes_no.mean_prompts, yes_no.mean_http, "measured"),
+        note=note,
+    )  # fmt: skip

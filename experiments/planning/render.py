@@ -71,7 +71,10 @@ def _judge_lines(j: JudgePlan) -> list[str]:
         lines.append(f"    {c.note}")
         return lines
     per = c.number_expected
-    label = "estimate for a confident judge" if per.basis == "estimate" else "from its trie"
+    label = {
+        "estimate": "estimate for a confident judge",
+        "measured": "measured on the judge",
+    }.get(per.basis, "from its trie")
     if j.readings.get("number"):
         lines.append(
             f"    per 0–100 reading: {n(per.prompts)} prompts / {n(per.http)} HTTP requests "
@@ -82,6 +85,12 @@ def _judge_lines(j: JudgePlan) -> list[str]:
         f"    prompts: {n(j.requests('expected'))} expected, {n(j.requests('exact'))} reading "
         f"every node; HTTP requests {n(j.http())}; prompt tokens ≤ {n(j.prompt_tokens())}"
     )
+    measured = j.measured_range()
+    if measured is not None:
+        lines.append(
+            f"    prompts if every reading took the fewest / the most a sampled one took: "
+            f"{n(measured[0])} – {n(measured[1])}"
+        )
     if c.note:
         lines.append(f"    {c.note}")
     return lines

@@ -71,6 +71,8 @@ class DiaryKind(TaskJudging):
             judged_tokens=max([most, *(t.max_tokens or 0 for t in reply_texts(spec.chatbots, {}))]),
             uncounted=profile_making(spec),
             samples=sample_prompts(spec),
+            sample_with=lambda text: sample_prompts(spec, text),
+            text_tables=("entries",),
         )
 
     def _writer(self, run: RunContext) -> DiaryWriter:

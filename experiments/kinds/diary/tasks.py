@@ -43,15 +43,16 @@ def planned_per_judge(spec: DiaryDesignFile, cells: Sequence[Cell]) -> int:
     return sum(planned_readings(spec, cells).values())
 
 
-def sample_prompts(spec: DiaryDesignFile) -> dict[str, JudgePrompt]:
-    """A 0–100 and a yes/no prompt of this design on a placeholder entry (`diarylab plan`)."""
+def sample_prompts(spec: DiaryDesignFile, text: str = PLACEHOLDER) -> dict[str, JudgePrompt]:
+    """A 0–100 and a yes/no prompt of this design on an entry: the placeholder (`diarylab plan`)
+    or a real text (`plan --measure`)."""
     patterns = [(p.id, p.name, p.definition) for p in map(load_pattern, spec.scores.pattern_ids)]
-    number = entry_prompts(PLACEHOLDER, patterns, EntryTemplates.load())
+    number = entry_prompts(text, patterns, EntryTemplates.load())
     rubric = load_behavior_rubric()
     person = load_template("person_question")
     out = {"number": next(iter(number.values()))}
     if rubric.person:
-        out["yes_no"] = person.prompt(entry=PLACEHOLDER, question=rubric.person[0].question)
+        out["yes_no"] = person.prompt(entry=text, question=rubric.person[0].question)
     return out
 
 

@@ -81,6 +81,8 @@ class FriendsKind(TaskJudging):
             judged_tokens=most,
             uncounted=profile_making(spec),
             samples=sample_prompts(spec.scores),
+            sample_with=lambda text: sample_prompts(spec.scores, text),
+            text_tables=("letters",),
         )
 
     def _writer(self, run: RunContext) -> LetterWriter:

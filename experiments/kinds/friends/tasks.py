@@ -43,10 +43,11 @@ def planned_per_judge(scores: LetterScores, pairs: Sequence[Pair]) -> int:
     return sum(planned_readings(scores, pairs).values())
 
 
-def sample_prompts(scores: LetterScores) -> dict[str, JudgePrompt]:
-    """A 0–100 prompt of this design on a placeholder letter (`diarylab plan`)."""
+def sample_prompts(scores: LetterScores, text: str = PLACEHOLDER) -> dict[str, JudgePrompt]:
+    """A 0–100 prompt of this design on a letter: the placeholder (`diarylab plan`) or a real
+    text (`plan --measure`)."""
     scorer = LetterScorer.load(scores)
-    prompts = entry_prompts(PLACEHOLDER, scorer.patterns, scorer.templates)
+    prompts = entry_prompts(text, scorer.patterns, scorer.templates)
     wanted = [p for item, p in prompts.items() if item in scorer.wanted]
     return {"number": wanted[0]} if wanted else {}
 

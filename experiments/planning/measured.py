@@ -1,0 +1,108 @@
+"""`plan --measure`: each served judge's cost per reading measured on the judge itself, not
+assumed. A seeded sample of real texts — an earlier run's or a pilot's (`--from DIR`: the texts
+its judges read), else stand-ins drawn from the lab's role cards (their situations, in the
+card's own words) — is put into the design's own prompts (the kind's `sample_with`) and read by
+the judge as a run reads it; what the readings' records state (prompts, HTTP requests, prompt
+tokens) gives the per-reading mean and range the plan extrapolates from. A judge that cannot
+be reached keeps the stated-judge assumption, and the plan says why."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from diarylab.diarists.cards import load_cards
+from diarylab.experiments.engine.contract import Design
+from diarylab.experiments.engine.workload import Workload
+from diarylab.foundation.errors import LabError
+from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge, default_load_local
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One judge's readings of one question on the sampled texts."""
+
+    question: str
+    prompts: tuple[int, ...]
+    http: tuple[int, ...]
+    prompt_tokens: tuple[int, ...]
+
+    @property
+    def mean_prompts(self) -> float:
+        return statistics.fmean(self.prompts)
+
+    @property
+    def mean_http(self) -> float:
+        return statistics.fmean(self.http)
+
+
+@dataclass(frozen=True)
+class JudgeMeasure:
+    judge: str
+    source: str  # where the texts came from
+    by_question: Mapping[str, Measured]
+    failed: str | None = None  # why nothing was measured (the plan then keeps its assumption)
+
+
+def sample_texts(
+    workload: Workload, source: Path | None, count: int, seed: int
+) -> tuple[list[str], str]:
+    """`count` texts, seeded: from a run folder's judged tables, else from the role cards."""
+    if source is not None:
+        from diarylab.experiments.run_frames import open_run
+
+        with open_run(source) as run:
+            texts = run.texts()
+        pool = [
+            t for t, table in zip(texts["text"], texts["table"], strict=True)
+            if table in workload.text_tables and str(t).strip()
+        ]  # fmt: skip
+        where = f"{len(pool)} texts of {source}"
+    else:
+        pool = [f"{c.situation} {c.cares_about}" for c in load_cards()]
+        where = "stand-ins from the lab's role cards (situation, what the writer cares about)"
+    if not pool:
+        raise LabError(
+            "no texts to measure on",
+            where=str(source) if source else "--measure",
+            fix="name a run folder whose texts a judge of this design reads (--from DIR)",
+        )
+    rng = random.Random(seed)
+    picked = rng.sample(pool, min(count, len(pool)))
+    return picked, where
+
+
+def measure_judges(
+    design: Design, workload: Workload, texts: Sequence[str], where: str
+) -> dict[str, JudgeMeasure]:
+    """Each served judge of the design reads every sampled text's prompts, as a run does."""
+    if workload.sample_with is None:
+        raise LabError(
+            f"the {design.kind.name} kind gives no prompts on a real text",
+            where="--measure",
+            fix="plan without --measure (the stated-judge assumption)",
+        )
+    prompts = [workload.sample_with(text) for text in texts]
+    out: dict[str, JudgeMeasure] = {}
+    for spec in design.spec.judges:
+        if not isinstance(spec, ServedJudgeSpec):
+            continue  # a local judge costs no prompts or HTTP requests: counted in readings
+        try:
+            judge = build_judge(spec, default_load_local)
+            by_question = {}
+            for question in sorted({q for p in prompts for q in p}):
+                asked = [p[question] for p in prompts if question in p]
+                records = judge.records(question, asked)  # type: ignore[arg-type]
+                by_question[question] = Measured(
+                    question,
+                    tuple(int(r.get("requests", 1)) for r in records),
+                    tuple(int(r.get("http_requests", 1)) for r in records),
+                    tuple(int(r.get("prompt_tokens") or 0) for r in records),
+                )
+            out[spec.id] = JudgeMeasure(spec.id, where, by_question)
+        except (LabError, OSError) as error:
+            out[spec.id] = JudgeMeasure(spec.id, where, {}, failed=str(error).split(" — fix")[0])
+    return out
