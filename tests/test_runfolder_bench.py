@@ -56,7 +56,8 @@ def test_a_moved_benchmark_folder_reports_identically_without_its_data_file(
     assert str(tmp_path) not in findings.decode()
     assert main(["status", str(moved), "--verify"]) == 0
     assert main(["export", str(moved)]) == 0
-    assert (moved / "export" / "bench_conversations.parquet").is_file()
+    assert (moved / "export" / "tables" / "bench_conversations.parquet").is_file()
+    assert (moved / "export" / "texts.parquet").is_file()
 
     # A resume of the moved folder reads the user's copy: another file is one clear error...
     data.write_text(kept.read_text() + "\n")  # the same rows, another file (sha256)
