@@ -40,7 +40,7 @@ def _columns(*rows: tuple[str, str, str]) -> tuple[Column, ...]:
 
 _WHO = (
     ("diarist", "object", "the writer's role card (a diary's diarist, a letter's writer)"),
-    ("profile", "object", "the writer's profile id (\"unsteered\", a steered profile, ...)"),
+    ("profile", "object", 'the writer\'s profile id ("unsteered", a steered profile, ...)'),
     ("pattern", "object", "the profile's pattern, None for unsteered"),
     ("chatbot", "object", "the chatbot the conversation is with, None where none answers"),
     ("entry", "Int64", "the text's place in its conversation (entry or letter index, from 1)"),
@@ -69,7 +69,12 @@ FRAMES: dict[str, tuple[Column, ...]] = {
         ("bound_high", "float64", "... and high (NaN where the reading states no bound)"),
         ("max_error", "float64", "the judge's max_error (0: read every node; NaN: not stated)"),
         ("prompts", "Int64", "prompts the reading took on a served judge (<NA> for local)"),
-        ("http_requests", "Int64", "HTTP requests it took on a served judge"),
+        (
+            "http_requests",
+            "float64",
+            "HTTP requests it took on a served judge (a yes/no "
+            "reading sent in a list of prompts: its share of the list's requests)",
+        ),
     ),
     "projection": _columns(
         ("judgment_id", "object", "the reading's id in the store"),
@@ -163,9 +168,7 @@ class RunResults:
         results = [json.loads(r) for r in calls["result"]]
         out = calls[["key", "kind", "model", "created"]].rename(columns={"kind": "role"})
         out["prompt_tokens"] = [_stated(r, "prompt_tokens", "prompt_tokens") for r in results]
-        out["completion_tokens"] = [
-            _stated(r, "completion_tokens", "new_tokens") for r in results
-        ]
+        out["completion_tokens"] = [_stated(r, "completion_tokens", "new_tokens") for r in results]
         return _typed("calls", out)
 
     def _all_readings(self) -> pd.DataFrame:

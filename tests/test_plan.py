@@ -138,12 +138,13 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
     assert json.loads((tmp_path / "run" / "plan.json").read_text())["total"] == plan["total"]
     asks = {a.question: a for a in _asks(tmp_path / "run")}
     assert sum(a.prompts for a in asks.values()) == prompts_in(bodies)
-    assert sum(a.http_requests for a in asks.values()) == len(bodies)
+    # a yes/no reading sent in a list states its share of the list's requests
+    assert sum(a.http_requests for a in asks.values()) == pytest.approx(len(bodies), abs=1e-3)
     # The notebook frames state the same counts, reading by reading.
     with diarylab.open_run(tmp_path / "run") as results:
         readings = results.readings()
     assert readings["prompts"].sum() == prompts_in(bodies)
-    assert readings["http_requests"].sum() == len(bodies)
+    assert readings["http_requests"].sum() == pytest.approx(len(bodies), abs=1e-3)
     assert main(["status", str(tmp_path / "run")]) == 0
     shown = capsys.readouterr().out
     per = asked["per_reading"]["number_expected"]

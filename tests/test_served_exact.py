@@ -94,6 +94,30 @@ def test_the_served_exact_yes_no_equals_the_local_one(case):
     assert case["yes_no"].coverage == pytest.approx(local.coverage, abs=1e-6)
 
 
+def test_a_replys_yes_no_questions_go_in_one_list_each_read_as_if_alone():
+    """Fifteen questions about one reply: one HTTP request carrying fifteen token prompts
+    (prompts_per_request 16), each reading equal to the same question read alone."""
+    tokenizer = mistral_style_tokenizer()
+    model = tiny_judge(tokenizer)
+    questions = [
+        JudgePrompt.chat(
+            [{"role": "user", "content": f"Reply: it gets easier. Question {k}: is it kind?"}],
+            prefill="Answer:",
+        )
+        for k in range(15)
+    ]
+    with serve(judge_handler(model, renderer="mistral")) as server:
+        judge = ServedJudge(client(server.base_url), tokenizer=tokenizer)
+        together = judge.records("yes_no", questions)
+        assert len(server.requests) == 1 and len(server.requests[0]["prompt"]) == 15
+        alone = [judge.records("yes_no", [q])[0] for q in questions[:3]]
+    assert all(r["exact"] and r["requests"] == 1 for r in together)
+    assert sum(r["http_requests"] for r in together) == pytest.approx(1.0, abs=1e-4)
+    for a, b in zip(together, alone, strict=False):
+        assert a["yes"] == b["yes"] and a["no"] == b["no"]
+        assert b["http_requests"] == 1
+
+
 def test_no_request_asks_for_more_than_128_ids(case):
     sizes = [len(b.get("logprob_token_ids", [])) for b in case["bodies"]]
     assert max(sizes) <= 128

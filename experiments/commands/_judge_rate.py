@@ -18,7 +18,7 @@ def measure_rate(judge: ServedJudge, readings: int) -> dict[str, Any]:
     records = judge.records("number", [number_probe()] * readings)
     elapsed = time.perf_counter() - start
     prompts = sum(int(r.get("requests", 1)) for r in records)
-    http = sum(int(r.get("http_requests", r.get("requests", 1))) for r in records)
+    http = round(sum(float(r.get("http_requests", r.get("requests", 1))) for r in records))
     return {
         "readings": readings,
         "prompts": prompts,

@@ -65,7 +65,8 @@ class JudgeAsks:
     question: str
     readings: int
     prompts: int | None  # None: no record counts its prompts (a local judge's)
-    http_requests: int | None
+    # a yes/no reading read in a list of prompts states its share of the list's requests
+    http_requests: float | None
 
 
 @dataclass(frozen=True)
@@ -322,8 +323,11 @@ class Store(OneWriter):
         rows = self.on_writer(lambda: self.db.execute(query).fetchall())
         return [
             JudgeAsks(
-                judge, str(question), int(n),
-                int(prompts) if counted else None, int(http) if counted else None,
+                judge,
+                str(question),
+                int(n),
+                int(prompts) if counted else None,
+                float(http) if counted else None,
             )  # fmt: skip
             for judge, question, n, prompts, counted, http in rows
         ]

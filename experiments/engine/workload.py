@@ -47,6 +47,10 @@ class Workload:
     # and the store tables that hold the texts a judge reads.
     sample_with: Callable[[str], Mapping[str, JudgePrompt]] | None = None
     text_tables: tuple[str, ...] = ()
+    # The yes/no readings a run reads together (one Task group: a reply's rubric questions),
+    # as {questions in a group: how many such groups}; empty: no groups (read a judge's
+    # batch at a time).
+    yes_no_groups: Mapping[int, int] = field(default_factory=dict)
 
     def units(self, judges: int) -> int:
         """The run's progress total: every text and every counted reading, per judge."""

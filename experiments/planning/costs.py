@@ -42,6 +42,11 @@ class ReadingCost:
     yes_no: Count
     prompt_tokens: int | None  # tokens of one request's rendered prompt, before the judged text
     note: str = ""
+    # How an exact served judge's yes/no prompts travel (ServedJudge.records): a batch of
+    # readings (a reply's rubric questions, else `batch` at a time) in one round, sent as lists
+    # of up to `yes_no_list` prompts. 1: one prompt per HTTP request.
+    yes_no_list: int = 1
+    batch: int = 1
 
 
 def reading_cost(
@@ -87,6 +92,7 @@ def reading_cost(
             None,
             f"tokenizer {named!r} not loadable here ({reason}): counts need it (plan "
             "--tokenizer JUDGE=NAME counts with one that splits numbers alike)",
+            *_lists(spec),
         )
     exact_settings, _ = reading_settings(spec)
     rendered = render_judge_prompt(
@@ -127,7 +133,12 @@ def reading_cost(
         len(trie.prompt_ids),
         f"{instead if tokenizer_name else ''}{_stood_in(tokenizer)}{len(trie.nodes)} trie "
         f"nodes, {spec.ids_per_request} ids per request",
+        *_lists(spec),
     )
+
+
+def _lists(spec: ServedJudgeSpec) -> tuple[int, int]:
+    return spec.endpoint.prompts_per_request, spec.endpoint.concurrency
 
 
 def _stood_in(tokenizer: Any) -> str:

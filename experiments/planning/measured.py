@@ -27,7 +27,7 @@ class Measured:
 
     question: str
     prompts: tuple[int, ...]
-    http: tuple[int, ...]
+    http: tuple[float, ...]  # a yes/no reading in a prompt list: its share of the list
     prompt_tokens: tuple[int, ...]
 
     @property
@@ -99,7 +99,7 @@ def measure_judges(
                 by_question[question] = Measured(
                     question,
                     tuple(int(r.get("requests", 1)) for r in records),
-                    tuple(int(r.get("http_requests", 1)) for r in records),
+                    tuple(float(r.get("http_requests", 1)) for r in records),
                     tuple(int(r.get("prompt_tokens") or 0) for r in records),
                 )
             out[spec.id] = JudgeMeasure(spec.id, where, by_question)

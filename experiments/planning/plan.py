@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class JudgePlan:
     cost: ReadingCost
     judged_tokens: int
     measure: JudgeMeasure | None = None  # `plan --measure`: what the judge itself took
+    yes_no_groups: Mapping[int, int] = field(default_factory=dict)  # Workload.yes_no_groups
 
     def measured_range(self) -> tuple[float, float] | None:
         """Prompts in all, at the fewest and the most a sampled reading took per question."""
@@ -62,7 +63,30 @@ class JudgePlan:
 
     def http(self) -> float | None:
         c = self.cost
-        return _total(self.readings, c.number_expected, c.yes_no, self.grader_answers, "http")
+        number = _total(
+            {"number": self.readings.get("number", 0)}, c.number_expected, c.yes_no,
+            self.grader_answers, "http",
+        )  # fmt: skip
+        yes_no = self.yes_no_http()
+        return None if number is None or yes_no is None else number + yes_no
+
+    def yes_no_http(self) -> float | None:
+        """A batch of yes/no readings goes as one round of prompt lists: ⌈batch ÷ list⌉ HTTP
+        requests per id block of a prompt (ReadingCost.yes_no_list)."""
+        n = self.readings.get("yes_no", 0)
+        per = self.cost.yes_no.http
+        if not n:
+            return 0.0
+        if per is None:
+            return None
+        size = self.cost.yes_no_list
+        if size <= 1 or per == 0:
+            return n * per
+        groups = dict(self.yes_no_groups)
+        if sum(g * count for g, count in groups.items()) != n:
+            batch = max(self.cost.batch, 1)
+            groups = {batch: n // batch, **({n % batch: 1} if n % batch else {})}
+        return float(sum(count * -(-g // size) for g, count in groups.items()) * per)
 
     def prompt_tokens(self) -> float | None:
         """At most: each prompt's rendered template plus its judged text at full length."""
@@ -167,7 +191,9 @@ def _judge_json(j: JudgePlan) -> dict[str, Any]:
         },
         "grader_answers": j.grader_answers,
         "note": c.note,
-        "measured": None if j.measured_range() is None else {
+        "measured": None
+        if j.measured_range() is None
+        else {
             "prompts_range": list(j.measured_range() or ()),
             "per_reading": {
                 q: {"prompts": list(m.prompts), "http_requests": list(m.http)}
@@ -234,11 +260,10 @@ def plan_design(
             spec.id,
             workload.readings,
             answers,
-            _measured(
-                reading_cost(spec, samples, tokenizers.get(spec.id)), measures.get(spec.id)
-            ),
+            _measured(reading_cost(spec, samples, tokenizers.get(spec.id)), measures.get(spec.id)),
             workload.judged_tokens,
             measures.get(spec.id),
+            workload.yes_no_groups,
         )
         for spec in design.spec.judges
     )
@@ -258,9 +283,10 @@ def _measured(cost: ReadingCost, measure: JudgeMeasure | None) -> ReadingCost:
     said = []
     for m in (number, yes_no):
         if m is not None:
+            http = f" / {m.mean_http:.1f} HTTP requests" if m.question == "number" else ""
             said.append(
                 f"{'0–100' if m.question == 'number' else 'yes/no'} {m.mean_prompts:.1f} prompts "
-                f"({min(m.prompts)}–{max(m.prompts)}) / {m.mean_http:.1f} HTTP requests"
+                f"({min(m.prompts)}–{max(m.prompts)}){http}"
             )
     note = (
         f"measured on {len(next(iter(measure.by_question.values())).prompts)} readings per "
@@ -270,7 +296,9 @@ def _measured(cost: ReadingCost, measure: JudgeMeasure | None) -> ReadingCost:
         cost,
         number_expected=cost.number_expected if number is None
         else Count(number.mean_prompts, number.mean_http, "measured"),
+        # a yes/no reading's HTTP requests follow from how many go in one list (JudgePlan
+        # .yes_no_http), not from the sample's own list
         yes_no=cost.yes_no if yes_no is None
-        else Count(yes_no.mean_prompts, yes_no.mean_http, "measured"),
+        else Count(yes_no.mean_prompts, yes_no.mean_prompts, "measured"),
         note=note,
     )  # fmt: skip

@@ -81,6 +81,11 @@ def _judge_lines(j: JudgePlan) -> list[str]:
             f"({label}); every trie node {n(c.number_exact.prompts)}, with every mark "
             f"followed {n(c.number_worst.prompts)}"
         )
+    if j.readings.get("yes_no") and c.yes_no_list > 1:
+        lines.append(
+            f"    yes/no readings: {n(c.yes_no.prompts)} prompt each, read together and sent "
+            f"in lists of up to {c.yes_no_list}: {n(j.yes_no_http())} HTTP requests"
+        )
     lines.append(
         f"    prompts: {n(j.requests('expected'))} expected, {n(j.requests('exact'))} reading "
         f"every node; HTTP requests {n(j.http())}; prompt tokens ≤ {n(j.prompt_tokens())}"

@@ -163,6 +163,35 @@ class ExactReader(ExactAsker):
 
     # ------------------------------------------------------------------ yes/no
     def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
+        return self.yes_no_records([prompt])[0]
+
+    def yes_no_records(self, prompts: list[JudgePrompt]) -> list[dict[str, Any]]:
+        """Every prompt's answer ids asked in one round, so the client sends them as lists of
+        prompts_per_request (a reply's rubric questions: one HTTP request, not fifteen). Each
+        prompt is its own choice in the list, read exactly as if sent alone; a record states
+        one prompt and its share of the HTTP requests the round took."""
+        self.requests = self.http_requests = 0
+        asked = [self._yes_no_asked(prompt) for prompt in prompts]
+        self.ask([item for _, item, _ in asked])
+        share = self.http_requests / len(prompts) if prompts else 0.0
+        raw = self.facts.raw_tokens
+        out = []
+        for rendered, item, (yes_ids, no_ids) in asked:
+            yes = {raw[i]: item.lookup[i] for i in yes_ids if i in item.lookup}
+            no = {raw[i]: item.lookup[i] for i in no_ids if i in item.lookup}
+            record = {
+                **self._about(rendered, len(item.seq)),
+                "requests": max(1, -(-len(item.needed) // self.settings.ids_per_request)),
+                "http_requests": round(share, 6),
+                "missing_ids": item.missing[:20],
+                "exact": not item.missing,
+            }
+            out.append(dict(yes_no_reading(yes, no, record=record).record))
+        return out
+
+    def _yes_no_asked(
+        self, prompt: JudgePrompt
+    ) -> tuple[RenderedPrompt, Asked, tuple[tuple[int, ...], tuple[int, ...]]]:
         rendered = render_judge_prompt(
             self.tokenizer, prompt, reasoning_effort=self.settings.reasoning_effort
         )
@@ -174,18 +203,8 @@ class ExactReader(ExactAsker):
                 f"{prompt.answers[1]}",
                 where="judge tokenizer",
             )
-        self.requests = 0
         item = Asked(tuple(ids), tuple(sorted({*yes_ids, *no_ids})))
-        self.ask([item])
-        raw = self.facts.raw_tokens
-        yes = {raw[i]: item.lookup[i] for i in yes_ids if i in item.lookup}
-        no = {raw[i]: item.lookup[i] for i in no_ids if i in item.lookup}
-        record = {
-            **self._about(rendered, len(ids)),
-            "missing_ids": item.missing[:20],
-            "exact": not item.missing,
-        }
-        return dict(yes_no_reading(yes, no, record=record).record)
+        return rendered, item, (tuple(yes_ids), tuple(no_ids))
 
     def root_coverage(self, prompt: JudgePrompt) -> tuple[float, bool, str]:
         """P(the judge starts a number) on this prompt, whether it was read exactly, and the

@@ -161,7 +161,13 @@ class ServedJudge(Judge):
 
     def records(self, question: Question, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
         """Prompts in parallel, as many at once as the endpoint's concurrency allows (the
-        client's semaphore holds the same number, so no request waits on a free slot)."""
+        client's semaphore holds the same number, so no request waits on a free slot); an
+        exact judge's yes/no prompts in one round of prompt lists."""
+        if question == "yes_no" and self.mode == "exact":
+            # one round of token prompts, sent as lists (ExactReader.yes_no_records)
+            reader = self._reader()
+            assert isinstance(reader, ExactReader)
+            return reader.yes_no_records(list(prompts))
         one = self.number_record if question == "number" else self.yes_no_record
         if len(prompts) <= 1:
             return [one(p) for p in prompts]

@@ -54,6 +54,7 @@ class AnalysisTables:
                     fix="export the store with the columns in experiments/kinds/diary/frames.py",
                 )
 
+
 def pattern_score(pattern: str) -> str:
     return f"pattern:{pattern}"
 

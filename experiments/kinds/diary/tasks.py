@@ -39,6 +39,19 @@ def planned_readings(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[str, 
     }
 
 
+def planned_yes_no_groups(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[int, int]:
+    """The groups diary_tasks reads its yes/no questions in: the person questions of each
+    entry, the rubric's questions of each reply."""
+    rubric = load_behavior_rubric()
+    entries = len({c.entry_id(k) for c in cells for k in range(1, spec.design.entries + 1)})
+    out: dict[int, int] = {}
+    replies = len(cells) * spec.design.entries
+    for size, count in ((len(rubric.person), entries), (len(rubric.questions), replies)):
+        if size and count:
+            out[size] = out.get(size, 0) + count
+    return out
+
+
 def planned_per_judge(spec: DiaryDesignFile, cells: Sequence[Cell]) -> int:
     return sum(planned_readings(spec, cells).values())
 
