@@ -129,8 +129,11 @@ def number_tokens(tokenizer: Any, prompt_text: str) -> NumberTokens:
     if not prompt:
         raise LabError("the judge prompt encodes to no tokens", where="judge prompt")
     tokens, pieces = [], []
-    for n in NUMBERS:
-        full = encode(prompt_text + str(n))
+    # One batch call: the tokenizer encodes the 101 texts together (each still whole, so the
+    # check below sees exactly what encoding prompt + number alone gives).
+    fulls = tokenizer([prompt_text + str(n) for n in NUMBERS], add_special_tokens=False)
+    for n, full in zip(NUMBERS, fulls["input_ids"], strict=True):
+        full = list(full)
         if full[: len(prompt)] != prompt or len(full) == len(prompt):
             tail = tokenizer.convert_ids_to_tokens(prompt[-3:])
             raise LabError(
