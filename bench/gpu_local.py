@@ -113,9 +113,9 @@ def readings(model: LocalModel, prompts: list[Any], repeats: int) -> dict[str, A
                 key = f"{reader} {'exact' if max_error == 0 else 'bounded 0.05'}"
                 per[key] = min(per.get(key, float("inf")), seconds)
                 means[key] = [r.mean for r in found]
-                per[f"{key} prompts"] = sum(
-                    r.record.get("queried_nodes", 0) for r in found
-                ) / len(found)
+                per[f"{key} prompts"] = sum(r.record.get("queried_nodes", 0) for r in found) / len(
+                    found
+                )
     model.tree_reads = True
     gap = max(
         abs((a or 0.0) - (b or 0.0))
@@ -142,7 +142,9 @@ def yes_no(model: LocalModel, judge: LocalJudge) -> dict[str, Any]:
     sync()
     seconds = time.perf_counter() - start
     alone = [judge.yes_no_records([p])[0] for p in prompts]
-    same = all(a["yes"] == b["yes"] and a["no"] == b["no"] for a, b in zip(together, alone))
+    same = all(
+        a["yes"] == b["yes"] and a["no"] == b["no"] for a, b in zip(together, alone, strict=True)
+    )
     return {"questions": len(prompts), "seconds": seconds, "group_equals_alone": same}
 
 
@@ -159,8 +161,12 @@ def steering(model: LocalModel, tokens: int) -> dict[str, Any]:
     lab = generate_steered(model, prompts, settings, steers=steers)
     oracle = generate_steered_hooks(model, prompts, settings, steers=steers)
     equal = [a.token_ids == b.token_ids for a, b in zip(lab, oracle, strict=True)]
-    changed = [a.token_ids != b.token_ids for a, b in zip(lab, generate_steered(
-        model, prompts, settings, steers=[None] * 8), strict=True)]
+    changed = [
+        a.token_ids != b.token_ids
+        for a, b in zip(
+            lab, generate_steered(model, prompts, settings, steers=[None] * 8), strict=True
+        )
+    ]
     timing = {}
     for label, rows in (("unsteered", [None] * 8), ("steered", [steer] * 8)):
         generate_steered(model, prompts, settings, steers=rows)  # warm-up

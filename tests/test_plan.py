@@ -153,6 +153,12 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
         f"served 0–100: {number.readings} of {numbers} readings; planned {per:g} prompts → "
         f"{number.prompts / number.readings:.2f} prompts"
     ) in shown
+    # ... and the report does too, in its own section
+    assert main(["report", str(tmp_path / "run")]) == 0
+    findings = (tmp_path / "run" / "report" / "findings.md").read_text(encoding="utf-8")
+    section = findings.split("## Plan vs run", 1)[1].split("\n## ", 1)[0]
+    assert f"- served 0–100: {number.readings} of {numbers} readings; planned {per:g}" in section
+    assert "× the plan" in section
 
 
 def _asks(folder):

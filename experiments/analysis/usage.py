@@ -122,3 +122,24 @@ def section(frame: pd.DataFrame, folder: Path | None = None) -> list[str]:
             | {"completion tokens": _tokens("completion_tokens", "completion_recorded")},
         ),
     ]
+
+
+def plan_section(store: Store, folder: Path) -> list[str]:
+    """The report's "## Plan vs run" section: per judge and question, the prompts and HTTP
+    requests per reading the plan said (plan.json, kept when the run began) beside what the
+    stored readings state they took — the figures `diarylab status` prints."""
+    from diarylab.experiments.planning.against_run import plan_vs_run
+
+    lines = plan_vs_run(folder, store.judge_asks())
+    if len(lines) == 1:  # no plan kept: say so
+        return ["## Plan vs run\n", lines[0].removeprefix("plan vs run: ").capitalize() + ".\n"]
+    return [
+        "## Plan vs run\n",
+        "What `diarylab plan` said each judge's readings would take (the plan kept in "
+        "`plan.json` when the run began) against what the stored readings state they took, per "
+        "reading: a served judge's prompts and HTTP requests (a yes/no reading sent in a list of "
+        "prompts counts its share of the list's requests); a local judge is counted in "
+        "readings only.\n",
+        *(f"- {line.strip()}" for line in lines[1:]),
+        "",
+    ]

@@ -106,6 +106,7 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
         verdict_section(verdicts),
         *readings.section(judge_readings, "chatbot", design.coverage_floor, UNREAD_WHY),
         *calls.section(usage, folder),
+        *calls.plan_section(store, folder),
         _comparisons(boards[0]),
         _judges(boards[0]),
         validation_section(store, design, graded, resamples),

@@ -183,7 +183,7 @@ class DiaryKind(TaskJudging):
 
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from diarylab.experiments.analysis.html_page import judgment_bounds
-        from diarylab.experiments.analysis.usage import usage_table
+        from diarylab.experiments.analysis.usage import plan_section, usage_table
         from diarylab.experiments.engine.runfolder import read_manifest
         from diarylab.experiments.kinds.diary.report import write_report
         from diarylab.experiments.kinds.diary.tables import judge_readings, load_tables
@@ -206,4 +206,5 @@ class DiaryKind(TaskJudging):
             decision_rule=spec.analysis.decision_rule,
             interval=spec.analysis.interval,
             usage=usage_table(store, folder),
+            plan_lines=plan_section(store, folder),
         )

@@ -7,7 +7,7 @@ so a bad hypothesis or a crash never leaves half a report."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +136,7 @@ def write_report(
     decision_rule: Rule = "holm",
     interval: Method = "t",
     usage: pd.DataFrame | None = None,
+    plan_lines: Sequence[str] = (),
 ) -> Path:
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
     readings per judge × profile (readings.summarize), usage its calls and tokens per model
@@ -197,6 +198,7 @@ def write_report(
                 data_section(tables, judge_readings, design),
                 *reading_lines,
                 *usage_lines,
+                *plan_lines,
                 *sections(res, baseline_chatbot),
                 *projection.section(res.tables["steering"], res.tables["agreement"]),
                 *agreement,

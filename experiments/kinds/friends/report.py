@@ -279,6 +279,7 @@ def write_friends_report(
                 _data(store, res.letters),
                 *readings.section(judge_readings, "profile", design.coverage_floor),
                 *calls.section(usage, folder),
+                *calls.plan_section(store, folder),
                 *_sections(res, spec, settings),
             ]
         )
