@@ -129,8 +129,11 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
     follow = [b for b in bodies if _prompts(b)[0][-1] in marks]
     assert all(p[-1] in marks for b in follow for p in _prompts(b))  # a round of their own
     followed = prompts_in(follow)
-    assert plan["total"] == plan["total_exact"] == prompts_in(bodies) - followed
-    assert plan["total_http"] == len(bodies) - len(follow)
+    # the plan counts the run's probe too: every request the server saw
+    everything = [b for b in server.requests if "prompt" in b]
+    assert len(everything) > len(bodies)
+    assert plan["total"] == plan["total_exact"] == prompts_in(everything) - followed
+    assert plan["total_http"] == len(everything) - len(follow)
     assert plan["total_exact"] + followed <= plan["total_worst"]  # every mark followed: the most
     assert plan["progress_total"] == entries + replies + len(items)
     # The run kept its plan, and its readings state what the server was asked: `status` puts
@@ -186,7 +189,9 @@ def test_a_bounded_judge_is_planned_at_a_few_prompts_and_labelled_an_estimate(
     per = plan["requests"]["served"]["per_reading"]
     assert plan["requests"]["served"]["expected_basis"] == "estimate"
     assert per["number_expected"] <= 10 < per["number_exact"] < per["number_worst"]
-    assert plan["total"] * 5 < plan["total_exact"]  # bounded: far under the exact count
+    probe = plan["requests"]["served"]["probe"]["prompts"]  # the run's probe: in both totals
+    assert 0 < probe <= 4
+    assert (plan["total"] - probe) * 5 < plan["total_exact"] - probe  # bounded: far under
     hours = plan["hours"]
     assert hours["writing"] == pytest.approx(1 / 2 / 3600)
     assert hours["judging"] == pytest.approx(plan["total"] / 50 / 3600)

@@ -170,3 +170,31 @@ def test_calibration_samples_are_written_at_the_study_writing_settings(tmp_path,
     # 2 extraction pairs (5 tokens, 0.8), then 2 prompts × (the baseline + 1 setting).
     assert settings == [(5, 0.8)] * 4 + [(8, 0.9)] * 4
     assert json.loads(lonely.calibration["sample_generation"])["max_new_tokens"] == 8
+
+
+def test_the_plan_counts_what_making_the_profile_takes(tmp_path, tiny_model_folder):
+    """The plan's profile work (contrast texts, calibration samples, the judge's readings of
+    them) against what making the profile stored: texts exactly, readings at most (an empty or
+    repeated sample is not read again)."""
+    from diarylab.experiments.planning.plan import plan_design
+
+    rule = (
+        'calibration = { judge = "tiny-judge", layers = [0], strengths = [0.5, 0.0], floor = 0.0, '
+        "prompts = 2 }"
+    )
+    design = inline_design(tmp_path, tiny_model_folder, rule)
+    plan = plan_design(design)
+    texts = {t.label: count for t, count in plan.texts() if t.phase == "profiles"}
+    assert texts == {"contrast texts for lonely": 4, "calibration samples for lonely": 4}
+    [judge] = [j for j in plan.judges if j.judge == "tiny-judge"]
+    assert judge.profile_readings == 8
+    run_texts = sum(count for t, count in plan.texts() if t.phase != "profiles")
+    w = plan.workload  # the run's progress total leaves profile making out
+    assert w.units(len(plan.judges)) == run_texts + len(plan.judges) * w.progress_readings
+    make(design, tmp_path / "run", tiny_model_folder, [])
+    store = Store(tmp_path / "run" / "profiles" / "store.sqlite")
+    written = store.count_where("calls", "kind = 'diarist'")
+    read = store.count_where("calls", "kind = 'judge'")
+    store.close()
+    assert written == sum(texts.values())
+    assert 0 < read <= judge.profile_readings

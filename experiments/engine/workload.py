@@ -15,7 +15,7 @@ from diarylab.rubric.prompts import JudgePrompt
 if TYPE_CHECKING:
     from diarylab.experiments.engine.design import DesignFile
 
-Phase = Literal["writing", "chatbots", "grading"]
+Phase = Literal["profiles", "writing", "chatbots", "grading"]
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,15 @@ class Workload:
     # as {questions in a group: how many such groups}; empty: no groups (read a judge's
     # batch at a time).
     yes_no_groups: Mapping[int, int] = field(default_factory=dict)
+    # 0–100 readings each judge is asked while the inline profiles are made (calibration), in
+    # the profile maker's store: counted in the judge's prompts, not in the run's progress.
+    profile_readings: Mapping[str, int] = field(default_factory=dict)
 
     def units(self, judges: int) -> int:
         """The run's progress total: every text and every counted reading, per judge."""
         per_judge = sum(t.count for t in self.texts if t.per_judge) + self.progress_readings
-        return sum(t.count for t in self.texts if not t.per_judge) + judges * per_judge
+        run = [t for t in self.texts if not t.per_judge and t.phase != "profiles"]
+        return sum(t.count for t in run) + judges * per_judge
 
 
 def reply_texts(chatbots: Sequence[ChatbotSpec], per_chatbot: Mapping[str, int]) -> list[Texts]:
@@ -71,13 +75,38 @@ def reply_texts(chatbots: Sequence[ChatbotSpec], per_chatbot: Mapping[str, int])
     return out
 
 
-def profile_making(spec: DesignFile) -> tuple[str, ...]:
-    """Inline profiles are made (vectors extracted, strengths calibrated) before the cells run,
-    in the profile maker's own store: known work, not counted here."""
-    rules = [p.id for p in spec.profiles]
-    if not rules:
-        return ()
-    return (f"making the inline profiles {', '.join(rules)} (extraction, calibration)",)
+def profile_work(spec: DesignFile) -> tuple[tuple[Texts, ...], dict[str, int]]:
+    """What making the design's inline profiles takes, before the cells run (in the profile
+    maker's own store, experiments/profile_making.py): per rule, the contrast pairs' texts (two
+    per pair), and for a calibrated rule its sweep's samples — each held-out prompt unsteered
+    once and at every layer × non-zero strength — each read by the rule's judge for the pattern
+    and for coherence (at most: an empty sample is not read)."""
+    from diarylab.diarists.patterns import load_pattern
+
+    texts: list[Texts] = []
+    readings: dict[str, int] = {}
+    for rule in spec.profiles:
+        made = rule.extraction.generation.max_new_tokens
+        texts.append(
+            Texts("profiles", f"contrast texts for {rule.id}", 2 * rule.extraction.pairs, made)
+        )
+        c = rule.calibration
+        if c is None:
+            continue
+        prompts = c.prompts or len(load_pattern(rule.pattern).heldout_prompts)
+        samples = prompts * (1 + len(c.layers) * sum(1 for s in c.strengths if s != 0))
+        # the sweep writes at the study's own settings unless the rule sets its own
+        # (experiments/vector_making.py study_rule)
+        study = spec.diarist_model
+        own = "generation" in c.model_fields_set or study is None
+        generation = c.generation if own or study is None else study.generation
+        texts.append(
+            Texts(
+                "profiles", f"calibration samples for {rule.id}", samples, generation.max_new_tokens
+            )
+        )
+        readings[c.judge] = readings.get(c.judge, 0) + 2 * samples
+    return tuple(texts), readings
 
 
 PLACEHOLDER = "."  # the judged text of a sample prompt: its tokens are counted apart

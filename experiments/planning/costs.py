@@ -18,8 +18,10 @@ from diarylab.rubric.judging.expected import ALL_NODE_TEXTS, SPACE
 from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec, reading_settings
 from diarylab.rubric.judging.number_trie import number_trie
+from diarylab.rubric.judging.served_exact import ExactReader
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.judging.vocab import vocab_facts
+from diarylab.rubric.probe_prompt import number_probe
 from diarylab.rubric.prompts import JudgePrompt
 
 Basis = Literal["trie", "estimate", "unknown", "local", "measured"]
@@ -47,6 +49,9 @@ class ReadingCost:
     # of up to `yes_no_list` prompts. 1: one prompt per HTTP request.
     yes_no_list: int = 1
     batch: int = 1
+    # The run's preflight reads each served judge's probe prompt once before any reading
+    # (experiments/preflight.py: the root, a list of two prompts, the first tokens written).
+    probe: Count = Count(0, 0, "local")
 
 
 def reading_cost(
@@ -116,6 +121,19 @@ def reading_cost(
         read(prompt)
         return Count(server.prompts, server.http_requests, "trie")
 
+    def probed() -> Count:
+        server = StatedServer(stated, spec.endpoint, spec.model)
+        judge = ServedJudge(
+            cast(ServedClient, server), tokenizer=tokenizer, mode="exact", exact=exact_settings
+        )
+        judge._facts = facts
+        reader = judge._reader()
+        assert isinstance(reader, ExactReader)
+        probe = number_probe()
+        reader.root_coverage(probe)
+        reader.first_tokens(probe)
+        return Count(server.prompts, server.http_requests, "trie")
+
     full = counted(0.0, number, "number")
     worst = counted(0.0, number, "number", facts.point_ids)
     bounded = spec.max_error > 0
@@ -134,6 +152,7 @@ def reading_cost(
         f"{instead if tokenizer_name else ''}{_stood_in(tokenizer)}{len(trie.nodes)} trie "
         f"nodes, {spec.ids_per_request} ids per request",
         *_lists(spec),
+        probed(),
     )
 
 
@@ -175,4 +194,5 @@ def _top_k_cost(spec: ServedJudgeSpec, number: JudgePrompt) -> ReadingCost:
         None,
         "top-k chat reading (no tokenizer): never exact; 'every node' is each node text read "
         "once, the most a reading can ask",
+        probe=Count(server.requests, server.requests, "estimate"),
     )

@@ -36,14 +36,22 @@ class JudgePlan:
     judged_tokens: int
     measure: JudgeMeasure | None = None  # `plan --measure`: what the judge itself took
     yes_no_groups: Mapping[int, int] = field(default_factory=dict)  # Workload.yes_no_groups
+    profile_readings: int = 0  # 0–100 readings while the inline profiles are made (calibration)
+
+    def all_readings(self) -> dict[str, int]:
+        """The run's readings and the profile making's, by question."""
+        out = dict(self.readings)
+        if self.profile_readings:
+            out["number"] = out.get("number", 0) + self.profile_readings
+        return out
 
     def measured_range(self) -> tuple[float, float] | None:
         """Prompts in all, at the fewest and the most a sampled reading took per question."""
         m = self.measure
         if m is None or m.failed or not m.by_question:
             return None
-        low = high = float(self.grader_answers)
-        for question, count in self.readings.items():
+        low = high = float(self.grader_answers) + (self.cost.probe.prompts or 0)
+        for question, count in self.all_readings().items():
             taken = m.by_question.get(question)
             if taken is None:
                 return None
@@ -59,16 +67,20 @@ class JudgePlan:
             "exact": self.cost.number_exact,
             "worst": self.cost.number_worst,
         }[which]
-        return _total(self.readings, count, self.cost.yes_no, self.grader_answers, "prompts")
+        total = _total(self.all_readings(), count, self.cost.yes_no, self.grader_answers, "prompts")
+        probe = self.cost.probe.prompts
+        return None if total is None or probe is None else total + probe
 
     def http(self) -> float | None:
         c = self.cost
         number = _total(
-            {"number": self.readings.get("number", 0)}, c.number_expected, c.yes_no,
+            {"number": self.all_readings().get("number", 0)}, c.number_expected, c.yes_no,
             self.grader_answers, "http",
         )  # fmt: skip
-        yes_no = self.yes_no_http()
-        return None if number is None or yes_no is None else number + yes_no
+        yes_no, probe = self.yes_no_http(), c.probe.http
+        if number is None or yes_no is None or probe is None:
+            return None
+        return number + yes_no + probe
 
     def yes_no_http(self) -> float | None:
         """A batch of yes/no readings goes as one round of prompt lists: ⌈batch ÷ list⌉ HTTP
@@ -158,6 +170,7 @@ class Plan:
                 for t, n in self.texts()
             ],
             "readings": {j.judge: dict(j.readings) for j in self.judges},
+            "profile_readings": {j.judge: j.profile_readings for j in self.judges},
             "requests": {j.judge: _judge_json(j) for j in self.judges},
             "total": self.total("expected"),
             "total_exact": self.total("exact"),
@@ -190,6 +203,8 @@ def _judge_json(j: JudgePlan) -> dict[str, Any]:
             "yes_no": c.yes_no.prompts,
         },
         "grader_answers": j.grader_answers,
+        "probe": {"prompts": c.probe.prompts, "http_requests": c.probe.http},
+        "profile_readings": j.profile_readings,
         "note": c.note,
         "measured": None
         if j.measured_range() is None
@@ -214,8 +229,7 @@ def _reused(workload: Workload) -> Workload:
         t if t.per_judge else replace(t, count=0, label=f"{t.label} (reused)")
         for t in workload.texts
     )
-    kept = tuple(u for u in workload.uncounted if not u.startswith("making the inline profiles"))
-    return replace(workload, texts=texts, uncounted=kept)
+    return replace(workload, texts=texts, profile_readings={})
 
 
 PLAN_FILE = "plan.json"  # in a run folder: the plan as it stood when the run began
@@ -264,6 +278,7 @@ def plan_design(
             workload.judged_tokens,
             measures.get(spec.id),
             workload.yes_no_groups,
+            workload.profile_readings.get(spec.id, 0),
         )
         for spec in design.spec.judges
     )

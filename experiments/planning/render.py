@@ -20,7 +20,7 @@ def n(value: float | None) -> str:
 def totals_line(plan: Plan) -> str:
     """One line: texts, readings, the judges' prompts expected (and exact), the progress total."""
     texts = sum(count for t, count in plan.texts() if t.model)
-    readings = sum(sum(j.readings.values()) for j in plan.judges)
+    readings = sum(sum(j.all_readings().values()) for j in plan.judges)
     expected, exact = plan.total("expected"), plan.total("exact")
     return (
         f"plan: texts by models {n(texts)}, judge readings {n(readings)}, judge prompts "
@@ -65,6 +65,11 @@ def _judge_lines(j: JudgePlan) -> list[str]:
     c = j.cost
     readings = ", ".join(f"{QUESTION.get(q, q)} {n(v)}" for q, v in j.readings.items())
     lines = [f"  {j.judge} [{c.mode}]: readings {readings}"]
+    if j.profile_readings:
+        lines.append(
+            f"    making the inline profiles (calibration samples, pattern and coherence): "
+            f"0–100 {n(j.profile_readings)} more"
+        )
     if j.grader_answers:
         lines.append(f"    grader answers written: {n(j.grader_answers)} (1 request each)")
     if c.mode == "local":
@@ -75,7 +80,7 @@ def _judge_lines(j: JudgePlan) -> list[str]:
         "estimate": "estimate for a confident judge",
         "measured": "measured on the judge",
     }.get(per.basis, "from its trie")
-    if j.readings.get("number"):
+    if j.all_readings().get("number"):
         lines.append(
             f"    per 0–100 reading: {n(per.prompts)} prompts / {n(per.http)} HTTP requests "
             f"({label}); every trie node {n(c.number_exact.prompts)}, with every mark "
@@ -85,6 +90,11 @@ def _judge_lines(j: JudgePlan) -> list[str]:
         lines.append(
             f"    yes/no readings: {n(c.yes_no.prompts)} prompt each, read together and sent "
             f"in lists of up to {c.yes_no_list}: {n(j.yes_no_http())} HTTP requests"
+        )
+    if c.probe.prompts:
+        lines.append(
+            f"    the run's probe before any reading: {n(c.probe.prompts)} prompts / "
+            f"{n(c.probe.http)} HTTP requests (counted below)"
         )
     lines.append(
         f"    prompts: {n(j.requests('expected'))} expected, {n(j.requests('exact'))} reading "

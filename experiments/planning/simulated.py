@@ -118,6 +118,12 @@ class StatedServer:
         self.http_requests += calls
         return [self._answer(r) for r in requests], calls
 
+    def list_answer(self, requests: Sequence[TokenPromptRequest]) -> list[TokenCompletion]:
+        """The probe's list of two prompts in one request (ExactAsker.check_lists)."""
+        self.prompts += len(requests)
+        self.http_requests += 1
+        return [self._answer(r) for r in requests]
+
     def _answer(self, request: TokenPromptRequest) -> TokenCompletion:
         judge = self.judge
         start = len(judge.trie.prompt_ids)

@@ -13,7 +13,7 @@ from diarylab.diarists.templates import load_entry_template
 from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
-from diarylab.experiments.engine.workload import Texts, Workload, profile_making, reply_texts
+from diarylab.experiments.engine.workload import Texts, Workload, profile_work, reply_texts
 from diarylab.experiments.engine.writes import Writer
 from diarylab.experiments.kinds.diary.cells import Cell, expand
 from diarylab.experiments.kinds.diary.conversations import DiaryWriter, run_conversations
@@ -62,15 +62,17 @@ class DiaryKind(TaskJudging):
         written = len(firsts) + len(cells) * (entries - 1)
         per_bot = Counter(c.chatbot for c in cells)
         most = spec.writer.generation.max_new_tokens
+        profiles, profile_readings = profile_work(spec)
         return Workload(
             texts=(
+                *profiles,
                 Texts("writing", "entries", written, most),
                 *reply_texts(spec.chatbots, {b: n * entries for b, n in per_bot.items()}),
             ),
             readings=planned_readings(spec, cells),
             progress_readings=planned_per_judge(spec, cells),
             judged_tokens=max([most, *(t.max_tokens or 0 for t in reply_texts(spec.chatbots, {}))]),
-            uncounted=profile_making(spec),
+            profile_readings=profile_readings,
             samples=sample_prompts(spec),
             sample_with=lambda text: sample_prompts(spec, text),
             text_tables=("entries",),

@@ -14,7 +14,7 @@ from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
 from diarylab.experiments.engine.design import UNSTEERED
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
-from diarylab.experiments.engine.workload import Texts, Workload, profile_making
+from diarylab.experiments.engine.workload import Texts, Workload, profile_work
 from diarylab.experiments.engine.writes import Writer
 from diarylab.experiments.kinds.friends.letters import LetterWriter, run_letters
 from diarylab.experiments.kinds.friends.pairs import Pair, expand
@@ -65,8 +65,10 @@ class FriendsKind(TaskJudging):
         spec = friends_spec(design)
         written = model_letters(cells)
         most = spec.writer.generation.max_new_tokens
+        profiles, profile_readings = profile_work(spec)
         return Workload(
             texts=(
+                *profiles,
                 Texts("writing", "letters", written, most),
                 Texts(
                     "writing",
@@ -79,7 +81,7 @@ class FriendsKind(TaskJudging):
             readings=planned_readings(spec.scores, cells),
             progress_readings=planned_per_judge(spec.scores, cells),
             judged_tokens=most,
-            uncounted=profile_making(spec),
+            profile_readings=profile_readings,
             samples=sample_prompts(spec.scores),
             sample_with=lambda text: sample_prompts(spec.scores, text),
             text_tables=("letters",),
