@@ -12,12 +12,12 @@ cluster's own start is timed apart (a cluster is started once and serves many ru
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import tempfile
 import time
 from pathlib import Path
 
 from diarylab.experiments.engine.executor import ExecutorSettings
+from diarylab.experiments.engine.store import Store
 from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import RunSummary, run_design
 
@@ -108,13 +108,12 @@ def actors_ready(settings: ExecutorSettings, model: str, count: int) -> float:
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    out = {
-        t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-        for t in ("entries", "replies", "judgments")
-    }
-    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
-    db.close()
+    store = Store(folder / "store.sqlite")
+    try:
+        out = {t: store.dump(t) for t in ("entries", "replies", "judgments")}
+        out["calls"] = sorted(store.calls_of())
+    finally:
+        store.close()
     return out
 
 

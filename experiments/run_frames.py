@@ -11,7 +11,7 @@
 Every frame has exactly the columns declared below (FRAMES), in that order and with those
 meanings; docs/results-columns.md is generated from the same declarations
 (tests/test_run_frames.py holds the file to them). The frames are read through the store's
-own table reads (experiments/engine/store.py): no SQL here. Rows are in key order, so two
+own table reads (experiments/engine/store/): no SQL here. Rows are in key order, so two
 copies of a run give equal frames."""
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class RunResults:
 
     @property
     def store(self) -> Any:
-        """The run's store (experiments/engine/store.py), for the lab's own readers."""
+        """The run's store (experiments/engine/store/), for the lab's own readers."""
         return self._run.store
 
     def export(self, folder: Path) -> list[Path]:

@@ -11,6 +11,7 @@ two modules anywhere import each other, directly or round a circle (type-only im
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -278,3 +279,39 @@ def test_the_circle_rule_catches_a_circle_through_a_type_only_import(tmp_path):
     (tmp_path / "rubric" / "c.py").write_text("def f():\n    from diarylab.rubric import a\n")
     (tmp_path / "rubric" / "d.py").write_text("from diarylab.rubric.a import A\n")
     assert circles(import_graph(tmp_path)) == [["rubric.a", "rubric.b", "rubric.c"]]
+
+
+# ----------------------------------------------------------------------------- SQL
+# What reaches into SQLite: only the store package (experiments/engine/store/) may. The tests
+# read store files directly on purpose: an oracle independent of the reader they check.
+SQL = re.compile(r"json_extract|\.execute\(|\.executemany\(|read_sql|sqlite3\.connect")
+STORE_PACKAGE = Path("experiments") / "engine" / "store"
+
+
+def sql_outside_the_store(root: Path = ROOT) -> list[str]:
+    found = []
+    for folder in (*(root / p for p in LAYER), root / "bench"):
+        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
+            relative = path.relative_to(root)
+            if relative.is_relative_to(STORE_PACKAGE) or "__pycache__" in relative.parts:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if SQL.search(line):
+                    found.append(f"{relative}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_sql_outside_the_store_package():
+    assert sql_outside_the_store() == []
+
+
+def test_the_sql_rule_catches_a_query_in_a_report(tmp_path):
+    report = tmp_path / "experiments" / "kinds" / "toy" / "report.py"
+    report.parent.mkdir(parents=True)
+    report.write_text('rows = store.db.execute("SELECT * FROM judgments")\n')
+    inside = tmp_path / STORE_PACKAGE / "reads.py"
+    inside.parent.mkdir(parents=True)
+    inside.write_text('rows = self.db.execute("SELECT 1")\n')
+    assert [f.split(":")[0] for f in sql_outside_the_store(tmp_path)] == [
+        str(Path("experiments/kinds/toy/report.py"))
+    ]

@@ -218,11 +218,13 @@ def flags_by_target(flags: pd.DataFrame, targets: Sequence[str]) -> dict[str, li
 
 def judgment_bounds(store: Store) -> dict[tuple[str, str, str], tuple[float, float]]:
     """(judge, target id, item) -> the certified interval on E[n] its stored record holds
-    (rubric/judging/bound.py), for the readings that have one. Read inside SQLite (json_extract): a
+    (rubric/judging/bound.py), for the readings that have one. Read inside SQLite (the store's
+    with_call_fields): a
     large run's per-node records are never parsed in Python."""
-    rows = store.db.execute(
-        "SELECT j.judge, j.target_id, j.item, json_extract(c.result, '$.bound.mean[0]'), "
-        "json_extract(c.result, '$.bound.mean[1]') FROM judgments j JOIN calls c "
-        "ON c.key = j.call_key WHERE json_extract(c.result, '$.bound.mean') IS NOT NULL"
+    rows = store.with_call_fields(
+        "judgments",
+        ("judge", "target_id", "item"),
+        ["$.bound.mean[0]", "$.bound.mean[1]"],
+        present="$.bound.mean",
     )
-    return {(str(j), str(t), str(i)): (float(lo), float(hi)) for j, t, i, lo, hi in rows}
+    return {(str(j), str(t), str(i)): (float(lo), float(hi)) for j, t, i, _, lo, hi in rows}

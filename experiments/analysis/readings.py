@@ -66,24 +66,25 @@ def _bounded(mode: str, exact: object, max_error: object) -> str:
 def stored_readings(store: Store, groups: Mapping[tuple[str, str], str]) -> pd.DataFrame:
     """Every judgment in the store with its record's kind, mode and exactness. `groups` maps
     (target kind, target id) to the group it is shown under (a diary entry's profile). The
-    record is read inside SQLite (json_extract), so a large run's per-node records are never
-    parsed in Python."""
-    rows = store.db.execute(
-        "SELECT j.judge, j.target_kind, j.target_id, j.coverage, j.readable, c.kind, "
-        "json_extract(c.result, '$.kind'), json_extract(c.result, '$.exact'), "
-        "json_extract(c.result, '$.mode'), json_extract(c.result, '$.backend'), "
-        "json_extract(c.result, '$.system_fingerprint'), json_extract(c.result, '$.dtype'), "
-        "json_extract(c.result, '$.bound.mean[1]') - json_extract(c.result, '$.bound.mean[0]'), "
-        "json_extract(c.result, '$.bound.coverage[1]') "
-        "- json_extract(c.result, '$.bound.coverage[0]'), json_extract(c.result, '$.max_error') "
-        "FROM judgments j LEFT JOIN calls c ON c.key = j.call_key ORDER BY j.judgment_id"
-    ).fetchall()
+    record is read inside SQLite (the store's with_call_fields), so a large run's per-node
+    records are never parsed in Python."""
+    rows = store.with_call_fields(
+        "judgments",
+        ("judge", "target_kind", "target_id", "coverage", "readable"),
+        [
+            "$.kind", "$.exact", "$.mode", "$.backend", "$.system_fingerprint", "$.dtype",
+            "$.bound.mean[0]", "$.bound.mean[1]", "$.bound.coverage[0]", "$.bound.coverage[1]",
+            "$.max_error",
+        ],
+    )  # fmt: skip
     out = []
     for row in rows:
         judge, target_kind, target_id, coverage, readable, call, kind, exact, mode, backend = row[
             :10
         ]
-        fingerprint, dtype, width, gap, max_error = row[10:]
+        fingerprint, dtype, low, high, covered_low, covered_high, max_error = row[10:]
+        width = None if low is None or high is None else high - low
+        gap = None if covered_low is None or covered_high is None else covered_high - covered_low
         if call is not None and call != "judge":
             continue  # a judgment that is no judge's reading (the projection measure)
         out.append(

@@ -28,14 +28,9 @@ COLUMNS = (
     "role", "model", "calls", "made_last_run", "made_earlier", "prompt_tokens",
     "prompt_recorded", "completion_tokens", "completion_recorded",
 )  # fmt: skip
-_PROMPT = (
-    "coalesce(json_extract(result, '$.usage.prompt_tokens'), "
-    "json_extract(result, '$.prompt_tokens'))"
-)
-_COMPLETION = (
-    "coalesce(json_extract(result, '$.usage.completion_tokens'), "
-    "json_extract(result, '$.new_tokens'))"
-)
+# What a record states of its tokens: an API's or server's usage, else the local runtime's count.
+_PROMPT = ("$.usage.prompt_tokens", "$.prompt_tokens")
+_COMPLETION = ("$.usage.completion_tokens", "$.new_tokens")
 
 
 def last_run_start(folder: Path) -> float | None:
@@ -64,12 +59,7 @@ def usage_table(store: Store, folder: Path) -> pd.DataFrame:
     """One row per role × model (see the module docstring), sorted by role then model."""
     since = last_run_start(folder)
     cut = 0.0 if since is None else since  # never resumed: every call is the first run's
-    rows = store.db.execute(
-        f"SELECT kind, model, COUNT(*), SUM(created >= ?), SUM({_PROMPT}), COUNT({_PROMPT}), "
-        f"SUM({_COMPLETION}), COUNT({_COMPLETION}) FROM calls GROUP BY kind, model "
-        "ORDER BY kind, model",
-        (cut,),
-    ).fetchall()
+    rows = store.call_totals([_PROMPT, _COMPLETION], cut)
     out = [
         (
             kind,
@@ -128,7 +118,7 @@ def plan_section(store: Store, folder: Path) -> list[str]:
     """The report's "## Plan vs run" section: per judge and question, the prompts and HTTP
     requests per reading the plan said (plan.json, kept when the run began) beside what the
     stored readings state they took — the figures `diarylab status` prints."""
-    from diarylab.experiments.planning.against_run import plan_vs_run
+    from diarylab.experiments.analysis.plan_vs_run import plan_vs_run
 
     lines = plan_vs_run(folder, store.judge_asks())
     if len(lines) == 1:  # no plan kept: say so

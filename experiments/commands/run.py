@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from diarylab.experiments.analysis.plan_vs_run import plan_vs_run
 from diarylab.experiments.engine.executor import ExecutorSettings
 from diarylab.experiments.engine.runfolder import refuse_under_a_file
 from diarylab.experiments.opening import load_design, open_run_folder, resumes
-from diarylab.experiments.planning.against_run import plan_vs_run
 from diarylab.foundation.errors import LabError
 
 
@@ -115,13 +115,9 @@ def run_status(args: argparse.Namespace) -> int:
             print(f"  {table:10s} {store.count(table)}")
         flags: dict[str, int] = {}
         for table in tables:
-            columns = {r[1] for r in store.db.execute(f"PRAGMA table_info({table})")}
-            if "flag" in columns:
-                for flag, n in store.db.execute(
-                    f"SELECT flag, COUNT(*) FROM {table} WHERE flag IS NOT NULL GROUP BY flag"
-                ):
-                    flags[f"{table}:{flag}"] = n
-        unreadable = store.count_where("judgments", "readable=0")
+            for flag, n in store.flag_counts(table).items():
+                flags[f"{table}:{flag}"] = n
+        unreadable = store.count("judgments", where={"readable": 0})
         print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
         print(f"  {run.integrity}; {_inputs_line(run.folder)}")
         for line in plan_vs_run(run.folder, store.judge_asks()):

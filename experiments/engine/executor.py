@@ -6,7 +6,7 @@ The executor is a run option, never part of a design: a preregistered design has
 whatever hardware runs it, and the store it makes is the same too — the same requests, cut into
 the same batches, sampled from the same per-row seeds; only where each batch is computed
 differs. Whatever computes a batch, its results come back to the store's one writer, which
-stores each batch all-or-nothing (experiments/engine/store.py)."""
+stores each batch all-or-nothing (experiments/engine/store/)."""
 
 from __future__ import annotations
 

@@ -48,8 +48,8 @@ def pooled_noise(store: Store, repeats: int) -> list[TextNoise]:
     """Pooled within-prompt variance: the mean of each prompt's sample variance (prompts with
     two readable repeats or more), per judge and score family."""
     values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for judge, target, item, value, readable in store.db.execute(
-        f"SELECT judge, target_id, item, value, readable FROM {JudgmentRow.TABLE}"
+    for judge, target, item, value, readable in store.select(
+        JudgmentRow.TABLE, ("judge", "target_id", "item", "value", "readable")
     ):
         if readable and value is not None:
             values[(judge, family(item), item, target.split(SEP)[0])].append(float(value))

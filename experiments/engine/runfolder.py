@@ -29,6 +29,7 @@ from diarylab.experiments.engine.inputs import (
 from diarylab.experiments.engine.inputs import (
     add_inputs as add_inputs,  # the runner locks made profiles
 )
+from diarylab.experiments.engine.store.files import check_file
 from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 RESULTS = Path("results")
 DESIGN_FILE, SHA_FILE = "design.toml", "design.sha256"
 MANIFEST_FILE, RESUMES_FILE, STORE_FILE = "manifest.json", "resumes.jsonl", "store.sqlite"
+PLAN_FILE = "plan.json"  # the plan as it stood when the run began (experiments/planning/plan.py)
 
 
 def default_folder(design: Design) -> Path:
@@ -143,11 +145,17 @@ def read_locked_sha(folder: Path) -> str:
 
 
 # ----------------------------------------------------------------------------- manifest
+# The run folder's format (its files and what they hold), recorded in every manifest; a folder
+# written by a later diarylab is refused rather than misread. A manifest without one is format 1.
+FOLDER_FORMAT = 1
+
+
 def write_manifest(folder: Path, manifest: dict[str, Any], *, first: bool) -> None:
     """The manifest is written by the first run only; later runs add a resume record."""
     path = folder / MANIFEST_FILE
     if first or not path.exists():
-        write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        stamped = {**manifest, "folder_format": FOLDER_FORMAT}
+        write_atomic(path, json.dumps(stamped, indent=2, sort_keys=True) + "\n")
         return
     record = {
         "resumed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -169,19 +177,21 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     data = read_json(path, "manifest.json")
     if not isinstance(data, dict):
         raise LabError("manifest.json is not a JSON object", where=str(path), fix="restore it")
+    written = data.get("folder_format", 1)
+    if not isinstance(written, int) or written > FOLDER_FORMAT:
+        raise LabError(
+            f"this run folder has format {written!r}; this diarylab reads format {FOLDER_FORMAT} "
+            "and earlier",
+            where=f"{path} folder_format",
+            fix="open it with the diarylab version that wrote it (the manifest's packages "
+            "name it), or upgrade diarylab",
+        )
     return data
 
 
 def check_store(path: Path, *, full: bool) -> str:
     try:
-        # immutable: a check must not create -wal/-shm files beside a store it may refuse
-        db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-        try:
-            pragma = "integrity_check" if full else "quick_check"
-            rows = [r[0] for r in db.execute(f"PRAGMA {pragma}")]
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
-        finally:
-            db.close()
+        rows, tables = check_file(path, full=full)
     except sqlite3.DatabaseError as exc:
         raise corrupt_store(path, str(exc)) from None
     if rows != ["ok"]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from diarylab.experiments.engine.contract import Design, PlanSupport
+from diarylab.experiments.engine.runfolder import PLAN_FILE
 from diarylab.experiments.engine.workload import Texts, Workload
 from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
 from diarylab.experiments.planning.measured import JudgeMeasure
@@ -230,9 +231,6 @@ def _reused(workload: Workload) -> Workload:
         for t in workload.texts
     )
     return replace(workload, texts=texts, profile_readings={})
-
-
-PLAN_FILE = "plan.json"  # in a run folder: the plan as it stood when the run began
 
 
 def save_plan(design: Design, folder: Path) -> None:

@@ -20,9 +20,10 @@ from diarylab.experiments.kinds.benchmark.tables import judgments
 def _written(store: Store) -> dict[tuple[str, str, str], str]:
     """(judge, reply id, item) -> the grader's last written answer and the verdict it wrote."""
     out = {}
-    for judge, reply, item, text, met, status in store.db.execute(
-        "SELECT judge, reply_id, item, text, written_met, status FROM grader_answers "
-        "ORDER BY attempt"
+    for judge, reply, item, text, met, status in store.select(
+        "grader_answers",
+        ("judge", "reply_id", "item", "text", "written_met", "status"),
+        order_by=("attempt",),
     ):
         verdict = "malformed" if status != "ok" else f"wrote criteria_met = {bool(met)}"
         out[(str(judge), str(reply), str(item))] = f"{verdict}: {text}"
@@ -42,9 +43,7 @@ def viewer(
     written = _written(store)
     reply_ids = {
         (str(c), str(b)): str(r)
-        for r, c, b in store.db.execute(
-            "SELECT reply_id, conversation_id, chatbot FROM bench_replies"
-        )
+        for r, c, b in store.select("bench_replies", ("reply_id", "conversation_id", "chatbot"))
     }
     scores: dict[tuple[str, str], list[Score]] = {}
     flags: dict[tuple[str, str], list[str]] = {}
@@ -72,9 +71,10 @@ def viewer(
             flags.setdefault(reply_key, []).append(f"{status}: {judge} {cr.id}")
     texts: dict[str, Text] = {}
     groups = []
-    for reply_id, conv_id, chatbot, stratum, text, flag in store.db.execute(
-        "SELECT reply_id, conversation_id, chatbot, stratum, text, flag FROM bench_replies "
-        "ORDER BY conversation_id, chatbot"
+    for reply_id, conv_id, chatbot, stratum, text, flag in store.select(
+        "bench_replies",
+        ("reply_id", "conversation_id", "chatbot", "stratum", "text", "flag"),
+        order_by=("conversation_id", "chatbot"),
     ):
         conversation = by_id.get(conv_id)
         if conversation is None:

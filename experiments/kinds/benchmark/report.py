@@ -190,11 +190,13 @@ UNREAD_WHY = (
 def _judge_readings(store: Store) -> pd.DataFrame:
     """Readings per judge × chatbot (a reply's criteria under its chatbot); the grader
     validation's whole-conversation questions under "(conversation)"."""
-    groups = {
-        ("reply", r): c for r, c in store.db.execute("SELECT reply_id, chatbot FROM bench_replies")
-    }
-    for (target,) in store.db.execute(
-        "SELECT DISTINCT target_id FROM judgments WHERE target_kind = 'conversation'"
+    groups = {("reply", r): c for r, c in store.select("bench_replies", ("reply_id", "chatbot"))}
+    for (target,) in store.select(
+        "judgments",
+        ("target_id",),
+        where={"target_kind": "conversation"},
+        order_by=("target_id",),
+        distinct=True,
     ):
         groups[("conversation", target)] = "(conversation)"
     return readings.summarize(readings.stored_readings(store, groups))

@@ -39,12 +39,17 @@ def stratum_label(stratum: str, fmt: str) -> str:
 def malformed_answers(store: Store) -> pd.DataFrame:
     """Every malformed answer a grader wrote, with whether its item stayed ungraded (no
     well-formed attempt at all)."""
-    rows = store.db.execute(
-        "SELECT a.judge, a.reply_id, a.item, a.attempt, a.text, NOT EXISTS (SELECT 1 FROM "
-        "grader_answers b WHERE b.judge = a.judge AND b.reply_id = a.reply_id AND "
-        "b.item = a.item AND b.status = 'ok') FROM grader_answers a WHERE a.status = 'malformed' "
-        "ORDER BY a.judge, a.answer_id"
-    ).fetchall()
+    who = ("judge", "reply_id", "item")
+    well_formed = set(store.select("grader_answers", who, where={"status": "ok"}))
+    rows = [
+        (*row[:5], row[:3] not in well_formed)
+        for row in store.select(
+            "grader_answers",
+            (*who, "attempt", "text"),
+            where={"status": "malformed"},
+            order_by=("judge", "answer_id"),
+        )
+    ]
     columns = ["judge", "reply_id", "item", "attempt", "text", "ungraded"]
     return pd.DataFrame(rows, columns=columns).astype({"ungraded": bool})
 

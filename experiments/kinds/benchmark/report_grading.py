@@ -143,13 +143,22 @@ def verdict_agreement(store: Store, judges: Sequence[str]) -> pd.DataFrame:
     Cohen's κ."""
     rows = []
     for judge in judges:
-        pairs = store.db.execute(
-            "SELECT a.written_met, j.value FROM grader_answers a JOIN judgments j "
-            "ON j.judge = a.judge AND j.target_kind = 'reply' AND j.target_id = a.reply_id "
-            "AND j.item = a.item WHERE a.judge = ? AND a.status = 'ok' AND j.readable = 1 "
-            "AND a.item LIKE 'criterion:%'",
-            (judge,),
-        ).fetchall()
+        # each well-formed answer beside the same judge's readable reading of its criterion
+        judged = {
+            (target, item): value
+            for target, item, value in store.select(
+                "judgments",
+                ("target_id", "item", "value"),
+                where={"judge": judge, "target_kind": "reply", "readable": 1},
+            )
+        }
+        answers = store.select(
+            "grader_answers",
+            ("reply_id", "item", "written_met"),
+            where={"judge": judge, "status": "ok"},
+            like={"item": "criterion:%"},
+        )
+        pairs = [(met, judged[(r, i)]) for r, i, met in answers if (r, i) in judged]
         written = [bool(w) for w, _ in pairs]
         read = [float(v) >= 0.5 for _, v in pairs]
         rows.append({"judge": judge, **_agreement(written, read)})

@@ -55,7 +55,7 @@ def stored_sample(store: Store, ids: Sequence[str]) -> list[Conversation] | None
     of them (a folder made before they were stored reads its data file instead)."""
     if "bench_conversations" not in store.tables():
         return None
-    found = dict(store.db.execute("SELECT conversation_id, record FROM bench_conversations"))
+    found = dict(store.select("bench_conversations", ("conversation_id", "record")))
     if not ids or any(i not in found for i in ids):
         return None
     return [_conversation(i, found[i]) for i in ids]

@@ -5,6 +5,7 @@ left ungraded or unreadable."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import pandas as pd
@@ -22,10 +23,11 @@ from diarylab.experiments.kinds.benchmark.scoring import (
 
 def judgments(store: Store, prefix: str) -> dict[tuple[str, str, str], tuple[float, float]]:
     """(judge, reply id, item) -> (value or NaN when unreadable, coverage), items with prefix."""
-    rows = store.db.execute(
-        "SELECT judge, target_id, item, value, coverage, readable FROM judgments "
-        "WHERE target_kind='reply' AND item LIKE ?",
-        (f"{prefix}%",),
+    rows = store.select(
+        "judgments",
+        ("judge", "target_id", "item", "value", "coverage", "readable"),
+        where={"target_kind": "reply"},
+        like={"item": f"{prefix}%"},
     )
     return {
         (j, t, item): (float(v) if r and v is not None else math.nan, float(c))
@@ -39,8 +41,8 @@ def graded_frame(
     by_id = {c.id: c for c in conversations}
     read = judgments(store, "criterion:")
     rows = []
-    for reply_id, conv_id, chatbot in store.db.execute(
-        "SELECT reply_id, conversation_id, chatbot FROM bench_replies ORDER BY reply_id"
+    for reply_id, conv_id, chatbot in store.select(
+        "bench_replies", ("reply_id", "conversation_id", "chatbot"), order_by=("reply_id",)
     ):
         conversation = by_id.get(conv_id)
         if conversation is None:
@@ -61,10 +63,12 @@ def graded_frame(
 def flags(store: Store) -> pd.DataFrame:
     """chatbot × flag counts of the stored replies (refusals and empty replies graded as
     returned)."""
-    rows = store.db.execute(
-        "SELECT chatbot, COALESCE(flag, 'none'), COUNT(*) FROM bench_replies GROUP BY 1, 2"
+    counted = Counter(
+        (chatbot, flag or "none")
+        for chatbot, flag in store.select("bench_replies", ("chatbot", "flag"))
     )
-    frame = pd.DataFrame(list(rows), columns=["chatbot", "flag", "replies"])
+    rows = [(chatbot, flag, n) for (chatbot, flag), n in sorted(counted.items())]
+    frame = pd.DataFrame(rows, columns=["chatbot", "flag", "replies"])
     if frame.empty:
         return frame
     return frame.pivot(index="chatbot", columns="flag", values="replies").fillna(0).astype(int)
@@ -75,17 +79,20 @@ def grading_counts(store: Store, judges: Sequence[str], criteria_per_judge: int)
     (every written answer malformed), attempts that were malformed, mean coverage."""
     out = []
     for judge in judges:
-        read, unreadable, coverage = store.db.execute(
-            "SELECT SUM(readable), SUM(1 - readable), AVG(coverage) FROM judgments "
-            "WHERE judge=? AND item LIKE 'criterion:%'",
-            (judge,),
-        ).fetchone()
-        malformed = store.db.execute(
-            "SELECT COUNT(*) FROM grader_answers WHERE judge=? AND status='malformed' "
-            "AND item LIKE 'criterion:%'",
-            (judge,),
-        ).fetchone()[0]
-        read, unreadable = int(read or 0), int(unreadable or 0)
+        asked = store.select(
+            "judgments",
+            ("readable", "coverage"),
+            where={"judge": judge},
+            like={"item": "criterion:%"},
+        )
+        coverage = sum(c for _, c in asked) / len(asked) if asked else None
+        read = sum(1 for r, _ in asked if r)
+        unreadable = len(asked) - read
+        malformed = store.count(
+            "grader_answers",
+            where={"judge": judge, "status": "malformed"},
+            like={"item": "criterion:%"},
+        )
         out.append(
             (
                 judge,

@@ -48,7 +48,7 @@ def reply_scores(store: Store, design: Design, graded: pd.DataFrame) -> pd.DataF
     """judge, chatbot, conversation, reference and each candidate's score per reply."""
     spec = cast(BenchmarkDesignFile, design.spec)
     convention = spec.benchmark.scoring
-    replies = list(store.db.execute("SELECT reply_id, conversation_id, chatbot FROM bench_replies"))
+    replies = store.select("bench_replies", ("reply_id", "conversation_id", "chatbot"))
     read = {**judgments(store, BORROWED), **judgments(store, BEHAVIOR)}
     conv_read = _conversation_judgments(store)
     pool = {c.id: c for c in load_pool().criteria()}
@@ -89,10 +89,11 @@ def reply_scores(store: Store, design: Design, graded: pd.DataFrame) -> pd.DataF
 
 
 def _conversation_judgments(store: Store) -> dict[tuple[str, str, str], float]:
-    rows = store.db.execute(
-        "SELECT judge, target_id, item, value, readable FROM judgments "
-        "WHERE target_kind='conversation' AND item LIKE ?",
-        (PERSON + "%",),
+    rows = store.select(
+        "judgments",
+        ("judge", "target_id", "item", "value", "readable"),
+        where={"target_kind": "conversation"},
+        like={"item": PERSON + "%"},
     )
     return {(j, t, i): (float(v) if r and v is not None else math.nan) for j, t, i, v, r in rows}
 

@@ -166,12 +166,14 @@ def plain_counts(spec: BenchmarkDesignFile, conversations: int, replies: int) ->
 def applicable(store: Store, judge: str) -> dict[str, list[str]]:
     """conversation -> the pool criterion ids this judge said apply (P(yes) ≥ 0.5)."""
     out: dict[str, list[str]] = {}
-    query = (
-        "SELECT target_id, item, value FROM judgments WHERE judge=? AND item LIKE ? "
-        "AND readable=1 ORDER BY judgment_id"
+    # (the store reads on its writer's thread: this judge's lane may be one of several in flight)
+    rows = store.select(
+        "judgments",
+        ("target_id", "item", "value"),
+        where={"judge": judge, "readable": 1},
+        like={"item": SELECT + "%"},
+        order_by=("judgment_id",),
     )
-    # on the store's writer: this judge's lane may be one of several in flight
-    rows = store.on_writer(lambda: store.db.execute(query, (judge, SELECT + "%")).fetchall())
     for conv, item, value in rows:
         if value is not None and value >= 0.5:
             out.setdefault(conv, []).append(item.removeprefix(SELECT))

@@ -36,9 +36,11 @@ def flag_detail(flag: str, tokens: int | None, stored: str) -> str:
 
 def person_answers(store: Store) -> dict[tuple[str, str, str], float | None]:
     """(judge, entry id, person question id) -> P(yes), from questions asked of entries alone."""
-    rows = store.db.execute(
-        "SELECT judge, target_id, item, value, readable FROM judgments "
-        "WHERE target_kind='entry' AND item LIKE 'person:%'"
+    rows = store.select(
+        "judgments",
+        ("judge", "target_id", "item", "value", "readable"),
+        where={"target_kind": "entry"},
+        like={"item": "person:%"},
     )
     return {(j, t, item.removeprefix("person:")): (v if r else None) for j, t, item, v, r in rows}
 
@@ -49,7 +51,7 @@ def judge_readings(store: Store) -> pd.DataFrame:
     groups = {
         (kind, target): profile
         for kind, table, key in (("entry", "entries", "entry_id"), ("reply", "replies", "reply_id"))
-        for target, profile in store.db.execute(f"SELECT {key}, profile FROM {table}")
+        for target, profile in store.select(table, (key, "profile"))
     }
     return summarize(stored_readings(store, groups), first=UNSTEERED)
 
@@ -68,22 +70,32 @@ def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
     person = person_answers(store)
     entries = {
         r[0]: r
-        for r in store.db.execute(
-            "SELECT entry_id, diarist, profile, pattern, chatbot, entry_index, text FROM entries"
+        for r in store.select(
+            "entries",
+            ("entry_id", "diarist", "profile", "pattern", "chatbot", "entry_index", "text"),
         )
     }
     replies = {
         r[0]: r
-        for r in store.db.execute(
-            "SELECT reply_id, cell_id, diarist, profile, pattern, chatbot, entry_index, text "
-            "FROM replies"
+        for r in store.select(
+            "replies",
+            (
+                "reply_id",
+                "cell_id",
+                "diarist",
+                "profile",
+                "pattern",
+                "chatbot",
+                "entry_index",
+                "text",
+            ),
         )
     }
-    reply_entries = dict(store.db.execute("SELECT reply_id, entry_id FROM replies"))
+    reply_entries = dict(store.select("replies", ("reply_id", "entry_id")))
     entry_rows, reply_rows, flags = [], [], []
-    for target_kind, target, judge, item, value, coverage, readable, jid in store.db.execute(
-        "SELECT target_kind, target_id, judge, item, value, coverage, readable, judgment_id "
-        "FROM judgments ORDER BY judgment_id"
+    judged = ("target_kind", "target_id", "judge", "item", "value", "coverage", "readable")
+    for target_kind, target, judge, item, value, coverage, readable, jid in store.select(
+        "judgments", (*judged, "judgment_id"), order_by=("judgment_id",)
     ):
         if not readable:
             flags.append(("unreadable", jid, f"coverage {coverage:.3f}"))
@@ -132,14 +144,15 @@ def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
                     text,
                 )
             )
-    for rid, flag, tokens in store.db.execute(
-        "SELECT r.reply_id, r.flag, coalesce(json_extract(c.result, '$.new_tokens'), "
-        "json_extract(c.result, '$.usage.completion_tokens')) FROM replies r "
-        "LEFT JOIN calls c ON c.key = r.call_key WHERE r.flag IS NOT NULL"
+    for rid, flag, _, tokens in store.with_call_fields(
+        "replies",
+        ("reply_id", "flag"),
+        [("$.new_tokens", "$.usage.completion_tokens")],
+        not_null=("flag",),
     ):
         flags.append((flag, rid, flag_detail(flag, tokens, "reply stored as returned")))
-    for eid, flag, tokens in store.db.execute(
-        "SELECT entry_id, flag, new_tokens FROM entries WHERE flag IS NOT NULL"
+    for eid, flag, tokens in store.select(
+        "entries", ("entry_id", "flag", "new_tokens"), not_null=("flag",)
     ):
         flags.append((flag, eid, flag_detail(flag, tokens, "entry stored as written")))
     return AnalysisTables(

@@ -54,9 +54,22 @@ def viewer(
         position,
         text,
         flag,
-    ) in store.db.execute(
-        "SELECT letter_id, pair_id, condition, seat, writer, friend, profile, letter_index, "
-        "position, text, flag FROM letters ORDER BY pair_id, position"
+    ) in store.select(
+        "letters",
+        (
+            "letter_id",
+            "pair_id",
+            "condition",
+            "seat",
+            "writer",
+            "friend",
+            "profile",
+            "letter_index",
+            "position",
+            "text",
+            "flag",
+        ),
+        order_by=("pair_id", "position"),
     ):
         flags = ([flag] if flag else []) + unreadable.get(lid, [])
         label = f"{position}. {writer} ({profile}) to {friend}, letter {k}"

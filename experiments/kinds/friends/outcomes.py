@@ -29,17 +29,16 @@ LETTER_COLUMNS = (
     "friend_profile", "letter_index", "position", "judge", "item", "value", "coverage",
     "readable", "text",
 )  # fmt: skip
+JUDGED = ("judge", "item", "value", "coverage", "readable")  # the judgment's, beside its letter
 WRITER_KEYS = ["pair_id", "seat", "condition", "card", "profile", "pattern", "friend_profile"]
 
 
 def letter_table(store: Store) -> pd.DataFrame:
-    rows = store.db.execute(
-        "SELECT l.letter_id, l.pair_id, l.condition, l.seat, l.writer, l.friend, l.profile, "
-        "l.pattern, l.friend_profile, l.letter_index, l.position, j.judge, j.item, j.value, "
-        "j.coverage, j.readable, l.text FROM letters l JOIN judgments j "
-        "ON j.target_kind = 'letter' AND j.target_id = l.letter_id ORDER BY j.judgment_id"
-    ).fetchall()
-    frame = pd.DataFrame(rows, columns=list(LETTER_COLUMNS))
+    # the letters table's `writer` is the card the letter's writer was cast from
+    letter = ["writer" if c == "card" else c for c in LETTER_COLUMNS if c not in JUDGED]
+    rows = store.with_judgments("letters", "letter_id", "letter", letter, JUDGED)
+    named = ["card" if c == "writer" else c for c in letter]
+    frame = pd.DataFrame(rows, columns=[*named, *JUDGED])[list(LETTER_COLUMNS)]
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype(float)
     frame["readable"] = frame["readable"].astype(bool)
     return frame

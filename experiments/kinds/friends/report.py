@@ -193,15 +193,13 @@ def _how(settings: BootstrapSettings) -> str:
 
 def _data(store: Store, letters: pd.DataFrame) -> str:
     counts: dict[str, Any] = {
-        "pairs": store.db.execute("SELECT COUNT(DISTINCT pair_id) FROM letters").fetchone()[0],
+        "pairs": store.count("letters", distinct="pair_id"),
         "letters": store.count("letters"),
-        "fixed letters (no model)": store.count_where("letters", "call_key IS NULL"),
+        "fixed letters (no model)": store.count("letters", null=["call_key"]),
         "letter judgments": len(letters),
         "unreadable letter judgments": int((~letters["readable"]).sum()),
     }
-    for flag, n in store.db.execute(
-        "SELECT flag, COUNT(*) FROM letters WHERE flag IS NOT NULL GROUP BY flag ORDER BY flag"
-    ):
+    for flag, n in sorted(store.flag_counts("letters").items()):
         counts[f"letters flagged {flag}"] = n
     return "## Data\n\n" + md.key_values(counts)
 
@@ -211,9 +209,9 @@ def examples_page(store: Store, picked: Mapping[str, list[str]], letters: pd.Dat
     for condition, pair_ids in picked.items():
         lines.append(f"## {condition}\n")
         for pair_id in pair_ids:
-            rows = store.db.execute(
-                "SELECT letter_id FROM letters WHERE pair_id=? ORDER BY position", (pair_id,)
-            ).fetchall()
+            rows = store.select(
+                "letters", ("letter_id",), where={"pair_id": pair_id}, order_by=("position",)
+            )
             lines.append(f"### {pair_id}\n")
             for (letter_id,) in rows:
                 row: LetterRow = store.get(LetterRow, letter_id)
@@ -250,9 +248,7 @@ def write_friends_report(
     res = compute(store, spec, settings)
     bounds = judgment_bounds(store)
     # Judge readings per judge × the writer's profile (a letter's judgments under its writer's).
-    groups = {
-        ("letter", i): p for i, p in store.db.execute("SELECT letter_id, profile FROM letters")
-    }
+    groups = {("letter", i): p for i, p in store.select("letters", ("letter_id", "profile"))}
     judge_readings = readings.summarize(readings.stored_readings(store, groups), first="unsteered")
     usage = calls.usage_table(store, folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from diarylab.experiments.engine.executor import Executor, InProcess
+from diarylab.experiments.engine.store.reads import StoreReads
 from diarylab.experiments.engine.writer import OneWriter
 from diarylab.foundation.errors import LabError
 
@@ -54,19 +55,6 @@ def call_key(kind: str, identity: Mapping[str, Any], request: Mapping[str, Any])
         default=str,
     )
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class JudgeAsks:
-    """What a judge's stored calls of one question ("number", "yes_no") say they asked: the
-    readings, and the prompts and HTTP requests the served readings' records count."""
-
-    judge: str
-    question: str
-    readings: int
-    prompts: int | None  # None: no record counts its prompts (a local judge's)
-    # a yes/no reading read in a list of prompts states its share of the list's requests
-    http_requests: float | None
 
 
 @dataclass(frozen=True)
@@ -98,7 +86,7 @@ def table_sql(row_type: Any) -> str:
     return f"CREATE TABLE IF NOT EXISTS {row_type.TABLE} ({', '.join(columns)})"
 
 
-class Store(OneWriter):
+class Store(OneWriter, StoreReads):
     def __init__(self, path: Path, row_types: Sequence[Any] = ()) -> None:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -130,6 +118,17 @@ class Store(OneWriter):
         if "meta" in tables:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             version = row[0] if row else None
+        if version is not None and not str(version).isdigit():
+            version = "unreadable"
+        if version not in (None, "unreadable") and int(str(version)) > int(SCHEMA_VERSION):
+            self.db.close()
+            raise LabError(
+                f"this store was written by a later diarylab (store schema {version}, this "
+                f"version reads {SCHEMA_VERSION})",
+                where=str(self.path),
+                fix="open it with the diarylab version that wrote it (the run folder's "
+                "manifest names it), or upgrade diarylab",
+            )
         if version != SCHEMA_VERSION:
             self.db.close()
             raise LabError(
@@ -302,48 +301,3 @@ class Store(OneWriter):
     def ids(self, row_type: Any) -> set[str]:
         query = f"SELECT {fields(row_type)[0].name} FROM {row_type.TABLE}"
         return self.on_writer(lambda: {r[0] for r in self.db.execute(query)})
-
-    def tables(self) -> list[str]:
-        rows = self.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
-        return [r[0] for r in rows]
-
-    def count_where(self, table: str, condition: str) -> int:
-        query = f"SELECT COUNT(*) FROM {table} WHERE {condition}"
-        return int(self.on_writer(lambda: self.db.execute(query).fetchone()[0]))
-
-    def judge_asks(self) -> list[JudgeAsks]:
-        """Per judge (the calls' model column holds the design's judge id) and question, from
-        its call records: readings, and the prompts / HTTP requests they state."""
-        query = (
-            "SELECT model, json_extract(request, '$.question') AS question, COUNT(*), "
-            "SUM(json_extract(result, '$.requests')), COUNT(json_extract(result, '$.requests')), "
-            "SUM(json_extract(result, '$.http_requests')) "
-            "FROM calls WHERE kind = 'judge' GROUP BY model, question ORDER BY model, question"
-        )
-        rows = self.on_writer(lambda: self.db.execute(query).fetchall())
-        return [
-            JudgeAsks(
-                judge,
-                str(question),
-                int(n),
-                int(prompts) if counted else None,
-                float(http) if counted else None,
-            )  # fmt: skip
-            for judge, question, n, prompts, counted, http in rows
-        ]
-
-    def count(self, table: str) -> int:
-        query = f"SELECT COUNT(*) FROM {table}"
-        return int(self.on_writer(lambda: self.db.execute(query).fetchone()[0]))
-
-    def dump(self, table: str) -> list[tuple[Any, ...]]:
-        """Every row, sorted: what two runs are compared by."""
-        return sorted(self.db.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
-
-    def frame(self, table: str) -> Any:
-        """The table in key order: lanes commit in whatever order their calls finish, so the
-        order rows were written in is not part of a run's result."""
-        import pandas as pd
-
-        key = self.db.execute(f"SELECT * FROM {table} LIMIT 0").description[0][0]
-        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {key}", self.db)

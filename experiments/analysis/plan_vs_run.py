@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from diarylab.experiments.engine.runfolder import PLAN_FILE
 from diarylab.experiments.engine.store import JudgeAsks
-from diarylab.experiments.planning.plan import PLAN_FILE
 
 QUESTIONS = {"number": "0–100", "yes_no": "yes/no"}
 PER_READING = {"number": "number_expected", "yes_no": "yes_no"}
