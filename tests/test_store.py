@@ -95,3 +95,15 @@ def test_a_store_of_an_older_schema_is_refused(tmp_path):
     with pytest.raises(LabError, match="older diarylab") as caught:
         Store(path)
     assert "new folder" in str(caught.value)
+
+
+def test_a_store_of_a_later_schema_is_refused_as_later(tmp_path):
+    path = tmp_path / "later.sqlite"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(LabError, match="later diarylab") as caught:
+        Store(path)
+    assert "upgrade diarylab" in str(caught.value)
