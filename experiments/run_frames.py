@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from diarylab.experiments.opening import open_run_folder
+from diarylab.foundation.errors import LabError
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,23 @@ class RunResults:
     def store(self) -> Any:
         """The run's store (experiments/engine/store/), for the lab's own readers."""
         return self._run.store
+
+    def verdicts(self, resamples: int | None = None) -> pd.DataFrame:
+        """The preregistered hypotheses' verdicts, one row per hypothesis × judge, computed as
+        the report computes them (the design's rule, interval and seed; `resamples` defaults to
+        the design's): the report's tables/hypotheses.csv without its row ids (`sources`: the
+        texts each rests on). A kind with no hypotheses (the benchmark) has none to give."""
+        from diarylab.experiments.engine.contract import VerdictSupport
+
+        kind = self.design.kind
+        if not isinstance(kind, VerdictSupport):
+            raise LabError(
+                f"a {kind.name} run states no preregistered verdicts",
+                where=str(self.folder),
+                fix="read its readings() and answers(), or its report",
+            )
+        frame = kind.verdicts(self.store, self.design, resamples or self.design.resamples)
+        return frame.reset_index(drop=True)
 
     def export(self, folder: Path) -> list[Path]:
         """Every frame as FRAME.parquet in `folder`, written whole or not at all per file."""

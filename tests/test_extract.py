@@ -132,7 +132,7 @@ def test_a_second_extraction_reads_its_texts_back_from_the_store(tiny_model, tmp
         writes=StoreWrites(store, tiny_model, batch_size=4),
     )
     first = extract_vector(tiny_model, **args)
-    assert store.made == 6 and store.count_where("calls", "kind='diarist'") == 6
+    assert store.made == 6 and store.count("calls", where={"kind": "diarist"}) == 6
 
     def no_generate(*a, **kw):
         raise AssertionError("a stored text was written again")

@@ -98,6 +98,14 @@ def test_a_reduced_friends_design_runs_and_reports(
     assert "](plots/letters_tiny-judge.png)" in findings
     examples = (report / "examples.md").read_text()
     assert examples.count("## ") >= 3 and "fixed letter" in examples
+    # The notebook's verdicts are the report's hypotheses table (row ids aside).
+    import diarylab
+
+    with diarylab.open_run(out) as results:
+        verdicts = results.verdicts()
+    shipped = pd.read_csv(report / "tables" / "hypotheses.csv")
+    assert list(verdicts["id"]) == list(shipped["id"]) == ["H1", "H2"]
+    assert list(verdicts["judge_verdict"]) == list(shipped["judge_verdict"])
     for table in ("hypotheses", "outcome", "identity", "by_letter"):
         assert (report / "tables" / f"{table}.csv").stat().st_size > 0
     verdicts = (report / "tables" / "hypotheses.csv").read_text()

@@ -91,7 +91,7 @@ def test_every_letter_is_written_once_and_the_fixed_friend_calls_no_model(exchan
     assert all(r.call_key for r in written)
     assert generated == len(written) == first_made  # the model wrote exactly the model letters
     assert store.made == first_made  # the second pass read everything back
-    assert store.count_where("calls", "kind='diarist'") == len(written)
+    assert store.count("calls", where={"kind": "diarist"}) == len(written)
 
 
 def test_each_writer_sees_the_right_history(exchanged):

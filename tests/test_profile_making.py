@@ -129,7 +129,7 @@ def test_judge_scorer_batches_through_the_store_and_reads_back(tmp_path, tiny_mo
     assert first[0] == first[2] and all(0 <= s.pattern <= 100 for s in first)
     items = {i for (i,) in store.db.execute("SELECT item FROM judgments")}
     assert items == {"pattern:entitlement", "coherence"}  # realism is not asked
-    assert store.count_where("judgments", "target_kind='sample'") == 4
+    assert store.count("judgments", where={"target_kind": "sample"}) == 4
     # Read back: no judge built, no call made, the same scores.
     again = judge_scorer(store, "the-judge", get_judge, pattern, floor=0.0)(texts)
     assert again == first and built == [1] and judge.batches == [4]
@@ -193,8 +193,8 @@ def test_the_plan_counts_what_making_the_profile_takes(tmp_path, tiny_model_fold
     assert w.units(len(plan.judges)) == run_texts + len(plan.judges) * w.progress_readings
     make(design, tmp_path / "run", tiny_model_folder, [])
     store = Store(tmp_path / "run" / "profiles" / "store.sqlite")
-    written = store.count_where("calls", "kind = 'diarist'")
-    read = store.count_where("calls", "kind = 'judge'")
+    written = store.count("calls", where={"kind": "diarist"})
+    read = store.count("calls", where={"kind": "judge"})
     store.close()
     assert written == sum(texts.values())
     assert 0 < read <= judge.profile_readings

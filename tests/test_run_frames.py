@@ -77,3 +77,17 @@ def test_the_parquet_export_is_the_frames(run, tmp_path):
         pd.testing.assert_frame_equal(read, getattr(run, name)(), check_dtype=False)
         assert list(read.columns) == [c.name for c in FRAMES[name]]
     assert (tmp_path / "out" / "tables" / "judgments.parquet").is_file()
+
+
+def test_verdicts_are_the_reports_hypotheses_table(run):
+    """The notebook's verdicts equal what the shipped report states, row for row, at the
+    resamples the report was made with."""
+    import pandas as pd
+
+    shipped = pd.read_csv(EXAMPLE / "report" / "tables" / "hypotheses.csv")
+    verdicts = run.verdicts()
+    assert list(verdicts.columns) == [c for c in shipped.columns if c != "row_id"]
+    assert len(verdicts) == len(shipped) > 0
+    for column in ("id", "judge", "judge_verdict", "overall"):
+        assert list(verdicts[column]) == list(shipped[column])
+    assert verdicts["estimate"].to_numpy() == pytest.approx(shipped["estimate"].to_numpy())

@@ -208,3 +208,13 @@ class ReuseSupport(Protocol):
 
     def text_inputs(self, design: Design) -> list[Path]:
         """The input files (of input_files) the texts were made from."""
+
+
+@runtime_checkable
+class VerdictSupport(Protocol):
+    """A kind whose designs preregister hypotheses: their verdicts per judge, as the report
+    states them (the same evaluation, the same settings), for open_run(...).verdicts()."""
+
+    def verdicts(self, store: Store, design: Design, resamples: int) -> Any:
+        """A pandas frame: one row per hypothesis × judge (the report's tables/hypotheses.csv
+        columns, without its row ids)."""

@@ -183,6 +183,20 @@ class DiaryKind(TaskJudging):
 
         return contrast_samples(store, design)
 
+    def verdicts(self, store: Store, design: Design, resamples: int) -> Any:
+        from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+        from diarylab.experiments.kinds.diary.report import hypothesis_table
+        from diarylab.experiments.kinds.diary.tables import load_tables
+
+        spec = _spec(design)
+        a = spec.analysis
+        settings = BootstrapSettings(
+            a.cluster_column, resamples=resamples, seed=design.seed, method=a.interval
+        )
+        return hypothesis_table(
+            load_tables(store, spec), design.raw, settings, a.min_diarists, a.decision_rule
+        )
+
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from diarylab.experiments.analysis.html_page import judgment_bounds
         from diarylab.experiments.analysis.usage import plan_section, usage_table

@@ -85,9 +85,8 @@ def compute(
     """Every number the report shows, as tables (pure: no files)."""
     hypotheses = parse_hypotheses(design, "design")
     e, r = tables.entries, tables.replies
-    verdicts = evaluate(hypotheses, e, settings, min_diarists=min_diarists, rule=rule)
     found = {
-        "hypotheses": results_table(verdicts),
+        "hypotheses": hypothesis_table(tables, design, settings, min_diarists, rule),
         "steering": comparisons.steering_effect(e, settings),
         "quality": comparisons.quality(e, settings),
         "drift_change": comparisons.drift_change(e, settings),
@@ -106,6 +105,19 @@ def compute(
     return Results(
         found, comparisons.pattern_by_entry(e, settings), min_diarists, len(hypotheses), rule
     )
+
+
+def hypothesis_table(
+    tables: AnalysisTables,
+    design: Mapping[str, Any],
+    settings: BootstrapSettings,
+    min_diarists: int = MIN_CLUSTERS,
+    rule: Rule = "holm",
+) -> pd.DataFrame:
+    """The preregistered hypotheses' verdicts per judge (the report's and open_run's)."""
+    hypotheses = parse_hypotheses(design, "design")
+    verdicts = evaluate(hypotheses, tables.entries, settings, min_diarists=min_diarists, rule=rule)
+    return results_table(verdicts)
 
 
 def _sources(res: Results) -> pd.DataFrame:

@@ -171,6 +171,14 @@ class FriendsKind(TaskJudging):
 
         return contrast_samples(store, design)
 
+    def verdicts(self, store: Store, design: Design, resamples: int) -> Any:
+        from diarylab.experiments.kinds.friends.outcomes import letter_table, writer_outcomes
+        from diarylab.experiments.kinds.friends.report import friends_settings, hypothesis_table
+
+        spec = friends_spec(design)
+        outcomes = writer_outcomes(letter_table(store), spec.outcome.letters)
+        return hypothesis_table(outcomes, spec, friends_settings(spec, design, resamples))
+
     def report(self, folder: Path, store: Store, design: Design, resamples: int) -> Path:
         from diarylab.experiments.engine.runfolder import read_manifest
         from diarylab.experiments.kinds.friends.report import write_friends_report

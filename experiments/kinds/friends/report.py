@@ -53,20 +53,33 @@ class FriendsResults:
     letters: pd.DataFrame
 
 
+def hypothesis_table(
+    outcomes: pd.DataFrame, spec: FriendsDesignFile, settings: BootstrapSettings
+) -> pd.DataFrame:
+    """The preregistered hypotheses' verdicts per judge (the report's and open_run's)."""
+    return results_table(
+        evaluate(
+            spec.hypotheses,
+            outcomes,
+            seed=settings.seed,
+            min_role_cards=spec.analysis.min_role_cards,
+            rule=spec.analysis.decision_rule,
+        )
+    )
+
+
+def friends_settings(spec: FriendsDesignFile, design: Design, resamples: int) -> BootstrapSettings:
+    return BootstrapSettings(
+        spec.analysis.cluster_column, resamples, design.seed, method=spec.analysis.interval
+    )
+
+
 def compute(store: Store, spec: FriendsDesignFile, settings: BootstrapSettings) -> FriendsResults:
     """Every number the report shows (pure: reads the store, writes nothing)."""
     letters = letter_table(store)
     outcomes = writer_outcomes(letters, spec.outcome.letters)
     tables = {
-        "hypotheses": results_table(
-            evaluate(
-                spec.hypotheses,
-                outcomes,
-                seed=settings.seed,
-                min_role_cards=spec.analysis.min_role_cards,
-                rule=spec.analysis.decision_rule,
-            )
-        ),
+        "hypotheses": hypothesis_table(outcomes, spec, settings),
         "outcome": versus_controls(outcomes, settings),
         "identity": identity_rates(letters, settings),
         "by_letter": by_letter(letters, settings),
@@ -242,9 +255,7 @@ def write_friends_report(
     folder: Path, store: Store, design: Design, *, manifest: Mapping[str, Any], resamples: int
 ) -> Path:
     spec: FriendsDesignFile = design.spec  # type: ignore[assignment]
-    settings = BootstrapSettings(
-        spec.analysis.cluster_column, resamples, design.seed, method=spec.analysis.interval
-    )
+    settings = friends_settings(spec, design, resamples)
     res = compute(store, spec, settings)
     bounds = judgment_bounds(store)
     # Judge readings per judge × the writer's profile (a letter's judgments under its writer's).
