@@ -5,24 +5,22 @@ reach the chatbot unchanged."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from diarylab.chatbots.base import Chatbot
-from diarylab.chatbots.fixed import DEFAULT_TEXT, FixedReply
-from diarylab.chatbots.local import LocalChatbot
-from diarylab.chatbots.served import ServedChatbot
+from diarylab.chatbots.fixed import DEFAULT_TEXT
 from diarylab.foundation.datafiles import DataModel, NonEmpty, Slug
-from diarylab.model_access.local import LocalModel
-from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import (
     EndpointSettings,
     GenerationSettings,
     LocalSettings,
     VllmSettings,
 )
-from diarylab.model_access.vllm_twin import attach_vllm
+
+if TYPE_CHECKING:
+    from diarylab.chatbots.base import Chatbot
+    from diarylab.model_access.local import LocalModel
 
 CHATBOT_GENERATION = GenerationSettings(max_new_tokens=300, temperature=0.7)
 
@@ -102,15 +100,23 @@ class ServedChatbotSpec(DataModel):
 ChatbotSpec = Annotated[
     FixedChatbotSpec | LocalChatbotSpec | ServedChatbotSpec, Field(discriminator="kind")
 ]
-LoadLocal = Callable[[str, LocalSettings], LocalModel]
+LoadLocal = Callable[[str, LocalSettings], "LocalModel"]
 # A loaded model with a vLLM engine attached; the runner's cache hands the same one to the
 # diarist and to a chatbot of the same model and settings, so they share one worker.
-LoadOnVllm = Callable[[str, LocalSettings, VllmSettings, str], LocalModel]
+LoadOnVllm = Callable[[str, LocalSettings, VllmSettings, str], "LocalModel"]
 
 
 def build_chatbot(
     spec: ChatbotSpec, load_local: LoadLocal, load_on_vllm: LoadOnVllm | None = None
 ) -> Chatbot:
+    # The specs are schema alone (a design is checked without torch); what is built is
+    # imported here.
+    from diarylab.chatbots.fixed import FixedReply
+    from diarylab.chatbots.local import LocalChatbot
+    from diarylab.chatbots.served import ServedChatbot
+    from diarylab.model_access.served import ServedClient
+    from diarylab.model_access.vllm_twin import attach_vllm
+
     if isinstance(spec, FixedChatbotSpec):
         return FixedReply(spec.id, spec.text)
     if isinstance(spec, LocalChatbotSpec):

@@ -43,9 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        # inside the try: Ctrl-C while the commands' modules import is one line, not a traceback
+        args = build_parser().parse_args(argv)
         result = args.handler(args)
     except LabError as exc:
         # A check that found several problems tells them all, one line each.

@@ -35,3 +35,36 @@ def test_a_closed_pipe_ends_the_command_quietly():
     assert first.startswith(b"{")
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     assert code == 141
+
+
+def test_help_starts_without_the_heavy_libraries():
+    """`diarylab --help` imports none of torch, scipy, transformers, pandas (they cost seconds;
+    each command imports what it uses when it runs)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from diarylab.experiments.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('torch', 'scipy', 'transformers', 'pandas') if m in sys.modules]\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "usage: diarylab" in done.stdout
+    assert "HEAVY []" in done.stderr
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch, capsys):
+    from diarylab.experiments import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["--help"]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "interrupted" in err and "Traceback" not in err

@@ -7,13 +7,13 @@ import pytest
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import EndpointSettings
 from diarylab.rubric.judging.judges import (
-    LocalJudge,
-    ServedJudge,
     ServedJudgeSpec,
     build_judge,
     default_load_local,
     judge_spec,
 )
+from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
 from tests.judge_helpers import single_token_model
 

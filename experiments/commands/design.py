@@ -10,8 +10,6 @@ from dataclasses import asdict
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.kinds import kind_names
 from diarylab.experiments.opening import design_schema, load_design
-from diarylab.experiments.power_check import power_lines
-from diarylab.experiments.profile_making import describe_profiles, profile_ids
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    # here, not at the top: `diarylab --help` starts without torch and scipy
+    from diarylab.experiments.power_check import power_lines
     from diarylab.experiments.preflight import preflight
+    from diarylab.experiments.profile_making import describe_profiles
 
     design = load_design(args.file)
     notes: list[str] = []
@@ -76,6 +77,8 @@ def print_reuse(design: Design) -> None:
 
 
 def run_expand(args: argparse.Namespace) -> int:
+    from diarylab.experiments.profile_making import profile_ids
+
     design = load_design(args.file)
     for cell in design.kind.cells(design, profile_ids(design)):
         if args.json:

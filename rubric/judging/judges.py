@@ -9,31 +9,29 @@ variable, timeout, retries, concurrency — never part of the judge's identity o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from diarylab.foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
 from diarylab.foundation.errors import LabError
-from diarylab.model_access.loading import load_tokenizer
-from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import EndpointSettings, LocalSettings
 from diarylab.rubric.judging.expected import DEFAULT_MAX_ERROR
-from diarylab.rubric.judging.judge_base import Judge
-from diarylab.rubric.judging.local_judge import LocalJudge
-from diarylab.rubric.judging.served_chat import ChatSettings
-from diarylab.rubric.judging.served_exact import ExactSettings
-from diarylab.rubric.judging.served_judge import ServedJudge
+
+# The specs are schema alone: a design is read and checked without torch or the readers (the
+# command line starts fast); build_judge imports what it builds.
+if TYPE_CHECKING:
+    from diarylab.model_access.local import LocalModel
+    from diarylab.rubric.judging.judge_base import Judge
+    from diarylab.rubric.judging.served_chat import ChatSettings
+    from diarylab.rubric.judging.served_exact import ExactSettings
 
 SERVED_PREFIX = "litellm:"
-LoadLocal = Callable[[str, LocalSettings], LocalModel]
+LoadLocal = Callable[[str, LocalSettings], "LocalModel"]
 
 __all__ = [
-    "Judge",
     "JudgeSpec",
-    "LocalJudge",
     "LocalJudgeSpec",
-    "ServedJudge",
     "ServedJudgeSpec",
     "build_judge",
     "judge_spec",
@@ -151,13 +149,19 @@ JudgeSpec = Annotated[LocalJudgeSpec | ServedJudgeSpec, Field(discriminator="kin
 
 
 def default_load_local(spec: str, settings: LocalSettings) -> LocalModel:
+    from diarylab.model_access.local import LocalModel
+
     return LocalModel.load(spec, settings)
 
 
 def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -> Judge:
     if isinstance(spec, LocalJudgeSpec):
+        from diarylab.rubric.judging.local_judge import LocalJudge
+
         return LocalJudge(load_local(spec.model, spec.local), max_error=spec.max_error)
+    from diarylab.model_access.loading import load_tokenizer
     from diarylab.model_access.served import ServedClient
+    from diarylab.rubric.judging.served_judge import ServedJudge
 
     exact, chat = reading_settings(spec)
     return ServedJudge(
@@ -170,6 +174,9 @@ def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -
 
 
 def reading_settings(spec: ServedJudgeSpec) -> tuple[ExactSettings, ChatSettings]:
+    from diarylab.rubric.judging.served_chat import ChatSettings
+    from diarylab.rubric.judging.served_exact import ExactSettings
+
     """The reader settings a served judge's spec gives (the run's and the plan's alike)."""
     default_top = 0 if spec.reading_mode == "exact" else 20
     top = spec.top_logprobs if spec.top_logprobs is not None else default_top
