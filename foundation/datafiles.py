@@ -23,6 +23,7 @@ from pydantic import (
     create_model,
 )
 
+from diarylab.foundation.error_words import duplicate_key, plain_words
 from diarylab.foundation.errors import LabError, LabErrors
 
 S = TypeVar("S", bound=BaseModel)
@@ -129,7 +130,15 @@ def load_toml(path: Path) -> dict[str, Any]:
         # utf-8-sig: a byte-order mark some editors write is not a mistake worth refusing.
         return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as exc:
-        raise LabError(f"not valid TOML ({exc})", where=str(path), fix="fix the syntax") from exc
+        twice = duplicate_key(str(exc))
+        if twice is not None:
+            raise LabError(twice[0], where=str(path), fix=twice[1]) from exc
+        raise LabError(
+            f"not valid TOML ({exc})",
+            where=str(path),
+            fix="fix the syntax at that line (strings in quotes, lists in [ ], one key = value "
+            "per line)",
+        ) from exc
     except UnicodeDecodeError as exc:
         raise LabError("not UTF-8 text", where=str(path), fix="save the file as UTF-8") from exc
 
@@ -242,9 +251,13 @@ def _one(first: Any, data: Any, where: str, schema: type[BaseModel] | None) -> _
         fix = fix or (f"did you mean {near!r}?" if near else "remove it or correct its spelling")
     elif fix is None:
         got = first.get("input")
-        if kind not in ("value_error", "assertion_error") and not isinstance(got, dict | list):
-            message = f"{message} (got {got!r})"
-        fix = f"correct {name}"
+        said = plain_words(kind, first.get("ctx") or {}, name, got)
+        if said is not None:
+            message, fix = said
+        else:
+            if kind not in ("value_error", "assertion_error") and not isinstance(got, dict | list):
+                message = f"{message} (got {got!r})"
+            fix = f"correct {name} (`diarylab design schema` lists each field's type and range)"
     return _Problem(message, f"{where} {path}".strip(), fix or "", kind)
 
 

@@ -184,6 +184,12 @@ class EndpointSettings(DataModel):
     def _urls_given(cls, value: str | list[str] | None) -> str | list[str] | None:
         if isinstance(value, list) and (not value or not all(u.strip() for u in value)):
             raise ValueError("a list of base URLs needs at least one, none empty")
+        for url in [value] if isinstance(value, str) else value or []:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(
+                    f"base_url {url!r} has no scheme{FIX_MARK}write it whole, e.g. base_url = "
+                    f'"http://{url.strip("/") or "127.0.0.1:8000"}/v1"'
+                )
         return value
 
     @property

@@ -133,5 +133,13 @@ class CalibrationRule(DataModel):
     @model_validator(mode="after")
     def _sane_strengths(self) -> CalibrationRule:
         for i, strength in enumerate(self.strengths):
+            if strength < 0:
+                raise At(
+                    ("strengths", i),
+                    f"strength {strength:g} steers away from the pattern, and a sweep chooses "
+                    f"the strongest push toward it{FIX_MARK}sweep strengths of 0 or more, e.g. "
+                    "strengths = [0.05, 0.1, 0.2] (to steer away, give a fixed steer = { layers, "
+                    "strength } with a negative strength instead)",
+                )
             _sane(strength, self.scale, ("strengths", i))
         return self

@@ -358,3 +358,69 @@ endpoint = { base_url = "http://127.0.0.1:9/v1" }
     assert resumes(design, out)
     design.write_text(design.read_text() + "\n# edited\n")
     assert not resumes(design, out)
+
+
+SERVED_JUDGE = """
+[[judges]]
+id = "tiny-judge"
+kind = "openai-compatible"
+model = "hosted_vllm/x"
+tokenizer = "{tokenizer}"
+endpoint = {{ base_url = "{url}" }}
+"""
+CALIBRATED = """
+[[profiles]]
+id = "lonely"
+pattern = "social_isolation"
+calibration = {{ judge = "tiny-judge", layers = [1], strengths = [{strengths}], floor = 50 }}
+"""
+
+
+def _served(text: str, tokenizer: str, url: str) -> str:
+    local = text[text.index("[[judges]]") :].split("\n\n")[0]
+    return text.replace(local, SERVED_JUDGE.format(tokenizer=tokenizer, url=url).strip())
+
+
+@pytest.mark.parametrize(
+    ("case", "field", "said", "fix"),
+    [
+        ("tokenizer folder", "judges[0].tokenizer", "no tokenizer files at './nowhere/tok'",
+         'tokenizer = "'),
+        ("no scheme", "judges[0].endpoint.base_url", "has no scheme",
+         'base_url = "http://127.0.0.1:8000/v1"'),
+        ("negative sweep", "profiles[0].calibration.strengths[0]", "steers away",
+         "strengths = [0.05, 0.1, 0.2]"),
+        ("duplicate key", "", "a key or table is given twice (at line", "keep one of the two"),
+        ("range", "design.entries", "must be at least 1 (got 0)", "e.g. entries = 1"),
+        ("type", "design.entries", 'must be a whole number (got "four")', "e.g. entries = 3"),
+        ("empty list", "cast.diarists", "needs at least 1 item (got 0)", 'diarists = ["..."]'),
+    ],
+)  # fmt: skip
+def test_each_mistake_offline_is_refused_with_its_field_and_a_concrete_fix(
+    tmp_path, tiny_model_folder, capsys, case, field, said, fix
+):
+    text = design_text(tiny_model_folder, None)
+    if case == "tokenizer folder":
+        text = _served(text, "./nowhere/tok", "http://127.0.0.1:8000/v1")
+    elif case == "no scheme":
+        text = _served(text, "smollm2", "127.0.0.1:8000")
+    elif case == "negative sweep":
+        text = text.replace('profiles = ["unsteered"]', 'profiles = ["unsteered", "lonely"]')
+        text += CALIBRATED.format(strengths="-0.5, 0.25")
+    elif case == "duplicate key":
+        text = text.replace("seed = 7", "seed = 7\nseed = 8")
+    elif case == "range":
+        text = text.replace("entries = 3", "entries = 0")
+    elif case == "type":
+        text = text.replace("entries = 3", 'entries = "four"')
+    elif case == "empty list":
+        text = text.replace('diarists = ["amara", "tomasz"]', "diarists = []")
+    design = tmp_path / "design.toml"
+    design.write_text(text)
+    assert main(["design", "check", str(design), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    [line] = [x for x in err.strip().splitlines() if said in x]
+    assert line.startswith(f"diarylab: error: {design}")
+    assert field in line.split(" — fix: ")[0]
+    assert fix in line.split(" — fix: ")[1]

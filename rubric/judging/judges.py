@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from diarylab.foundation.datafiles import FIX_MARK, DataModel, NonEmpty, Slug, validate
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug, validate
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import EndpointSettings, LocalSettings
 from diarylab.rubric.judging.expected import DEFAULT_MAX_ERROR
@@ -125,6 +125,27 @@ class ServedJudgeSpec(DataModel):
     @property
     def reading_mode(self) -> Literal["exact", "top-k"]:
         return self.mode or ("exact" if self.tokenizer else "top-k")
+
+    @model_validator(mode="after")
+    def _a_tokenizer_folder_that_exists(self) -> ServedJudgeSpec:
+        """A tokenizer written as a path (./, ../, /, ~) must be there: checked offline, before a
+        run would fail on it."""
+        from pathlib import Path
+
+        name = self.tokenizer
+        if (
+            name
+            and name.startswith(("./", "../", "/", "~"))
+            and not Path(name).expanduser().exists()
+        ):
+            raise At(
+                ("tokenizer",),
+                f"no tokenizer files at {name!r} (paths are read from the folder you run in)"
+                f"{FIX_MARK}put the judge's tokenizer files (tokenizer.json, "
+                "tokenizer_config.json) in that folder, or name its hub id, e.g. "
+                'tokenizer = "mistralai/Mistral-Small-3.1-24B-Instruct-2503"',
+            )
+        return self
 
     @model_validator(mode="after")
     def _exact_needs_a_tokenizer(self) -> ServedJudgeSpec:
