@@ -57,10 +57,42 @@ def preflight(
     _placements(design, found)
     if notes is not None:
         notes += unchecked
+        if not environment:
+            notes += skipped_offline(design)
     if environment:
         _environment(design, found, probes)
     found.raise_any()
     return ids
+
+
+def skipped_offline(design: Design) -> list[str]:
+    """What only the environment can show, named for each model it concerns: key variables,
+    and the answers of the servers the design reaches (the probes)."""
+    out = []
+    for i, bot in enumerate(design.spec.chatbots):
+        if isinstance(bot, ServedChatbotSpec):
+            key = bot.endpoint.api_key_env
+            probe = " (its probe)" if bot.probe else ""
+            out.append(
+                f"chatbots[{i}] {bot.id}: " + (f"key variable {key} set, " if key else "")
+                + f"the server at {bot.endpoint.where} answering{probe}"
+            )  # fmt: skip
+    for i, judge in enumerate(design.spec.judges):
+        if isinstance(judge, ServedJudgeSpec):
+            key = judge.endpoint.api_key_env
+            out.append(
+                f"judges[{i}] {judge.id}: " + (f"key variable {key} set, " if key else "")
+                + f"the server at {judge.endpoint.where} answering the number probe with "
+                "log-probabilities in the mode asked"
+            )  # fmt: skip
+    local = (
+        [f"diarist_model {design.spec.diarist_model.model}"] if design.spec.diarist_model else []
+    )
+    local += [f"chatbots {b.id}" for b in design.spec.chatbots if isinstance(b, LocalChatbotSpec)]
+    local += [f"judges {j.id}" for j in design.spec.judges if isinstance(j, LocalJudgeSpec)]
+    if local:
+        out.append(f"that the local models load and fit their devices ({', '.join(local)})")
+    return out
 
 
 def _placements(design: Design, found: Collector) -> None:

@@ -424,3 +424,20 @@ def test_each_mistake_offline_is_refused_with_its_field_and_a_concrete_fix(
     assert line.startswith(f"diarylab: error: {design}")
     assert field in line.split(" — fix: ")[0]
     assert fix in line.split(" — fix: ")[1]
+
+
+def test_offline_the_not_checked_list_names_everything_it_skipped(
+    tmp_path, tiny_model_folder, capsys
+):
+    text = _served(design_text(tiny_model_folder, None), "smollm2", "http://127.0.0.1:9/v1")
+    design = tmp_path / "design.toml"
+    design.write_text(text)
+    assert main(["design", "check", str(design), "--offline"]) == 0
+    skipped = [
+        line.removeprefix("  not checked: ")
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("  not checked: ")
+    ]
+    served = "judges[0] tiny-judge: the server at http://127.0.0.1:9/v1 answering"
+    assert any(s.startswith(served) for s in skipped)
+    assert any("local models load" in s and "chatbots tiny-chat" in s for s in skipped)
