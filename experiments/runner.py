@@ -6,7 +6,7 @@ store is read back instead of made."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from typing import Any
 from diarylab.chatbots.specs import build_chatbot
 from diarylab.diarists.profiles import Profile
 from diarylab.experiments.derived_checks import reuse_for_run
-from diarylab.experiments.engine.contract import Design, RunContext
+from diarylab.experiments.engine.contract import Design, PlanSupport, RunContext
 from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef
 from diarylab.experiments.engine.executor_choice import open_executor
 from diarylab.experiments.engine.manifest import local_placements, manifest_of, served_judges
@@ -173,21 +173,37 @@ def run_design(
                 extra["derived_from"] = reuse.record()
             manifest = manifest_of(design, _manifest(run, extra))
             write_manifest(folder, manifest, first=first)
-            total = kind.planned_units(design, cells)
-            with Progress(total, store, enabled=progress) as bar:
+            phases = _phases(kind, design, cells)
+            with Progress(phases, store, enabled=progress, folder=folder) as bar:
                 run.tick = bar.tick
+                bar.phase(phases[0][0])
                 kind.converse(run)
+                bar.phase(phases[-1][0])
                 kind.judge_phase(run)
             if after is not None:
                 after(run, judges)
             rows = {t.TABLE: store.count(t.TABLE) for t in kind.row_types}
             rows["judgments"] = store.count("judgments")
             resent = int(getattr(store.executor, "resent", 0))
-            return RunSummary(folder, len(cells), rows, store.made, store.cached, resent)
+            return RunSummary(
+                folder, len(cells), rows, store.made, store.cached + store.kept, resent
+            )
         finally:
             store.executor.close()  # the actors go (and a cluster this run started)
             store.close()
             models.close()  # workers start only on a first generate, inside this try
+
+
+def _phases(kind: Any, design: Design, cells: Sequence[Any]) -> list[tuple[str, int]]:
+    """The run's phases and their planned steps: writing (the texts the conversation phase
+    makes) and judging (every reading, and a judge's own texts); one phase for a kind that does
+    not count its work."""
+    total = kind.planned_units(design, cells)
+    if not isinstance(kind, PlanSupport):
+        return [("working", total)]
+    workload = kind.workload(design, cells)
+    writing = sum(t.count for t in workload.texts if not t.per_judge and t.phase != "profiles")
+    return [("writing", writing), ("judging", total - writing)]
 
 
 def _profile_files(profiles: Mapping[str, Profile]) -> list[Path]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -44,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="full check: SQLite integrity check of the store, every input's copy unchanged",
     )
+    s.add_argument("--json", action="store_true", help="one JSON object, for machines")
     s.set_defaults(handler=run_status)
     e = sub.add_parser("export", help="export a run's tables to Parquet")
     e.add_argument("dir")
@@ -106,25 +110,72 @@ def executor_settings(args: argparse.Namespace) -> ExecutorSettings:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from diarylab.experiments.engine.progress import read_progress
+    from diarylab.experiments.engine.runlock import is_held
+
     run = open_run_folder(Path(args.dir), verify=args.verify)
     store = run.store
     try:
-        print(f"{run.folder}: design {run.design.name} sha256 {run.design.sha256[:12]}…")
         tables = [t for t in store.tables() if t != "meta"]
-        for table in tables:
-            print(f"  {table:10s} {store.count(table)}")
+        rows = {table: store.count(table) for table in tables}
         flags: dict[str, int] = {}
         for table in tables:
             for flag, n in store.flag_counts(table).items():
                 flags[f"{table}:{flag}"] = n
         unreadable = store.count("judgments", where={"readable": 0})
-        print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
-        print(f"  {run.integrity}; {_inputs_line(run.folder)}")
-        for line in plan_vs_run(run.folder, store.judge_asks()):
-            print(f"  {line}")
+        state, lines = run_state(read_progress(run.folder), is_held(run.folder))
+        asks = store.judge_asks()
     finally:
         store.close()
+    if args.json:
+        print(json.dumps({
+            "folder": str(run.folder), "design": run.design.name,
+            "design_sha256": run.design.sha256, "state": state,
+            "progress": read_progress(run.folder), "rows": rows, "flags": flags,
+            "unreadable_judgments": unreadable, "integrity": run.integrity,
+            "judge_asks": [asdict(a) for a in asks],
+        }, indent=1))  # fmt: skip
+        return 0
+    print(f"{run.folder}: design {run.design.name} sha256 {run.design.sha256[:12]}…")
+    for line in lines:
+        print(f"  {line}")
+    for table, n in rows.items():
+        print(f"  {table:10s} {n}")
+    print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
+    print(f"  {run.integrity}; {_inputs_line(run.folder)}")
+    for line in plan_vs_run(run.folder, asks):
+        print(f"  {line}")
     return 0
+
+
+def run_state(progress: dict[str, Any] | None, held: bool) -> tuple[str, list[str]]:
+    """complete / in progress / interrupted, and one line per phase with what is left."""
+    if held:
+        state = "in progress"
+    elif progress is None:
+        return "unknown", ["state: not recorded (the run predates progress.json)"]
+    else:
+        state = "complete" if progress.get("state") == "complete" else "interrupted"
+    lines = [f"state: {state}" + (
+        " — `diarylab run DESIGN --out FOLDER` resumes it" if state == "interrupted" else ""
+    )]  # fmt: skip
+    for phase in (progress or {}).get("phases", []):
+        done, planned = int(phase["done"]), int(phase["planned"])
+        left = "" if state == "complete" else f", {max(planned - done, 0)} left"
+        unneeded = (
+            f", {planned - done} planned steps not needed"
+            if state == "complete" and done < planned else ""
+        )  # fmt: skip
+        lines.append(
+            f"{phase['name']}: {done} of {planned} steps ({phase['stored_before']} read from "
+            f"the store){left}{unneeded}"
+        )
+    if progress is not None:
+        lines.append(
+            f"model calls made {progress.get('calls_made', 0)}, read from the store "
+            f"{progress.get('read_from_the_store', 0)} (the latest run)"
+        )
+    return state, lines
 
 
 def _inputs_line(folder: Path) -> str:

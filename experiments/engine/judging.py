@@ -62,6 +62,7 @@ def judge_tasks(
     pending = []
     for task in tasks:
         if judgment_id(judge_id, task) in done:
+            store.kept += 1  # a resumed run's finished reading: read from the store
             tick(1)
         else:
             pending.append(task)

@@ -42,6 +42,15 @@ def refuse_if_held(folder: Path) -> None:
         os.close(fd)
 
 
+def is_held(folder: Path) -> bool:
+    """Whether a run holds the folder's lock now (a run in progress)."""
+    try:
+        refuse_if_held(folder)
+    except LabError:
+        return True
+    return False
+
+
 def _in_use(folder: Path, who: dict[str, Any]) -> LabError:
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(who.get("since", 0)))
     return LabError(

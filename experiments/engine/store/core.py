@@ -102,6 +102,9 @@ class Store(OneWriter, StoreReads):
         )
         self.made = 0
         self.cached = 0
+        # results a run found already stored and did not ask for again (a resumed run's
+        # finished texts and readings): read from the store as much as a cached call is
+        self.kept = 0
         # Call kinds this store may read but never make: a derived run's writing and chatbot
         # calls (experiments/derived.py), all copied in from the run it reuses.
         self.sealed: frozenset[str] = frozenset()

@@ -55,6 +55,7 @@ def write_replies(
     by_bot: dict[str, list[Cell]] = defaultdict(list)
     for cell in cells:
         if store.has(BenchReplyRow, cell.id):
+            store.kept += 1
             tick(1)
         else:
             by_bot[cell.chatbot].append(cell)

@@ -44,9 +44,15 @@ def write_entries(
     store: Store, writer: DiaryWriter, cells: Sequence[Cell], k: int, seed: int, tick: Tick
 ) -> None:
     jobs: dict[str, tuple[Cell, list[dict[str, str]], int]] = {}
+    kept: set[str] = set()
     for cell in cells:
         eid = cell.entry_id(k)
-        if eid in jobs or store.has(EntryRow, eid):
+        if eid in jobs or eid in kept:
+            continue  # entry 1 is shared by every chatbot: one step
+        if store.has(EntryRow, eid):
+            kept.add(eid)  # a resumed run's finished entry: read from the store
+            store.kept += 1
+            tick(1)
             continue
         earlier, replies = history(store, cell, k - 1, k - 1)
         messages = entry_messages(writer.cards[cell.diarist], writer.template, earlier, replies)
@@ -98,6 +104,8 @@ def write_replies(
     by_chatbot: dict[str, list[tuple[Cell, list[dict[str, str]]]]] = defaultdict(list)
     for cell in cells:
         if store.has(ReplyRow, cell.reply_id(k)):
+            store.kept += 1  # a resumed run's finished reply
+            tick(1)
             continue
         entries, replies = history(store, cell, k, k - 1)
         by_chatbot[cell.chatbot].append((cell, chatbot_view(entries, replies)))

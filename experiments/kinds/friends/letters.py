@@ -63,6 +63,7 @@ def write_position(
         seat, k = pair.order()[position - 1]
         letter_id = pair.letter_id(seat, k)
         if store.has(LetterRow, letter_id):
+            store.kept += 1
             tick(1)
             continue
         if pair.profile(seat) == FIXED:
