@@ -36,6 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="one kind's schema (default: one schema for every kind, by [design].kind)",
     )
     schema.set_defaults(handler=run_schema)
+    ref = verbs.add_parser(
+        "reference", help="print every design field as Markdown (docs/designs.md)"
+    )
+    ref.set_defaults(handler=run_reference)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -90,4 +94,11 @@ def run_expand(args: argparse.Namespace) -> int:
 
 def run_schema(args: argparse.Namespace) -> int:
     print(json.dumps(design_schema(args.kind), indent=2, sort_keys=True))
+    return 0
+
+
+def run_reference(args: argparse.Namespace) -> int:
+    from diarylab.experiments.design_reference import reference_markdown
+
+    print(reference_markdown(), end="")
     return 0

@@ -1,0 +1,67 @@
+"""docs/ as the front door: the site builds with strict checking, the design reference is the
+schemas (generated, so it cannot drift) and names every field with a description, and every
+link in the README and the pages points at a file that exists."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diarylab.experiments.design_reference import fields, reference_markdown
+from diarylab.experiments.kinds import get_kind, kind_names
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+LINK = re.compile(r"\]\(([^)#]+)(#[^)]*)?\)")
+
+
+def test_the_design_reference_is_generated_from_the_schemas():
+    assert (DOCS / "designs.md").read_text(encoding="utf-8") == reference_markdown()
+
+
+@pytest.mark.parametrize("kind", kind_names())
+def test_every_design_field_has_a_description(kind):
+    schema = get_kind(kind, where="test").schema
+    bare = [path for path, _, _, description in fields(schema) if not description.strip()]
+    assert bare == [], f"give these fields a description: {bare}"
+
+
+def test_a_field_without_a_description_is_caught():
+    from pydantic import BaseModel, Field
+
+    class Toy(BaseModel):
+        said: int = Field(1, description="has one")
+        silent: int = 2
+
+    assert [p for p, _, _, d in fields(Toy) if not d] == ["silent"]
+
+
+def test_every_link_points_at_a_file_that_exists():
+    broken = []
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for target, _ in LINK.findall(page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} → {target}")
+    assert broken == []
+
+
+def test_the_site_builds_with_strict_checking(tmp_path):
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
+    assert mkdocs, "mkdocs is a dev dependency (pyproject.toml): make test installs it"
+    done = subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "site" / "designs" / "index.html").is_file()
+    assert (tmp_path / "site" / "gpu-study" / "index.html").is_file()
