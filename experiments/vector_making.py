@@ -68,7 +68,12 @@ def judge_scorer(
                 )
                 tasks[text] = (pattern_task, coherence_task)
         total = 2 * len(tasks)
-        bar = tqdm(total=total, desc="judging samples", unit="call", disable=not progress)
+        bar = tqdm(
+            total=total,
+            desc="calibrating: judging the samples",
+            unit="reading",
+            disable=not progress,
+        )
         try:
             flat = [t for pair in tasks.values() for t in pair]
             judge_tasks(store, judge_id, get_judge, flat, reading_floor, bar.update)
@@ -106,10 +111,10 @@ def fake_scorer(pattern: Pattern) -> Scorer:
 
 @contextmanager
 def _writes(
-    store: Store, model: LocalModel, batch_size: int, what: str, progress: bool
+    store: Store, model: LocalModel, batch_size: int, what: str, progress: bool, total: int
 ) -> Iterator[StoreWrites]:
-    """The store's write door with a progress bar of its own."""
-    bar = tqdm(desc=what, unit="entry", disable=not progress)
+    """The store's write door with a progress bar of its own, named, with its total."""
+    bar = tqdm(desc=what, total=total, unit="text", disable=not progress)
     try:
         yield StoreWrites(store, model, batch_size=batch_size, done=bar.update)
     finally:
@@ -129,7 +134,10 @@ def extract_pattern(
 ) -> Extraction:
     """A pattern's vector on a model, from the pattern file's contrast set; the pairs are
     written through `store`."""
-    with _writes(store, model, settings.batch_size, "writing contrast pairs", progress) as writes:
+    texts = 2 * settings.pairs  # a positive and a negative text per pair
+    with _writes(
+        store, model, settings.batch_size, "extracting: contrast texts", progress, texts
+    ) as writes:
         return extract_vector(
             model,
             pattern_id=pattern.id,
@@ -183,7 +191,11 @@ def calibrate_pattern(
         [{"role": "system", "content": pattern.eval_system}, {"role": "user", "content": p}]
         for p in pattern.heldout_prompts[:count]
     ]
-    with _writes(store, model, rule.batch_size, "calibration samples", progress) as writes:
+    nonzero = sum(1 for s in rule.strengths if s != 0)
+    samples = len(prompts) * (1 + len(rule.layers) * nonzero)  # the unsteered baseline once
+    with _writes(
+        store, model, rule.batch_size, "calibrating: samples", progress, samples
+    ) as writes:
         return sweep(
             model,
             vector,

@@ -198,7 +198,9 @@ def _response_means(
     norm_sum = torch.zeros(layers, dtype=torch.float64)
     norm_sq = torch.zeros(layers, dtype=torch.float64)
     tokens = 0
-    bar = tqdm(total=len(rows), desc="reading activations", unit="entry", disable=not progress)
+    bar = tqdm(
+        total=len(rows), desc="extracting: reading activations", unit="text", disable=not progress
+    )
     for start in range(0, len(rows), batch_size):
         chunk = rows[start : start + batch_size]
         seqs = [list(prompt) + list(gen.token_ids) for prompt, gen in chunk]
