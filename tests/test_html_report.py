@@ -267,6 +267,33 @@ def test_the_page_loads_filters_and_row_links_show_their_texts(browser, report, 
     page.close()
 
 
+@pytest.mark.browser
+def test_the_page_opens_on_its_verdicts_and_a_filtered_link_reopens_filtered(browser, report):
+    page, problems = _open(browser, report)
+    verdicts = page.locator("#findings h2", has_text="Hypotheses").first
+    assert verdicts.count() == 1
+    table = verdicts.locator("xpath=following::table[1]")
+    assert table.bounding_box()["y"] < 1000  # in the first screen, before any conversation
+    assert (
+        page.locator("#findings").bounding_box()["y"] < page.locator("#viewer").bounding_box()["y"]
+    )
+    # filters live in the address: choosing them writes it, opening it restores them
+    total = page.locator("article.group").count()
+    page.select_option("#filter-chatbot", "warm")
+    page.select_option("#filter-diarist", index=1)
+    narrowed = page.locator("article.group").count()
+    assert 0 < narrowed < total
+    link = page.evaluate("location.href")
+    assert "#filters?" in link and "chatbot=warm" in link
+    page.close()
+    again = browser.new_page(viewport={"width": 1400, "height": 1000})
+    again.goto(link)
+    assert again.locator("article.group").count() == narrowed
+    assert again.eval_on_selector("#filter-chatbot", "s => s.value") == "warm"
+    assert problems == []
+    again.close()
+
+
 # ---- friends and the benchmark: their viewers from a small store ---------------------------
 
 

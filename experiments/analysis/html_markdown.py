@@ -82,7 +82,13 @@ def _table(lines: list[str], row_ids: Collection[str]) -> str:
     out.append("</tr></thead><tbody>")
     for cells in body:
         shown = [row_link(c) if c in row_ids else inline(c) for c in cells]
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in shown) + "</tr>")
+        # a cell of several words of prose may wrap; numbers and ids never do
+        kinds = [' class="prose"' if len(c.split()) > 6 else "" for c in cells]
+        out.append(
+            "<tr>"
+            + "".join(f"<td{k}>{c}</td>" for k, c in zip(kinds, shown, strict=True))
+            + "</tr>"
+        )
     out.append("</tbody></table></div>")
     return "".join(out)
 

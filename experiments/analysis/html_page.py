@@ -129,7 +129,7 @@ def page(findings_md: str, viewer: Viewer) -> str:
 
     script = (HERE / "report_viewer.js").read_text(encoding="utf-8")
     style = (HERE / "report_viewer.css").read_text(encoding="utf-8")
-    findings = to_html(findings_md, viewer.rows.keys())
+    findings = lead_with_findings(to_html(findings_md, viewer.rows.keys()))
     title = escape(viewer.title)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -143,14 +143,14 @@ def page(findings_md: str, viewer: Viewer) -> str:
 <body>
 <nav><strong>{title}</strong> <a href="#findings">findings</a> <a href="#viewer">texts</a></nav>
 <section id="row-panel" hidden></section>
+<section id="findings">
+{findings}
+</section>
 <section id="viewer">
 <h2>Texts</h2>
 <form id="filters"></form>
 <p id="count"></p>
 <div id="groups"></div>
-</section>
-<section id="findings">
-{findings}
 </section>
 <script type="application/json" id="lab-data">{json_block(_plain(viewer))}</script>
 <script>
@@ -158,6 +158,32 @@ def page(findings_md: str, viewer: Viewer) -> str:
 </body>
 </html>
 """
+
+
+# The page opens on what was found: the preregistered verdicts, then the exploratory results,
+# then the rest of findings.md (manifest, data, judge readings, calls) in its own order.
+LEADING = ("Hypotheses", "Did steering work", "Primary outcome", "Leaderboard")
+
+
+def lead_with_findings(findings_html: str) -> str:
+    """findings.md's sections reordered for the page: the title, the verdicts, the
+    exploratory results, then everything else as it was."""
+    parts = findings_html.split("<h2 ")
+    head, sections = parts[0], ["<h2 " + p for p in parts[1:]]
+
+    def heading(section: str) -> str:
+        return section.split(">", 1)[1].split("</h2>", 1)[0]
+
+    def rank(section: str) -> int:
+        text = heading(section)
+        if text.startswith(LEADING[0]):
+            return 0
+        if any(text.startswith(word) for word in LEADING[1:]) or "exploratory" in text:
+            return 1
+        return 2
+
+    ordered = sorted(sections, key=rank)  # stable: each group keeps findings.md's order
+    return head + "".join(ordered)
 
 
 def write_page(folder: Path, findings_md: str, viewer: Viewer) -> Path:

@@ -36,7 +36,10 @@
     const select = el("select", { id: "filter-" + key, name: key });
     select.appendChild(el("option", { value: ALL }, "all"));
     for (const v of values(key)) select.appendChild(el("option", { value: v }, v));
-    select.addEventListener("change", render);
+    select.addEventListener("change", (event) => {
+      render(event);
+      filtersToHash();
+    });
     box.appendChild(select);
     form.appendChild(box);
     selects[key] = select;
@@ -179,6 +182,27 @@
     }
   }
 
+  // ---- the filters in the address: #filters?diarist=amara&chatbot=warm, a link to share ----
+  function filtersToHash() {
+    const parts = [];
+    for (const [key] of data.facets) {
+      const want = chosen(key);
+      if (want !== ALL) parts.push(encodeURIComponent(key) + "=" + encodeURIComponent(want));
+    }
+    history.replaceState(null, "", parts.length ? "#filters?" + parts.join("&") : "#viewer");
+  }
+
+  function filtersFromHash() {
+    const match = /^#filters\?(.*)$/.exec(location.hash);
+    if (!match) return false;
+    for (const pair of match[1].split("&")) {
+      const [key, value] = pair.split("=").map(decodeURIComponent);
+      const select = selects[key];
+      if (select && [...select.options].some((o) => o.value === value)) select.value = value;
+    }
+    return true;
+  }
+
   // ---- a table row's texts: #row-R4 ----
   function showRow() {
     const panel = document.getElementById("row-panel");
@@ -199,6 +223,8 @@
   }
 
   window.addEventListener("hashchange", showRow);
+  const filtered = filtersFromHash();
   render();
+  if (filtered) document.getElementById("viewer").scrollIntoView();
   showRow();
 })();
