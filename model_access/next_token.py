@@ -49,6 +49,36 @@ class NextTokenReader(TreeReader):
     ) -> torch.Tensor:
         """Full next-token log-probability vectors after prompt + each prefix, shape
         (len(prefixes), vocab). The prompt is run once; its KV cache serves every prefix."""
+        return self._rows(prompt_ids, prefixes, chunk=chunk).cpu()
+
+    def next_token_lookups(
+        self,
+        prompt_ids: Sequence[int],
+        prefixes: Sequence[Sequence[int]],
+        ids: Sequence[Sequence[int]],
+        *,
+        chunk: int = 64,
+    ) -> list[dict[int, float]]:
+        """For each prefix, log P(id | prompt + prefix) of its own `ids` only, as float64
+        values: gathered where the rows are (the GPU) and copied in one transfer, never whole
+        vocabulary rows."""
+        rows = self._rows(prompt_ids, prefixes, chunk=chunk)
+        width = max((len(i) for i in ids), default=0)
+        if width == 0:
+            return [{} for _ in prefixes]
+        index = torch.zeros((len(prefixes), width), dtype=torch.long)
+        for r, wanted in enumerate(ids):
+            index[r, : len(wanted)] = torch.tensor(list(wanted), dtype=torch.long)
+        values = rows.gather(1, index.to(rows.device)).double().cpu().tolist()
+        return [
+            dict(zip(wanted, row[: len(wanted)], strict=True))
+            for wanted, row in zip(ids, values, strict=True)
+        ]
+
+    def _rows(
+        self, prompt_ids: Sequence[int], prefixes: Sequence[Sequence[int]], *, chunk: int
+    ) -> torch.Tensor:
+        """(len(prefixes), vocab) log-probabilities, on whichever device the reader keeps them."""
         tree = self._tree_pass(prompt_ids, prefixes)
         if tree is not None:
             first, rows = tree
@@ -65,7 +95,9 @@ class NextTokenReader(TreeReader):
         with the prompt's KV cache computed once."""
         tree = self._tree_pass(prompt_ids, continuations, steps=True)
         if tree is not None:
-            first, rows = tree
+            first, on_device = tree
+            first = first.cpu()
+            rows = {path: row.cpu() for path, row in on_device.items()}
             out = []
             for seq in continuations:
                 seq = [int(t) for t in seq]

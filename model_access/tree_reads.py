@@ -97,7 +97,9 @@ class TreeReader:
             # Only the last position's logits are needed: a full-vocabulary row per prompt
             # token costs more than the rest of the pass on long judge prompts.
             out = self.model(prompt, use_cache=True, logits_to_keep=1)
-        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu()
+        # Rows stay on the model's device: a reader gathers the few ids it needs there and
+        # copies those alone (next_token_lookups), not whole vocabulary rows.
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
         state = _TreeState(key, _cache_of(out), first)
         self._local().state = state
         return state
@@ -169,7 +171,7 @@ class TreeReader:
                 logits_to_keep=torch.tensor(keep, device=self.device),
                 **{_cache_argument(self.model): state.cache},
             )
-        rows = torch.log_softmax(out.logits[0].float(), dim=-1).cpu()
+        rows = torch.log_softmax(out.logits[0].float(), dim=-1)
         for q, i in new.items():
             state.positions.setdefault(q, held + i)
         for path, row in zip(wanted, rows, strict=True):

@@ -397,19 +397,19 @@ DESIGN_CASES = [
     D(
         lambda lab: sub(lab.text(), "temperature = 0.7", "temperature = -1"),
         "chatbots[1].generation.temperature",
-        "greater than or equal to 0",
+        "at least 0",
         id="temperature-negative",
     ),
     D(
         lambda lab: sub(lab.text(), "temperature = 0.9", "temperature = 0.9, top_p = 1.5"),
         "diarist_model.generation.top_p",
-        "less than or equal to 1",
+        "at most 1",
         id="top-p-above-one",
     ),
     D(
         lambda lab: sub(lab.text(), "max_new_tokens = 8", "max_new_tokens = 0"),
         "diarist_model.generation.max_new_tokens",
-        "greater than or equal to 1",
+        "at least 1",
         id="max-new-tokens-zero",
     ),
     D(
@@ -417,61 +417,61 @@ DESIGN_CASES = [
             lab.text(), "temperature = 0.7 }", "temperature = 0.7 }\nlocal = { batch_size = 0 }"
         ),
         "chatbots[1].local.batch_size",
-        "greater than or equal to 1",
+        "at least 1",
         id="chatbot-batch-size-zero",
     ),
     D(
         lambda lab: lab.text(chatbots=served("timeout_s = 0")),
         "chatbots[1].endpoint.timeout_s",
-        "greater than 0",
+        "more than 0",
         id="timeout-zero",
     ),
     D(
         lambda lab: lab.text(chatbots=served("max_retries = -1")),
         "chatbots[1].endpoint.max_retries",
-        "greater than or equal to 0",
+        "at least 0",
         id="max-retries-negative",
     ),
     D(
         lambda lab: lab.text(chatbots=served("concurrency = 0")),
         "chatbots[1].endpoint.concurrency",
-        "greater than or equal to 1",
+        "at least 1",
         id="concurrency-zero",
     ),
     D(
         lambda lab: lab.text(entries=0),
         "design.entries",
-        "greater than or equal to 1",
+        "at least 1",
         id="entries-zero",
     ),
     D(
         lambda lab: lab.text(entries=10**9),
         "design.entries",
-        "less than or equal to 100",
+        "at most 100",
         id="entries-a-billion",
     ),
     D(
         lambda lab: sub(lab.text(), "coverage_floor = 0.0", "coverage_floor = 2"),
         "design.coverage_floor",
-        "less than or equal to 1",
+        "at most 1",
         id="coverage-floor-two",
     ),
     D(
         lambda lab: sub(lab.text(), "resamples = 200", "resamples = 0"),
         "analysis.resamples",
-        "greater than or equal to 100",
+        "at least 100",
         id="resamples-zero",
     ),
     D(
         lambda lab: sub(lab.text(), "resamples = 200", "resamples = 200\nmin_diarists = 1"),
         "analysis.min_diarists",
-        "greater than or equal to 2",
+        "at least 2",
         id="min-diarists-one",
     ),
     D(
         lambda lab: sub(lab.text(), "seed = 7", "seed = -7"),
         "design.seed",
-        "greater than",
+        "at least",
         id="seed-negative",
     ),
     D(
@@ -483,7 +483,7 @@ DESIGN_CASES = [
     D(
         lambda lab: sub(lab.text(), "seed = 7", "seed = 7\nversion = 0"),
         "design.version",
-        "greater than or equal to 1",
+        "at least 1",
         id="version-zero",
     ),
     D(
@@ -652,7 +652,7 @@ model = "{lab.model}"
     D(
         lambda lab: inline(lab, "steer = { layers = [1], strength = 1e30 }"),
         "profiles[0].steer.strength",
-        "less than or equal to 100",
+        "at most 100",
         id="inline-strength-1e30",
     ),
     D(
@@ -685,7 +685,7 @@ model = "{lab.model}"
             'calibration = { judge = "tiny-judge", layers = [1], strengths = [0.5], floor = 150 }',
         ),
         "profiles[0].calibration.floor",
-        "less than or equal to 100",
+        "at most 100",
         id="inline-calibration-floor-150",
     ),
     D(
@@ -693,7 +693,7 @@ model = "{lab.model}"
             inline(lab, "steer = { layers = [1], strength = 0.5 }"), "pairs = 2", "pairs = 0"
         ),
         "profiles[0].extraction.pairs",
-        "greater than or equal to 1",
+        "at least 1",
         id="inline-extraction-pairs-zero",
     ),
     D(
@@ -882,7 +882,7 @@ PROFILE_CASES = [
         edit("layers = [1]", "layers = [-1]"),
         "profile",
         "profile.layers",
-        "greater than or equal to 0",
+        "at least 0",
         id="layer-negative",
     ),
     P(
@@ -896,7 +896,7 @@ PROFILE_CASES = [
         edit("strength = 0.8", "strength = 1000.0"),
         "profile",
         "profile.strength",
-        "less than or equal to 100",
+        "at most 100",
         id="strength-too-large",
     ),
     P(
@@ -1265,7 +1265,7 @@ CLI_CASES = [
     ),
     C(
         lambda lab: try_(lab, "--top-p", "0"),
-        ["--top-p", "greater than 0"],
+        ["--top-p", "more than 0"],
         id="steer-try-top-p-zero",
     ),
     C(
@@ -1297,7 +1297,7 @@ CLI_CASES = [
     ),
     C(
         lambda lab: calibrate(lab, "--floor", "150"),
-        ["--floor", "less than or equal to 100"],
+        ["--floor", "at most 100"],
         id="steer-calibrate-floor-150",
     ),
     C(
@@ -1312,7 +1312,7 @@ CLI_CASES = [
     ),
     C(
         lambda lab: calibrate(lab, "--prompts", "0"),
-        ["--prompts", "greater than or equal to 1"],
+        ["--prompts", "at least 1"],
         id="steer-calibrate-prompts-zero",
     ),
     C(
@@ -1338,7 +1338,7 @@ CLI_CASES = [
     # steer extract, and pattern files given by path
     C(
         lambda lab: extract(lab, "--pairs", "0"),
-        ["--pairs", "greater than or equal to 1"],
+        ["--pairs", "at least 1"],
         id="steer-extract-pairs-zero",
     ),
     C(
@@ -1418,7 +1418,7 @@ CLI_CASES = [
             "--timeout-s",
             "0",
         ],
-        ["--timeout-s", "greater than 0"],
+        ["--timeout-s", "more than 0"],
         id="judge-read-timeout-zero",
     ),
     C(

@@ -65,7 +65,8 @@ def test_missing_field():
 def test_wrong_type_names_what_was_given():
     err = error({"name": "a", "seeds": "3"})
     assert err.where == "settings.toml seeds"
-    assert "'3'" in str(err) and err.fix == "correct seeds"
+    assert '(got "3")' in str(err) and "must be a whole number" in str(err)
+    assert err.fix == "write it as a whole number (without quotes), e.g. seeds = 3"
 
 
 def test_strict_types_refuse_a_bool_for_an_int():

@@ -80,7 +80,7 @@ def test_cell_ids_are_stable(tmp_path, lab, tiny_model_folder):
             lambda t: t.replace('profiles = ["unsteered"', 'profiles = ["unsteered", "grumpy"'),
             "'grumpy' is neither unsteered, an inline profile nor a profile file",
         ),
-        (lambda t: t.replace("entries = 3", "entries = 0"), "design.entries: Input should be"),
+        (lambda t: t.replace("entries = 3", "entries = 0"), "design.entries: must be at least 1"),
         (lambda t: t.replace("entries = 3", 'entries = "four"'), "design.entries"),
         (lambda t: t.replace('kind = "fixed"', 'kind = "psychic"'), "unknown kind 'psychic'"),
         (

@@ -441,3 +441,45 @@ def test_offline_the_not_checked_list_names_everything_it_skipped(
     served = "judges[0] tiny-judge: the server at http://127.0.0.1:9/v1 answering"
     assert any(s.startswith(served) for s in skipped)
     assert any("local models load" in s and "chatbots tiny-chat" in s for s in skipped)
+
+
+def test_hypotheses_inherit_the_designs_judges(tmp_path, tiny_model_folder, capsys):
+    """A hypothesis that names no judges is read by every judge of the design: a second judge
+    added to [[judges]] needs no hypothesis edited. One that names some still must name all."""
+    from diarylab.experiments.kinds.diary.contrasts import parse_hypotheses
+    from diarylab.experiments.opening import load_design
+
+    judges = f"""
+[[judges]]
+id = "tiny-judge"
+kind = "local"
+model = "{tiny_model_folder}"
+
+[[judges]]
+id = "second-judge"
+kind = "local"
+model = "{tiny_model_folder}"
+max_error = 0.0
+"""
+    hypothesis = """
+[[hypotheses]]
+id = "H1"
+says = "the unsteered twin scores its pattern"
+direction = "greater"
+contrast = { kind = "first_entry_pattern", profile = "unsteered" }
+"""
+    text = design_text(tiny_model_folder, None, judges=judges, extra=hypothesis)
+    design = tmp_path / "design.toml"
+    design.write_text(text)
+    assert main(["design", "check", str(design), "--offline"]) == 0
+    loaded = load_design(design)
+    [h] = loaded.spec.hypotheses
+    assert h.judges == ("tiny-judge", "second-judge")
+    [parsed] = parse_hypotheses(loaded.raw)
+    assert parsed.judges == ("tiny-judge", "second-judge")
+    capsys.readouterr()
+    design.write_text(
+        text.replace('direction = "greater"', 'direction = "greater"\njudges = ["tiny-judge"]')
+    )
+    assert main(["design", "check", str(design), "--offline"]) == 2
+    assert "leaves out judge(s) second-judge" in capsys.readouterr().err

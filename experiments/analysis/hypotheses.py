@@ -91,7 +91,8 @@ class HypothesisHead(DataModel):
     says: NonEmpty = Field(description="the hypothesis in words")
     direction: Literal["greater", "less"] = Field(description="the predicted sign of the contrast")
     judges: JudgeIds = Field(
-        description="every judge id of the design; all must agree for an overall verdict"
+        description="every judge id of the design; all must agree for an overall verdict "
+        "(default: the design's [[judges]], so adding a judge edits no hypothesis)"
     )
 
     def formula(self) -> str:

@@ -8,7 +8,7 @@ which reach the code that uses them unchanged. Its sha256 is the hash of the fil
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, StringConstraints, ValidationInfo, model_validator
@@ -147,6 +147,19 @@ def _unique(table: str, ids: Sequence[str], what: str) -> None:
         seen.add(ident)
 
 
+def with_design_judges(design: Any) -> Any:
+    """The design's raw tables with every hypothesis that names no judges given the design's
+    [[judges]] ids: the run-level default a hypothesis inherits."""
+    if not isinstance(design, Mapping) or not isinstance(design.get("hypotheses"), list):
+        return design
+    ids = [j.get("id") for j in design.get("judges", []) if isinstance(j, Mapping)]
+    hypotheses = [
+        {**h, "judges": ids} if isinstance(h, Mapping) and "judges" not in h else h
+        for h in design["hypotheses"]
+    ]
+    return {**design, "hypotheses": hypotheses}
+
+
 class DesignFile(DataModel):
     """The tables every kind shares; a kind's schema adds its own (a kind that answers with
     chatbots requires them, a kind that tests hypotheses declares them)."""
@@ -191,6 +204,11 @@ class DesignFile(DataModel):
     # Fields that determine texts but are compared in their own way, not as written: profile
     # references (by the steering each profile applies) and data-file paths (by the file's hash).
     compared_apart: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hypotheses_inherit_the_judges(cls, data: Any) -> Any:
+        return with_design_judges(data)
 
     @model_validator(mode="after")
     def _writer_as_the_kind_needs(self) -> DesignFile:

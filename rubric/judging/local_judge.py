@@ -2,7 +2,7 @@
 next-token distributions, exact at max_error = 0 and within a certified bound otherwise.
 
 For a 0–100 score: tokenize every number after the prompt (prefix-stable), build the trie of those
-token sequences, and query the trie's nodes with next_token_logprobs, which runs the prompt once
+token sequences, and query the trie's nodes with next_token_lookups, which runs the prompt once
 and reads a whole round of nodes in one tree-attention pass on its KV cache (about 102 short
 continuations for an exact reading, whatever the tokenizer; fewer for a bounded one). From
 each node's full next-token distribution the record keeps only what the algorithm needs: the
@@ -95,11 +95,12 @@ class LocalJudge(Judge):
             return self._bounded_record(trie)
         facts = self.facts
         prefixes = [node.ids for node in trie.nodes]
-        rows = self.model.next_token_logprobs(trie.prompt_ids, prefixes, chunk=self.chunk)
-        lookups = [
-            self._lookup(row, trie.needed_ids(node, facts))
-            for row, node in zip(rows, trie.nodes, strict=True)
-        ]
+        lookups = self.model.next_token_lookups(
+            trie.prompt_ids,
+            prefixes,
+            [trie.needed_ids(node, facts) for node in trie.nodes],
+            chunk=self.chunk,
+        )
         # trie-v2: what follows a likely bare decimal mark, read in a second call.
         marks = [
             (index, mark)
@@ -108,13 +109,13 @@ class LocalJudge(Judge):
         ]
         after: dict[int, dict[int, float]] = {}
         if marks:
-            rows = self.model.next_token_logprobs(
+            found = self.model.next_token_lookups(
                 trie.prompt_ids,
                 [(*trie.nodes[index].ids, mark) for index, mark in marks],
+                [facts.continuation_ids] * len(marks),
                 chunk=self.chunk,
             )
-            for (index, mark), row in zip(marks, rows, strict=True):
-                digits = self._lookup(row, facts.continuation_ids)
+            for (index, mark), digits in zip(marks, found, strict=True):
                 after.setdefault(index, {})[mark] = digits_after(digits, facts)
         nodes = [
             read_node(node, lookups[index], facts, after_point=after.get(index))
@@ -140,14 +141,20 @@ class LocalJudge(Judge):
                 trie.nodes[q.index].ids if q.mark is None else (*trie.nodes[q.index].ids, q.mark)
                 for q in queries
             ]
-            rows = self.model.next_token_logprobs(trie.prompt_ids, prefixes, chunk=self.chunk)
-            for query, row in zip(queries, rows, strict=True):
+            wanted = [
+                trie.needed_ids(trie.nodes[q.index], facts)
+                if q.mark is None
+                else facts.continuation_ids
+                for q in queries
+            ]
+            found = self.model.next_token_lookups(
+                trie.prompt_ids, prefixes, wanted, chunk=self.chunk
+            )
+            for query, lookup in zip(queries, found, strict=True):
                 if query.mark is None:
-                    node = trie.nodes[query.index]
-                    walk.answer_node(query.index, self._lookup(row, trie.needed_ids(node, facts)))
+                    walk.answer_node(query.index, lookup)
                 else:
-                    digits = self._lookup(row, facts.continuation_ids)
-                    walk.answer_point(query.index, query.mark, digits)
+                    walk.answer_point(query.index, query.mark, lookup)
             queried += len(prefixes)
         nodes = walk.nodes()
         record = {
@@ -163,13 +170,6 @@ class LocalJudge(Judge):
         record_out = dict(reading.record)
         record_out["exact"] = bound is not None and bound.open_mass == 0
         return record_out
-
-    @staticmethod
-    def _lookup(row: torch.Tensor, ids: tuple[int, ...]) -> dict[int, float]:
-        # float64 from here on: sums of many small probabilities (the needed ids picked first:
-        # converting a whole vocabulary row per node costs more than the read)
-        values = row[list(ids)].double().tolist() if ids else []
-        return dict(zip(ids, values, strict=True))
 
     def yes_no_record(self, prompt: JudgePrompt) -> dict[str, Any]:
         return self.yes_no_records([prompt])[0]

@@ -23,6 +23,7 @@ from diarylab.experiments.analysis.hypotheses import (
     known,
     unique_ids,
 )
+from diarylab.experiments.engine.design import with_design_judges
 from diarylab.experiments.kinds.diary.frames import UNSTEERED
 from diarylab.foundation.datafiles import FIX_MARK, DataModel, Slug, validate
 
@@ -229,5 +230,5 @@ class _DesignHypotheses(DataModel):
 def parse_hypotheses(design: Mapping[str, Any], where: str = "design") -> tuple[Hypothesis, ...]:
     """The design's [[hypotheses]], validated (schema, ids unique). Names are checked against
     the design by Hypothesis.check_names, and against a run's data by `evaluate`."""
-    data = {"hypotheses": design.get("hypotheses", [])}
+    data = {"hypotheses": with_design_judges(design).get("hypotheses", [])}
     return validate(_DesignHypotheses, data, where).hypotheses
