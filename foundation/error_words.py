@@ -107,9 +107,8 @@ def duplicate_key(message: str) -> tuple[str, str] | None:
     """A TOML key given twice (tomllib: "Cannot overwrite a value", "Cannot declare ... twice"),
     said as such."""
     if "Cannot overwrite" in message or "twice" in message:
-        where = message[message.find("(at line") :] if "(at line" in message else ""
         return (
-            f"a key or table is given twice {where}".strip(),
+            f"a key or table is given twice ({message})",
             "keep one of the two (a TOML table holds each key once)",
         )
     return None

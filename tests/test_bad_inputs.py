@@ -277,13 +277,13 @@ DESIGN_CASES = [
     D(
         lambda lab: "chatbots = 3\n" + lab.text(chatbots=""),
         "chatbots",
-        "valid list",
+        "must be a list",
         id="chatbots-is-a-number",
     ),
     D(
         lambda lab: 'diarist_model = "smollm2"\n' + without_table(lab.text(), "diarist_model"),
         "diarist_model",
-        "valid dictionary",
+        "must be a table",
         id="diarist-model-is-a-string",
     ),
     D(
@@ -295,7 +295,7 @@ DESIGN_CASES = [
     D(
         lambda lab: "cast = [1, 2]\n" + without_table(lab.text(), "cast"),
         "cast",
-        "valid dictionary",
+        "must be a table",
         id="cast-is-a-list",
     ),
     D(
@@ -354,13 +354,13 @@ DESIGN_CASES = [
     D(
         lambda lab: sub(lab.text(), "seed = 7", 'seed = "7"'),
         "design.seed",
-        "integer",
+        "whole number",
         id="seed-is-a-string",
     ),
     D(
         lambda lab: sub(lab.text(), "entries = 3", "entries = 3.0"),
         "design.entries",
-        "integer",
+        "whole number",
         id="entries-is-a-float",
     ),
     D(
@@ -378,7 +378,7 @@ DESIGN_CASES = [
     D(
         lambda lab: sub(lab.text(), "batch_size = 3", "batch_size = 3, trust_remote_code = 'yes'"),
         "diarist_model.local.trust_remote_code",
-        "boolean",
+        "true or false",
         id="trust-remote-code-is-a-string",
     ),
     D(
@@ -743,7 +743,7 @@ model = "{lab.model}"
     D(
         lambda lab: sub(lab.text(), "seed = 7", "seed = 7\nseed = 8"),
         None,
-        "not valid TOML",
+        "is given twice",
         id="key-written-twice",
     ),
     D(
@@ -940,7 +940,7 @@ PROFILE_CASES = [
         lambda p: p.write_text(p.read_text() + "\n[profile\n"),
         "profile",
         None,
-        "not valid TOML",
+        "is given twice",  # tomllib reads the unclosed "[profile" as [profile] declared again
         id="not-toml",
     ),
     P(
@@ -1260,7 +1260,7 @@ CLI_CASES = [
     ),
     C(
         lambda lab: try_(lab, "--temperature", "-1"),
-        ["--temperature", "greater than or equal"],
+        ["--temperature", "must be at least 0"],
         id="steer-try-temperature-negative",
     ),
     C(
@@ -1360,7 +1360,7 @@ CLI_CASES = [
     ),
     C(
         lambda lab: extract(lab, pattern=str(pattern_copy(lab, "version = 2", 'version = "2"'))),
-        ["social_isolation.toml", "pattern.version", "integer"],
+        ["social_isolation.toml", "pattern.version", "whole number"],
         id="pattern-file-version-a-string",
     ),
     C(
@@ -1625,7 +1625,7 @@ def L(load, source: Path, old: str, new: str, field: str, says: str, *, id: str,
 
 
 LAB_DATA_CASES = [
-    L(_card, CARD, "age = 34", 'age = "34"', "card.age", "integer", id="card-age-a-string"),
+    L(_card, CARD, "age = 34", 'age = "34"', "card.age", "whole number", id="card-age-a-string"),
     L(
         _card,
         CARD,
@@ -1696,7 +1696,7 @@ LAB_DATA_CASES = [
         "version = 1",
         'version = "1"',
         "template.version",
-        "integer",
+        "whole number",
         id="judge-template-version-a-string",
     ),
 ]

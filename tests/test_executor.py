@@ -81,7 +81,7 @@ def test_progress_shows_what_each_actor_is_doing(tmp_path):
 
     store = Store(tmp_path / "store.sqlite")
     try:
-        with Progress(5, store, enabled=True) as bar:
+        with Progress([("working", 5)], store, enabled=True) as bar:
             bar.tick(1)
             assert "actors" not in str(bar.bar.postfix)  # in-process: no actors to show
             store.executor = Busy()

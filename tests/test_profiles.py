@@ -66,9 +66,7 @@ def test_profile_errors_are_clear(tmp_path, saved):
         load_profile(bad_layer)
     bad_scale = tmp_path / "d.toml"
     bad_scale.write_text(bad_layer.read_text().replace('"relative"', '"loud"'))
-    with pytest.raises(
-        LabError, match=r"d.toml profile.scale: must be one of 'relative' or 'raw'"
-    ):
+    with pytest.raises(LabError, match=r"d.toml profile.scale: must be one of 'relative' or 'raw'"):
         load_profile(bad_scale)
     missing = write_profile(tmp_path / "e.toml", **{**good, "vector": tmp_path / "gone"})
     with pytest.raises(LabError, match="not found"):

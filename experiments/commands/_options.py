@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from diarylab.foundation.datafiles import FIX_MARK
+from diarylab.foundation.error_words import plain_words
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import EndpointSettings, LocalSettings
 
@@ -37,7 +38,11 @@ def validated(
         if FIX_MARK in message:
             message, fix = message.split(FIX_MARK, 1)
         got = first.get("input")
-        if first["type"] != "value_error" and not isinstance(got, dict | list):
+        said = plain_words(first["type"], first.get("ctx") or {}, flag, got)
+        if said is not None and FIX_MARK not in str(first["msg"]):
+            # the same words as a design file's refusal; an option takes its value after a space
+            message, fix = said[0], said[1].replace(f"{flag} = ", f"{flag} ")
+        elif first["type"] != "value_error" and not isinstance(got, dict | list):
             message = f"{message} (got {got!r})"
         more = len(exc.errors()) - 1
         if more:

@@ -169,6 +169,14 @@ class ServedJudgeSpec(DataModel):
 JudgeSpec = Annotated[LocalJudgeSpec | ServedJudgeSpec, Field(discriminator="kind")]
 
 
+def load_tokenizer(spec: str) -> Any:
+    """The door a served judge's tokenizer is loaded through (model_access.loading's), looked
+    up when a judge is built, so the heavy import waits until then."""
+    from diarylab.model_access.loading import load_tokenizer as load
+
+    return load(spec)
+
+
 def default_load_local(spec: str, settings: LocalSettings) -> LocalModel:
     from diarylab.model_access.local import LocalModel
 
@@ -180,7 +188,6 @@ def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -
         from diarylab.rubric.judging.local_judge import LocalJudge
 
         return LocalJudge(load_local(spec.model, spec.local), max_error=spec.max_error)
-    from diarylab.model_access.loading import load_tokenizer
     from diarylab.model_access.served import ServedClient
     from diarylab.rubric.judging.served_judge import ServedJudge
 
