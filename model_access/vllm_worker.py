@@ -34,8 +34,9 @@ class Worker:
         from vllm import LLM, ModelRegistry
         from vllm_steered_llama import ARCHITECTURE, STATE, DiarylabSteeredLlamaForCausalLM
 
-        # bench/steering_speed.py only: "plain" loads vLLM's own class (nothing steerable),
-        # "eager" the steered class without compilation, to time both beside the default.
+        # bench/steering_speed.py: "plain" loads vLLM's own class (nothing steerable), "eager"
+        # the steered class without compilation, to time both beside the default; the vLLM
+        # resume test runs "eager" too (its worker starts are what it waits on).
         variant = os.environ.get("DIARYLAB_VLLM_VARIANT", "")
         architectures = list(getattr(AutoConfig.from_pretrained(args.model), "architectures", []))
         self.steerable = (

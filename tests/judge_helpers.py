@@ -60,7 +60,7 @@ def brute_force_distribution(model: LocalModel, prompt_text: str) -> list[float]
     for row, seq in enumerate(seqs):
         ids[row, : len(seq)] = torch.tensor(seq)
         mask[row, : len(seq)] = 1
-    out = []
+    parts = []  # per number: P(its tokens), P(it ends) before marks, [(mark, P(mark))]
     for start in range(0, len(seqs), 32):
         with torch.no_grad():
             hidden = model.model.model(
@@ -74,18 +74,37 @@ def brute_force_distribution(model: LocalModel, prompt_text: str) -> list[float]
                 for i, t in enumerate(seq[len(prompt) :]):
                     p *= float(lp[i, t].exp())
                 p_end = 1.0 - float(lp[-1, cont].exp().sum()) - float(lp[-1, decimals].exp().sum())
-                for mark in points:
-                    p_mark = float(lp[-1, mark].exp())
-                    follow = _digit_after(model, seq + [mark], cont) if p_mark >= 1e-4 else 1.0
-                    p_end -= p_mark * follow
-                out.append(p * max(p_end, 0.0))
+                marks = [(mark, float(lp[-1, mark].exp())) for mark in points]
+                parts.append((seq, p, p_end, marks))
+    # The likely marks' follow-ups: each number + mark through a plain forward pass too, all in
+    # one right-padded batch (a row's last real position reads what follows its mark).
+    follow_ups = [seq + [mark] for seq, _, _, marks in parts for mark, pm in marks if pm >= 1e-4]
+    after = dict(zip(map(tuple, follow_ups), _digits_after(model, follow_ups, cont), strict=True))
+    out = []
+    for seq, p, p_end, marks in parts:
+        for mark, p_mark in marks:
+            p_end -= p_mark * (after[tuple(seq + [mark])] if p_mark >= 1e-4 else 1.0)
+        out.append(p * max(p_end, 0.0))
     return out
 
 
-def _digit_after(model: LocalModel, seq: list[int], cont: list[int]) -> float:
-    with torch.no_grad():
-        logits = model.model(torch.tensor([seq])).logits[0, -1].double()
-    return float(torch.log_softmax(logits, dim=-1)[cont].exp().sum())
+def _digits_after(model: LocalModel, seqs: list[list[int]], cont: list[int]) -> list[float]:
+    """P(a digit comes next) after each whole sequence: plain forward passes, no cache."""
+    out: list[float] = []
+    for start in range(0, len(seqs), 32):
+        chunk = seqs[start : start + 32]
+        width = max(len(q) for q in chunk)
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        mask = torch.zeros((len(chunk), width), dtype=torch.long)
+        for row, q in enumerate(chunk):
+            ids[row, : len(q)] = torch.tensor(q)
+            mask[row, : len(q)] = 1
+        with torch.no_grad():
+            hidden = model.model.model(ids, attention_mask=mask, use_cache=False).last_hidden_state
+            for row, q in enumerate(chunk):
+                logits = model.model.lm_head(hidden[row, len(q) - 1]).double()
+                out.append(float(torch.log_softmax(logits, dim=-1)[cont].exp().sum()))
+    return out
 
 
 def single_token_number_tokenizer():
