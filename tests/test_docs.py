@@ -65,3 +65,48 @@ def test_the_site_builds_with_strict_checking(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "site" / "designs" / "index.html").is_file()
     assert (tmp_path / "site" / "gpu-study" / "index.html").is_file()
+
+
+RUNNABLE = ("design check", "design expand", "design schema", "plan", "status", "export", "report")
+
+
+def doc_commands() -> list[str]:
+    """Every `diarylab ...` command line the pages and the README show (comments, optional
+    [...] parts and shell redirections dropped)."""
+    found = []
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            line = line.strip().removeprefix("$ ")
+            if not line.startswith("diarylab ") or line.endswith("\\"):
+                continue
+            line = line.split(" #", 1)[0].split(" > ", 1)[0]
+            line = re.sub(r"\s*\[[^\]]*\]", "", line).strip()
+            if line not in found:
+                found.append(line)
+    return found
+
+
+def test_the_commands_the_docs_show_run_where_this_machine_allows(tmp_path, capsys):
+    """Those that need no model, server or key: on the shipped designs, and on a copy of the
+    shipped example where a page says DIR."""
+    from diarylab.experiments.cli import main
+
+    example = tmp_path / "example"
+    shutil.copytree(ROOT / "results" / "example", example)
+    ran = []
+    for line in doc_commands():
+        words = line.split()[1:]
+        verb = " ".join(words[:2]) if words[0] == "design" else words[0]
+        if verb not in RUNNABLE:
+            continue
+        words = [str(example) if w == "DIR" else w for w in words]
+        if any(w.isupper() for w in words):
+            continue  # another placeholder (DESIGN, N, F): the page shows a form, not a command
+        if verb == "design check":
+            words.append("--offline")
+        if verb == "export":
+            words += ["--to", str(tmp_path / "export")]
+        words = [str(ROOT / w) if w.startswith("experiments/designs/") else w for w in words]
+        assert main(words) == 0, (line, capsys.readouterr().err)
+        ran.append(verb)
+    assert set(ran) == set(RUNNABLE), f"the docs no longer show: {set(RUNNABLE) - set(ran)}"
