@@ -390,7 +390,7 @@ def _served(text: str, tokenizer: str, url: str) -> str:
          'base_url = "http://127.0.0.1:8000/v1"'),
         ("negative sweep", "profiles[0].calibration.strengths[0]", "steers away",
          "strengths = [0.05, 0.1, 0.2]"),
-        ("duplicate key", "", "a key or table is given twice (at line", "keep one of the two"),
+        ("duplicate key", "", "a key or table is given twice (Cannot overwrite", "keep one of the two"),
         ("range", "design.entries", "must be at least 1 (got 0)", "e.g. entries = 1"),
         ("type", "design.entries", 'must be a whole number (got "four")', "e.g. entries = 3"),
         ("empty list", "cast.diarists", "needs at least 1 item (got 0)", 'diarists = ["..."]'),
@@ -464,11 +464,11 @@ max_error = 0.0
     hypothesis = """
 [[hypotheses]]
 id = "H1"
-says = "the unsteered twin scores its pattern"
+says = "the lonely profile scores its pattern higher"
 direction = "greater"
-contrast = { kind = "first_entry_pattern", profile = "unsteered" }
+contrast = { kind = "first_entry_pattern", profile = "lonely" }
 """
-    text = design_text(tiny_model_folder, None, judges=judges, extra=hypothesis)
+    text = inline(design_text(tiny_model_folder, None, judges=judges, extra=hypothesis))
     design = tmp_path / "design.toml"
     design.write_text(text)
     assert main(["design", "check", str(design), "--offline"]) == 0
