@@ -390,7 +390,7 @@ def _served(text: str, tokenizer: str, url: str) -> str:
          'base_url = "http://127.0.0.1:8000/v1"'),
         ("negative sweep", "profiles[0].calibration.strengths[0]", "steers away",
          "strengths = [0.05, 0.1, 0.2]"),
-        ("duplicate key", "", "a key or table is given twice (Cannot overwrite", "keep one of the two"),
+        ("duplicate key", "", "is given twice (Cannot overwrite", "keep one of the two"),
         ("range", "design.entries", "must be at least 1 (got 0)", "e.g. entries = 1"),
         ("type", "design.entries", 'must be a whole number (got "four")', "e.g. entries = 3"),
         ("empty list", "cast.diarists", "needs at least 1 item (got 0)", 'diarists = ["..."]'),
