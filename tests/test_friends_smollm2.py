@@ -53,7 +53,7 @@ def smollm2_design(folder: Path, model_folder: Path) -> Path:
         vector_sha256=sha,
         steer=SteerSettings(layers=[20], strength=0.25),
     )
-    text = path.read_text().replace("max_new_tokens = 6", "max_new_tokens = 30")
+    text = path.read_text().replace("max_new_tokens = 6", "max_new_tokens = 20")
     assert str(profile) in text  # replaces the tiny profile friends_design made at that path
     path.write_text(text)
     return path
