@@ -11,12 +11,13 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from diarylab.diarists.cards import load_cards
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.workload import Workload
+from diarylab.experiments.planning.costs import Count, ReadingCost
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge, default_load_local
 
@@ -106,3 +107,37 @@ def measure_judges(
         except (LabError, OSError) as error:
             out[spec.id] = JudgeMeasure(spec.id, where, {}, failed=str(error).split(" — fix")[0])
     return out
+
+
+def with_measures(cost: ReadingCost, measure: JudgeMeasure | None) -> ReadingCost:
+    """The cost with the judge's measured means in place of the stated judge's, and a note
+    saying which figures were measured on what (or why none could be)."""
+    if measure is None:
+        return cost
+    if measure.failed or not measure.by_question:
+        why = measure.failed or "no prompts to read"
+        return replace(cost, note=f"not measured ({why}): the stated judge's figures stand; "
+                       + cost.note)  # fmt: skip
+    number, yes_no = measure.by_question.get("number"), measure.by_question.get("yes_no")
+    said = []
+    for m in (number, yes_no):
+        if m is not None:
+            http = f" / {m.mean_http:.1f} HTTP requests" if m.question == "number" else ""
+            said.append(
+                f"{'0–100' if m.question == 'number' else 'yes/no'} {m.mean_prompts:.1f} prompts "
+                f"({min(m.prompts)}–{max(m.prompts)}){http}"
+            )
+    note = (
+        f"measured on {len(next(iter(measure.by_question.values())).prompts)} readings per "
+        f"question ({measure.source}): " + "; ".join(said) + "; " + cost.note
+    )
+    return replace(
+        cost,
+        number_expected=cost.number_expected if number is None
+        else Count(number.mean_prompts, number.mean_http, "measured"),
+        # a yes/no reading's HTTP requests follow from how many go in one list (JudgePlan
+        # .yes_no_http), not from the sample's own list
+        yes_no=cost.yes_no if yes_no is None
+        else Count(yes_no.mean_prompts, yes_no.mean_prompts, "measured"),
+        note=note,
+    )  # fmt: skip
