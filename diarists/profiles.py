@@ -27,16 +27,18 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from diarylab.foundation.datafiles import DataModel, Slug, file_sha256, load_data
 from diarylab.foundation.errors import LabError
-from diarylab.model_access.local import ModelInfo
-from diarylab.steering.apply import Steer
 from diarylab.steering.settings import SteerSettings
-from diarylab.steering.vectors import PatternVector, vector_paths
+
+if TYPE_CHECKING:
+    # torch comes with these; a design check that loads no vector must not wait for it
+    from diarylab.model_access.local import ModelInfo
+    from diarylab.steering.apply import Steer
 
 UNSTEERED_ID = "unsteered"
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -108,6 +110,9 @@ def load_profile(path: str | Path) -> Profile:
         )
     data, _ = load_data(path, ProfileFile)
     head = data.profile
+    from diarylab.steering.apply import Steer
+    from diarylab.steering.vectors import PatternVector, vector_paths
+
     where = f"{path} [profile].vector"
     vector_path = Path(head.vector)
     if not vector_path.is_absolute():

@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diarylab.chatbots.base import Chatbot
 from diarylab.experiments.engine.contract import Design, ReuseSupport
@@ -32,8 +32,9 @@ from diarylab.experiments.engine.reuse import (
 from diarylab.experiments.engine.runfolder import STORE_FILE
 from diarylab.experiments.engine.store import Store
 from diarylab.foundation.errors import LabError
-from diarylab.model_access.local import LocalModel
-from diarylab.steering.vectors import vector_paths
+
+if TYPE_CHECKING:
+    from diarylab.model_access.local import LocalModel  # torch: only a run has one
 
 PROFILES_DIR = "profiles"
 
@@ -93,6 +94,8 @@ class Reuse:
         """The run's inline profiles (file, vector, calibration record, the calls that made
         them) into `folder`, so the derived run steers with exactly what the run chose and
         makes none again. A file the folder already has is kept (a resume)."""
+        from diarylab.steering.vectors import vector_paths
+
         for pid in self.inline:
             here, there = self.source / PROFILES_DIR, folder / PROFILES_DIR
             names = [f"{pid}.toml", *(p.name for p in vector_paths(here / pid))]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -29,7 +30,7 @@ from diarylab.experiments.engine.runfolder import (
     read_manifest,
 )
 from diarylab.experiments.opening import open_run_folder
-from diarylab.experiments.profile_making import profile_ids, resolve_profiles
+from diarylab.experiments.profile_refs import profile_ids, resolve_profiles
 from diarylab.foundation.errors import LabError
 
 
@@ -214,27 +215,47 @@ def _check_complete(design: Design, kind: ReuseSupport, source: Path) -> None:
             )
 
 
-def reuse_lines(design: Design) -> list[str]:
-    """For `design check`: what a derived design reuses and what it will make, per judge."""
+@dataclass(frozen=True)
+class ReuseSummary:
+    """What `design check` says of a derived design: the run whose texts and profiles it
+    copies, and per judge whether its readings are read from that run's calls or made."""
+
+    source: Path
+    lines: tuple[str, ...]
+
+
+def reuse_summary(design: Design) -> ReuseSummary | None:
+    """For `design check`: what a derived design copies, reuses and makes, per judge; None for a
+    design that derives nothing. Raises what check_reuse raises, before anything is printed."""
     reuse = check_reuse(design)
     if reuse is None:
-        return []
-    lines = [f"{reuse.line()} — written again: none"]
+        return None
+    name = reuse.source.name
+    lines = [f"texts copied: {reuse.line()} — written again: none"]
     source = open_run_folder(reuse.source)
     source.store.close()
     theirs = {j.id: _judge_view(j) for j in source.design.spec.judges}
     readings = _readings_per_judge(design)
+    reused, made = 0, 0
     for judge in design.spec.judges:
         count = f"{readings} readings" if readings is not None else "its readings"
         if theirs.get(judge.id) == _judge_view(judge):
+            reused += readings or 0
             lines.append(
-                f"judge {judge.id}: as in {reuse.source.name} — {count}, read from its stored "
-                "calls where the prompt is unchanged (new ones made)"
+                f"judge {judge.id}: as in {name} — {count} reused: read from its stored calls "
+                "(a prompt this design changes is read anew)"
             )
         else:
+            made += readings or 0
             what = "changed" if judge.id in theirs else "new"
             lines.append(f"judge {judge.id}: {what} — {count} to make")
-    return lines
+    if readings is not None:
+        lines.append(
+            f"in all: 0 texts to write, {reused} judge readings reused from {name}, "
+            f"{made} to make (the plan's totals below count every reading; a reused one costs no "
+            "model call)"
+        )
+    return ReuseSummary(reuse.source, tuple(lines))
 
 
 def _judge_view(judge: Any) -> Any:

@@ -14,7 +14,7 @@ from diarylab.experiments.checks.models import check_models
 from diarylab.experiments.checks.probes import at_check, check_endpoint, check_key, probe_chatbot
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.power_check import power_lines
-from diarylab.experiments.profile_making import profile_ids
+from diarylab.experiments.profile_refs import profile_ids
 from diarylab.foundation.errors import Collector, LabError
 from diarylab.model_access.loading import resolve
 from diarylab.model_access.placement import check_placement

@@ -31,7 +31,8 @@ from diarylab.experiments.engine.runlock import run_lock
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.planning.plan import save_plan
 from diarylab.experiments.preflight import preflight
-from diarylab.experiments.profile_making import InlineProfiles, profiles_manifest, resolve_profiles
+from diarylab.experiments.profile_making import InlineProfiles
+from diarylab.experiments.profile_refs import profiles_manifest, resolve_profiles
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings, VllmSettings
 from diarylab.model_access.vllm_twin import attach_vllm

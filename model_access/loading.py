@@ -6,9 +6,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.embedded import EMBEDDED_NAMES, embedded_model_folder
@@ -113,12 +114,16 @@ def _folder_source(spec: str, path: Path) -> ModelSource:
 
 
 def pick_device(requested: str | None = None) -> torch.device:
+    import torch  # here, not at the top: a design check must not pay for torch
+
     if requested:
         return torch.device(requested)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def pick_dtype(device: torch.device, requested: str | torch.dtype | None = None) -> torch.dtype:
+    import torch
+
     if isinstance(requested, torch.dtype):
         return requested
     if requested:

@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from contextlib import suppress
 from itertools import chain
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.devices import Device, device_name, torch_name
 from diarylab.model_access.loading import ModelSource, offline
 from diarylab.model_access.settings import LocalSettings
+
+if TYPE_CHECKING:
+    import torch
 
 WHERE = "local.device_map"
 MAP_FIX = (
@@ -38,6 +39,8 @@ def check_placement(source: ModelSource, settings: LocalSettings) -> None:
 
 
 def machine_gpus() -> int:
+    import torch  # here: a check that names no GPU must not wait for torch
+
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
@@ -52,7 +55,7 @@ def check_machine(settings: LocalSettings) -> None:
     if isinstance(placement, dict):
         named += [(WHERE, d) for d in placement.values()]
     named += [("local.max_memory", d) for d in (settings.memory_limits() or {})]
-    gpus = machine_gpus()
+    gpus = machine_gpus() if any(isinstance(d, int) for _, d in named) else 0
     for where, device in named:
         if isinstance(device, int) and device >= gpus:
             have = f"GPUs cuda:0..cuda:{gpus - 1}" if gpus else "no GPU"
@@ -63,7 +66,7 @@ def check_machine(settings: LocalSettings) -> None:
                 + (f", 0..{gpus - 1}" if gpus else "")
                 + '), or use device_map = "auto" to fill what there is',
             )
-        if device == "mps" and not torch.backends.mps.is_available():
+        if device == "mps" and not _mps_available():
             raise LabError(
                 "device mps does not exist on this machine", where=where, fix='use "cpu"'
             )
@@ -193,7 +196,15 @@ def pretrained_kwargs(settings: LocalSettings) -> dict[str, Any]:
     return kwargs
 
 
+def _mps_available() -> bool:
+    import torch
+
+    return bool(torch.backends.mps.is_available())
+
+
 def main_device(settings: LocalSettings) -> torch.device:
+    import torch
+
     """The device a mapped model computes on first (what picks the default dtype): its first
     GPU, or the CPU on a map (or a machine) without one."""
     placement = settings.placement_map()
@@ -206,6 +217,8 @@ def main_device(settings: LocalSettings) -> torch.device:
 def execution_device(root: torch.nn.Module, path: str) -> torch.device:
     """Where the module at `path` (dotted, from `root`) runs: the execution device of the
     nearest accelerate hook on it or above it, else the device of its own weights."""
+    import torch
+
     modules = [root]
     for part in [p for p in path.split(".") if p]:
         modules.append(modules[-1].get_submodule(part))
@@ -220,6 +233,8 @@ def execution_device(root: torch.nn.Module, path: str) -> torch.device:
 
 
 def _hook_device(hook: Any) -> torch.device | None:
+    import torch
+
     # A SequentialHook holds several; an AlignDevicesHook has the execution device.
     for one in getattr(hook, "hooks", None) or ([hook] if hook is not None else []):
         device = getattr(one, "execution_device", None)

@@ -58,6 +58,24 @@ def test_help_starts_without_the_heavy_libraries():
     assert "HEAVY []" in done.stderr
 
 
+def test_an_offline_design_check_starts_without_the_heavy_libraries():
+    """`design check --offline` on a design with inline profiles loads no vector and no model,
+    so it must not pay for torch, scipy, transformers or pandas (seconds each)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from diarylab.experiments.cli import main\n"
+        "code = main(['design', 'check', '--offline', 'experiments/designs/demo.toml'])\n"
+        "heavy = [m for m in ('torch', 'scipy', 'transformers', 'pandas') if m in sys.modules]\n"
+        "print('HEAVY', heavy, code, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "ok" in done.stdout
+    assert "HEAVY [] 0" in done.stderr
+
+
 def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch, capsys):
     from diarylab.experiments import cli
 

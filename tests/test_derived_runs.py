@@ -6,6 +6,7 @@ written; the derived folder reports and resumes without the run it came from."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -143,10 +144,15 @@ def test_adding_a_judge_writes_nothing_and_reads_the_run_judge_from_its_calls(
 
     assert main(["design", "check", str(path)]) == 0
     checked = capsys.readouterr().out
-    assert "reused from" in checked
+    assert "texts copied: reused from" in checked
     assert "2 entries, 4 replies — written again: none" in checked
-    assert "judge tiny-judge: as in source-run" in checked
+    assert "judge tiny-judge: as in source-run — " in checked and "readings reused" in checked
     assert "judge second-judge: new — " in checked and "readings to make" in checked
+    [total] = [line for line in checked.splitlines() if "in all:" in line]
+    found = re.search(r"(\d+) judge readings reused from source-run, (\d+) to make", total)
+    assert found is not None, total
+    reused, made = int(found[1]), int(found[2])
+    assert "0 texts to write" in total and reused == made > 0  # one judge kept, one added
 
     assert main(["plan", str(path)]) == 0
     planned = capsys.readouterr().out
@@ -372,6 +378,10 @@ def test_inline_profiles_come_from_the_run_and_are_never_made_again(
 
     counts = Counts(monkeypatch)  # extraction writes through the same door as entries
     second = derived(tmp_path, text, run, more=SECOND_JUDGE.format(model=other_model_folder))
+    assert main(["design", "check", "--offline", str(second)]) == 0
+    checked = capsys.readouterr().out
+    assert "profile lonely: copied from run (its profiles/lonely.toml" in checked
+    assert "will be made" not in checked
     out = tmp_path / "derived-run"
     run_design(load_design(second), out, progress=False)
     assert counts.writes == 0
@@ -384,8 +394,9 @@ def test_inline_profiles_come_from_the_run_and_are_never_made_again(
     # The rule changed: refused naming the field, nothing written.
     changed = derived(tmp_path, text.replace("strength = 0.5", "strength = 0.6"), run)
     assert main(["design", "check", "--offline", str(changed)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "`profiles` differs" in err and "profiles[0].steer.strength" in err
+    said = capsys.readouterr()
+    assert "`profiles` differs" in said.err and "profiles[0].steer.strength" in said.err
+    assert "ok" not in said.out  # a refusal never follows an "ok"
 
     # The same name now holds a model of another shape: not the model that wrote the texts.
     deeper = tmp_path / "deeper-model"

@@ -8,7 +8,7 @@ import pytest
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.opening import load_design
-from diarylab.experiments.profile_making import profile_ids
+from diarylab.experiments.profile_refs import profile_ids
 from tests.lab_fixtures import design_text, make_profile
 
 HYPOTHESIS = """

@@ -15,7 +15,7 @@ from diarylab.experiments.engine.contract import RunContext
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.friends.rows import LetterRow
 from diarylab.experiments.opening import load_design
-from diarylab.experiments.profile_making import profile_ids, resolve_profiles
+from diarylab.experiments.profile_refs import profile_ids, resolve_profiles
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
 from tests.friends_fixtures import friends_design

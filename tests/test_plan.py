@@ -250,7 +250,7 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
     from diarylab.experiments.kinds.friends.rows import LetterRow
     from diarylab.experiments.kinds.friends.tasks import letter_tasks
     from diarylab.experiments.opening import load_design
-    from diarylab.experiments.profile_making import profile_ids
+    from diarylab.experiments.profile_refs import profile_ids
 
     design = load_design("experiments/designs/friends.toml")
     cells = design.kind.cells(design, profile_ids(design))

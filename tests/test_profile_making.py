@@ -8,7 +8,8 @@ import pytest
 from diarylab.diarists.patterns import load_pattern
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.opening import load_design
-from diarylab.experiments.profile_making import InlineProfiles, resolve_profiles
+from diarylab.experiments.profile_making import InlineProfiles
+from diarylab.experiments.profile_refs import resolve_profiles
 from diarylab.experiments.vector_making import judge_scorer
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings

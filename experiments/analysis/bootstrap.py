@@ -20,16 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
-from scipy.stats import norm
-from scipy.stats import t as student_t
+
+if TYPE_CHECKING:
+    # pandas and scipy are imported where used: a design check reaches this module's records
+    # (Interval) and must not wait for either
+    import pandas as pd
 
 # (table, weights of shape (k, rows)) -> k statistic values. NaN marks a resample where the
 # statistic is undefined (e.g. every drawn row was missing); such resamples are left out.
-Statistic = Callable[[pd.DataFrame, np.ndarray], np.ndarray]
+Statistic = Callable[["pd.DataFrame", np.ndarray], np.ndarray]
 Method = Literal["t", "bca", "percentile"]
 METHODS: tuple[Method, ...] = ("t", "bca", "percentile")
 METHOD_NAMES = {"t": "jackknife t", "bca": "BCa bootstrap", "percentile": "percentile bootstrap"}
@@ -120,6 +122,8 @@ def resampled(function: Callable[[pd.DataFrame], float]) -> Statistic:
 def cluster_codes(table: pd.DataFrame, cluster: str) -> tuple[np.ndarray, int]:
     """Each row's cluster as an integer 0..n-1; `cluster` names a column or the index."""
     labels = table.index if cluster == table.index.name else table[cluster]
+    import pandas as pd
+
     codes, uniques = pd.factorize(pd.Series(labels), sort=True)
     if (codes < 0).any():
         raise ValueError(f"cluster column {cluster!r} has missing values")
@@ -197,6 +201,8 @@ def jackknife_t(
         return Interval(estimate, np.nan, np.nan, level, "t", 0, n)
     m = jack.size
     se = float(np.sqrt((m - 1) / m * np.sum((jack - jack.mean()) ** 2)))
+    from scipy.stats import t as student_t
+
     half = float(student_t.ppf(1 - (1 - level) / 2, n - 1)) * se
     return Interval(estimate, estimate - half, estimate + half, level, "t", 0, n)
 
@@ -206,6 +212,8 @@ def bca_probabilities(
 ) -> np.ndarray:
     """The two quantile levels of a BCa interval (Efron 1987): bias correction z0 from where the
     estimate falls among the replicates, acceleration a from the jackknife's skewness."""
+    from scipy.stats import norm
+
     b = replicates.size
     # Ties count half, and the proportion is kept off 0 and 1 so z0 stays finite.
     below = (np.sum(replicates < estimate) + 0.5 * np.sum(replicates == estimate)) / b

@@ -23,7 +23,6 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 Direction = Literal["greater", "less"]
 Verdict = Literal["supported", "contradicted", "inconclusive", "too few"]
@@ -191,4 +190,6 @@ def minimum_detectable_effect(
     if n < 2 or math.isnan(sd):
         return math.nan
     df = n - 1
+    from scipy import stats  # here: scipy costs half a second at start-up
+
     return float((stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * sd / math.sqrt(n))

@@ -7,7 +7,6 @@ import argparse
 import json
 from dataclasses import asdict
 
-from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.kinds import kind_names
 from diarylab.experiments.opening import design_schema, load_design
 
@@ -44,24 +43,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     # here, not at the top: `diarylab --help` starts without torch and scipy
+    from diarylab.experiments.derived_checks import reuse_summary
     from diarylab.experiments.power_check import power_lines
     from diarylab.experiments.preflight import preflight
-    from diarylab.experiments.profile_making import describe_profiles
+    from diarylab.experiments.profile_refs import describe_profiles
 
     design = load_design(args.file)
     notes: list[str] = []
     cells = design.kind.cells(design, preflight(design, environment=not args.offline, notes=notes))
+    # A derived design's reuse is checked before "ok" is said: a refusal never follows an "ok".
+    reuse = reuse_summary(design)
     print(
         f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
         f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"
     )
-    for line in describe_profiles(design, design.kind.profile_refs(design)):
+    copied_from = reuse.source if reuse is not None else None
+    for line in describe_profiles(design, design.kind.profile_refs(design), copied_from):
         print(f"  {line}")
     for line in power_lines(design):
         print(f"  {line}")
     for line in notes:
         print(f"  not checked: {line}")
-    print_reuse(design)
+    for line in reuse.lines if reuse is not None else []:
+        print(f"  {line}")
     from diarylab.experiments.engine.contract import PlanSupport
 
     if isinstance(design.kind, PlanSupport):  # a kind that counts its work: the plan's totals
@@ -72,16 +76,8 @@ def run_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_reuse(design: Design) -> None:
-    """A derived design: the run it reuses, checked, and what it will make by judge."""
-    from diarylab.experiments.derived_checks import reuse_lines
-
-    for line in reuse_lines(design):
-        print(f"  {line}")
-
-
 def run_expand(args: argparse.Namespace) -> int:
-    from diarylab.experiments.profile_making import profile_ids
+    from diarylab.experiments.profile_refs import profile_ids
 
     design = load_design(args.file)
     for cell in design.kind.cells(design, profile_ids(design)):

@@ -17,7 +17,7 @@ from diarylab.experiments.engine.runfolder import PLAN_FILE
 from diarylab.experiments.engine.workload import Texts, Workload
 from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
 from diarylab.experiments.planning.measured import JudgeMeasure, with_measures
-from diarylab.experiments.profile_making import profile_ids
+from diarylab.experiments.profile_refs import profile_ids
 from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.probe_prompt import number_probe

@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from diarylab.diarists.profiles import UNSTEERED_ID as UNSTEERED
 from diarylab.experiments.analysis.hypotheses import (
     HypothesisHead,
     UnknownName,
@@ -24,7 +25,6 @@ from diarylab.experiments.analysis.hypotheses import (
     unique_ids,
 )
 from diarylab.experiments.engine.design import with_design_judges
-from diarylab.experiments.kinds.diary.frames import UNSTEERED
 from diarylab.foundation.datafiles import FIX_MARK, DataModel, Slug, validate
 
 STEERED = "steered"  # in a contrast's profile: every steered profile of the design, pooled

@@ -20,24 +20,10 @@ from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import Tick
 from diarylab.experiments.engine.writes import SteeredWrite, Writer, write_cached
 from diarylab.experiments.kinds.diary.cells import Cell, derived_seed
-from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow, history
 
 # The diary's writer: the diarist model with the entry template.
 DiaryWriter = Writer[EntryTemplate]
-
-
-def history(store: Store, cell: Cell, entries: int, replies: int) -> tuple[list[str], list[str]]:
-    """The cell's first `entries` entries and first `replies` replies, from the store."""
-    texts, answers = [], []
-    for k in range(1, entries + 1):
-        row = store.get(EntryRow, cell.entry_id(k))
-        assert row is not None, f"entry {cell.entry_id(k)} missing"
-        texts.append(row.text)
-    for k in range(1, replies + 1):
-        reply = store.get(ReplyRow, cell.reply_id(k))
-        assert reply is not None, f"reply {cell.reply_id(k)} missing"
-        answers.append(reply.text)
-    return texts, answers
 
 
 def write_entries(

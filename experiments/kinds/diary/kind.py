@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from diarylab.diarists.cards import load_cards
 from diarylab.diarists.templates import load_entry_template
@@ -14,10 +14,7 @@ from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.workload import Texts, Workload, profile_work, reply_texts
-from diarylab.experiments.engine.writes import Writer
 from diarylab.experiments.kinds.diary.cells import Cell, expand
-from diarylab.experiments.kinds.diary.conversations import DiaryWriter, run_conversations
-from diarylab.experiments.kinds.diary.projection_scores import project_entries
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 from diarylab.experiments.kinds.diary.tasks import (
@@ -27,6 +24,9 @@ from diarylab.experiments.kinds.diary.tasks import (
     planned_yes_no_groups,
     sample_prompts,
 )
+
+if TYPE_CHECKING:
+    from diarylab.experiments.kinds.diary.conversations import DiaryWriter
 
 
 def _spec(design: Design) -> DiaryDesignFile:
@@ -80,6 +80,9 @@ class DiaryKind(TaskJudging):
         )
 
     def _writer(self, run: RunContext) -> DiaryWriter:
+        # imported where a run needs them: checking and planning a design must not load torch
+        from diarylab.experiments.engine.writes import Writer
+
         spec = _spec(run.design)
         return Writer(
             run.writer(),
@@ -91,6 +94,9 @@ class DiaryKind(TaskJudging):
         )
 
     def converse(self, run: RunContext) -> None:
+        from diarylab.experiments.kinds.diary.conversations import run_conversations
+        from diarylab.experiments.kinds.diary.projection_scores import project_entries
+
         run_conversations(
             run.store,
             self._writer(run),

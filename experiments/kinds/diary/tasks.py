@@ -12,8 +12,7 @@ from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import Task
 from diarylab.experiments.engine.workload import PLACEHOLDER
 from diarylab.experiments.kinds.diary.cells import Cell
-from diarylab.experiments.kinds.diary.conversations import history
-from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
+from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow, history
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 from diarylab.rubric.behavior import reply_prompts
 from diarylab.rubric.behavior_rubric import load_behavior_rubric
