@@ -103,7 +103,7 @@ def main() -> None:
     samples = texts(args.texts)
     work = Path(tempfile.mkdtemp(prefix="reading-cost-"))
     folder = embedded_model_folder()
-    server = vllm_server.start(folder, work / "vllm.log")
+    server = vllm_server.start(folder, work / "vllm.log", eager=False)  # timed as users serve
     print(f"vLLM server up in {server.start_s:.1f} s; {len(samples)} texts per mode")
     try:
         tokenizer = load_tokenizer(str(folder))

@@ -101,7 +101,8 @@ def test_friends_on_the_embedded_default_resumes_and_reports(tmp_path, smollm2_f
     assert all(letters[i] == row for i, row in letters_before.items())  # no letter rewritten
     assert len(letters) == MODEL_LETTERS + 4  # and the fixed friend's letters
     assert sum(len(t.split()) > 5 for t in texts) > len(texts) / 2  # mostly real prose
-    assert "model calls made 0" in finish(design, out, timeout_s=600)
+    # That a finished friends run asked again makes no call is tests/test_friends_resume.py's
+    # (on the tiny model): another SmolLM2 process here would add 15-20 s to CI for nothing new.
 
     assert main(["report", str(out)]) == 0
     findings = (out / "report" / "findings.md").read_text()

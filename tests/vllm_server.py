@@ -7,7 +7,12 @@ spawns), never by name.
 The flags are the ones measured on 2 CPU cores (issue 25): float32 so an exact reading equals
 the local one; --block-size 32 because on CPU the default block is 128 and only full blocks are
 prefix-cached, so short judge prompts would never hit the cache; --max-logprobs 20 as vLLM's
-default; VLLM_CPU_KVCACHE_SPACE=2 (GiB) instead of a share of the machine's memory."""
+default; VLLM_CPU_KVCACHE_SPACE=2 (GiB) instead of a share of the machine's memory;
+--enforce-eager because the compiled model's warm-up took 62 of the server's 92-95 s start on
+2 cores (torch.compile, 2026-12-04), eager starts in 28 s, and what this tier checks (readings,
+lists, probes, retries, resumes) is the served arithmetic, not the compiler: the compiled path
+is held to transformers by tests/test_vllm_engine.py. Benches pass eager=False to time vLLM as a
+researcher runs it."""
 
 from __future__ import annotations
 
@@ -66,7 +71,7 @@ def healthy(url: str) -> bool:
         return False
 
 
-def start(model_folder: Path, log: Path) -> VllmServer:
+def start(model_folder: Path, log: Path, *, eager: bool = True) -> VllmServer:
     python = vllm_python()
     port = free_port()
     command = [
@@ -92,6 +97,7 @@ def start(model_folder: Path, log: Path) -> VllmServer:
         "--enable-prefix-caching",
         "--block-size",
         "32",
+        *(["--enforce-eager"] if eager else []),
     ]
     env = {
         **os.environ,
