@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,11 @@ from pydantic import Field, ValidationInfo, field_validator
 from diarylab.foundation.datafiles import HashedDataFile, NonEmpty
 from diarylab.foundation.errors import LabError
 
-CARDS_DIR = Path(__file__).parent / "cards"
+CARDS_DIR = Path(__file__).parent / "cards"  # the shipped cards
+# A folder of role cards read in place of the shipped ones (a cast of one's own, or the extra
+# cards a paper-size rehearsal makes: bench/rehearsal.py). A run copies every card it reads
+# into its folder's inputs/ and records its hash, so a resume with other cards is refused.
+CARDS_ENV = "DIARYLAB_CARDS_DIR"
 # The names a prompt template can use for a card's values (RoleCard.fields() gives each).
 CARD_FIELDS = (
     "name",
@@ -79,11 +84,18 @@ def load_card(path: Path) -> RoleCard:
     return RoleCard.from_file(path, context={"path": path})
 
 
-def available_cards(folder: Path = CARDS_DIR) -> list[str]:
-    return sorted(p.stem for p in folder.glob("*.toml"))
+def cards_dir() -> Path:
+    """Where role cards are read from: $DIARYLAB_CARDS_DIR when set, else the shipped cards."""
+    chosen = os.environ.get(CARDS_ENV)
+    return Path(chosen) if chosen else CARDS_DIR
 
 
-def load_cards(ids: list[str] | str = "all", folder: Path = CARDS_DIR) -> list[RoleCard]:
+def available_cards(folder: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in (folder or cards_dir()).glob("*.toml"))
+
+
+def load_cards(ids: list[str] | str = "all", folder: Path | None = None) -> list[RoleCard]:
+    folder = folder or cards_dir()
     known = available_cards(folder)
     wanted = known if ids == "all" else list(ids)
     unknown = [i for i in wanted if i not in known]

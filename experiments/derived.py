@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from diarylab.chatbots.base import Chatbot
 from diarylab.experiments.engine.contract import Design, ReuseSupport
 from diarylab.experiments.engine.reuse import (
-    TEXT_CALLS,
     Texts,
     copy_texts,
     first_difference,
@@ -47,6 +46,7 @@ class Reuse:
     design_sha256: str
     texts: Texts
     row_types: tuple[Any, ...]
+    text_calls: tuple[str, ...]  # the kind's: the call kinds copied and then sealed
     inline: tuple[str, ...]  # inline profile ids whose files come from the run's folder
     # The run's manifest record of its diarist model and chatbots (None on a resume, which
     # checked them when the copy was made).
@@ -112,8 +112,10 @@ class Reuse:
     def copy_into(self, store: Store) -> None:
         """Copy the texts in (once: a store that records them is only sealed) and seal."""
         if reused_record(store) is None:
-            copy_texts(self.source / STORE_FILE, store, self.row_types, self.record())
-        store.sealed = frozenset(TEXT_CALLS)
+            copy_texts(
+                self.source / STORE_FILE, store, self.row_types, self.text_calls, self.record()
+            )
+        store.sealed = frozenset(self.text_calls)
 
 
 def reuse_support(design: Design) -> ReuseSupport:

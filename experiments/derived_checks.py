@@ -52,6 +52,7 @@ def reuse_for_run(design: Design, folder: Path) -> Reuse | None:
                 record["design_sha256"],
                 texts,
                 tuple(kind.text_rows),
+                tuple(kind.text_calls),
                 inline_ids(design),
             )
     return check_reuse(design)
@@ -75,7 +76,7 @@ def check_reuse(design: Design) -> Reuse | None:
             where=f"{where}.run",
             fix="name a run of the same kind",
         )
-    texts = store_texts(source / STORE_FILE, kind.text_rows)
+    texts = store_texts(source / STORE_FILE, kind.text_rows, kind.text_calls)
     _check_locks(table.design_sha256, table.texts_sha256, run.design.sha256, texts, where)
     name = source.name
     difference = first_difference(text_view(run.design.spec), text_view(design.spec))
@@ -93,7 +94,13 @@ def check_reuse(design: Design) -> Reuse | None:
     _check_complete(design, kind, source)
     models = {k: manifest.get(k) for k in ("diarist_model", "chatbots")}
     return Reuse(
-        source, run.design.sha256, texts, tuple(kind.text_rows), inline_ids(design), models
+        source,
+        run.design.sha256,
+        texts,
+        tuple(kind.text_rows),
+        tuple(kind.text_calls),
+        inline_ids(design),
+        models,
     )
 
 

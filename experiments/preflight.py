@@ -85,9 +85,7 @@ def skipped_offline(design: Design) -> list[str]:
                 + f"the server at {judge.endpoint.where} answering the number probe with "
                 "log-probabilities in the mode asked"
             )  # fmt: skip
-    local = (
-        [f"diarist_model {design.spec.diarist_model.model}"] if design.spec.diarist_model else []
-    )
+    local = [f"diarist_model {design.spec.writer.model}"] if design.spec.writes else []
     local += [f"chatbots {b.id}" for b in design.spec.chatbots if isinstance(b, LocalChatbotSpec)]
     local += [f"judges {j.id}" for j in design.spec.judges if isinstance(j, LocalJudgeSpec)]
     if local:
@@ -101,8 +99,8 @@ def _placements(design: Design, found: Collector) -> None:
     loads."""
     spec, where = design.spec, str(design.path)
     placed: list[tuple[str, LocalSettings, str]] = []
-    if spec.diarist_model is not None:
-        diarist = spec.diarist_model
+    if spec.writing_model is not None:
+        diarist = spec.writing_model
         placed.append((diarist.model, diarist.local, f"{where} diarist_model"))
     placed += [
         (bot.model, bot.local, f"{where} chatbots[{i}]")

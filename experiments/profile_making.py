@@ -90,8 +90,7 @@ class InlineProfiles:
             "seed": self.design.seed,
         }
         if rule.calibration is not None:
-            assert self.design.spec.diarist_model is not None  # only a writing kind has rules
-            c = study_rule(rule.calibration, self.design.spec.diarist_model.generation)
+            c = study_rule(rule.calibration, self.design.spec.writer.generation)
             judge_for, judge_id = self.judge_for, c.judge
             scorer = judge_scorer(
                 store,

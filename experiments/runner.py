@@ -224,12 +224,12 @@ def _check_profiles(profiles: Iterable[Profile], writer_model: LocalModel | None
 def _manifest(run: RunContext, extra: dict[str, Any]) -> dict[str, Any]:
     spec = run.design.spec
     writer: dict[str, Any] = {}
-    if run.writer_model is not None and spec.diarist_model is not None:
+    if run.writer_model is not None and spec.writing_model is not None:
         info = asdict(run.writer_model.info())
         info.pop("location", None)
         writer = {
             "diarist_model": info,
-            "diarist_settings": spec.diarist_model.model_dump(mode="json"),
+            "diarist_settings": spec.writing_model.model_dump(mode="json"),
         }
     return {
         "kind": run.design.kind.name,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from diarylab.experiments.engine.store.files import calls_stored
 
 ROOT = Path(__file__).parent.parent
 
@@ -38,16 +39,7 @@ def run_cli(design: Path, out: Path) -> subprocess.Popen:
 def progress(folder: Path, store: str = "store.sqlite") -> int:
     """Model calls stored so far in a store of the run folder (by default the run's; 0 before it
     exists)."""
-    path = folder / store
-    if not path.exists():
-        return 0
-    db = sqlite3.connect(path)
-    try:
-        return int(db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        db.close()
+    return calls_stored(folder / store)
 
 
 def kill_partway(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sqlite3
 
 import pandas as pd
 import pytest
@@ -18,6 +17,7 @@ from diarylab.experiments.kinds.benchmark.scoring import per_conversation, score
 from diarylab.experiments.opening import load_design, open_run_folder
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.datafiles import file_sha256
+from tests.stores import opened, requests
 from tests.test_benchmark_run import DATA, design, servers  # noqa: F401 - the fixture
 
 PUBLISHED = "GRADE THIS.\n<<conversation>>\nRUBRIC ITEM: <<rubric_item>>\nReply in JSON."
@@ -131,12 +131,9 @@ def test_retries_sample_at_the_retry_temperature(tmp_path, tiny_model_folder, se
         path.read_text().replace("retries = 1 }", "retries = 1, retry_temperature = 0.3 }")
     )
     run_design(load_design(path), tmp_path / "run", progress=False)
-    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
-    requests = [
-        json.loads(r) for (r,) in db.execute("SELECT request FROM calls WHERE kind='grader'")
-    ]
-    db.close()
-    temperature = {r["attempt"]: r["generation"]["temperature"] for r in requests}
+    with opened(tmp_path / "run") as store:
+        asked = requests(store, "grader")
+    temperature = {r["attempt"]: r["generation"]["temperature"] for r in asked}
     assert temperature == {0: 0.0, 1: 0.3}
 
 
@@ -200,6 +197,14 @@ def test_benchmark_designs_refuse_what_they_cannot_use(tmp_path, tiny_model_fold
             base.replace("[benchmark]", '[diarist_model]\nmodel = "smollm2"\n\n[benchmark]'),
             "diarist_model",
         ),
+        (  # a benchmark steers nothing: [[profiles]] belong to kinds that write
+            base.replace(
+                "[benchmark]",
+                '[[profiles]]\nid = "x"\npattern = "social_isolation"\n'
+                "steer = { layers = [1], strength = 0.1 }\n\n[benchmark]",
+            ),
+            "profiles: unknown field",
+        ),
     ]
     for text, where in cases:
         path.write_text(text)
@@ -235,16 +240,12 @@ def test_transport_failures_are_asked_again_and_never_stored(
         args = ["run", str(path), "--out", str(out), "--no-progress"]
         assert main(args) == 2
         assert "no answer after 2 attempts" in capsys.readouterr().err
-        db = sqlite3.connect(out / "store.sqlite")
-        assert db.execute("SELECT COUNT(*) FROM bench_replies WHERE chatbot='api'").fetchone() == (
-            0,
-        )
-        db.close()
+        with opened(out) as store:
+            assert store.count("bench_replies", where={"chatbot": "api"}) == 0
         state["down"] = False
         assert main(args) == 0
-    db = sqlite3.connect(out / "store.sqlite")
-    [(text, flag)] = db.execute("SELECT text, flag FROM bench_replies WHERE chatbot='api'")
-    db.close()
+    with opened(out) as store:
+        [(text, flag)] = store.select("bench_replies", ["text", "flag"], where={"chatbot": "api"})
     assert text == "I'm here. What happened today?" and flag is None
 
 

@@ -6,11 +6,11 @@ seconds; tests/test_benchmark_slow.py runs the shipped demo on the embedded defa
 from __future__ import annotations
 
 import os
-import sqlite3
 import textwrap
 from pathlib import Path
 
 from tests.kill_resume import finish, kill_partway, progress
+from tests.stores import snapshot
 
 DATA = Path(__file__).parent / "data" / "mentalhealthbench_synthetic.jsonl"
 TABLES = ("bench_replies", "grader_answers", "judgments")
@@ -59,11 +59,8 @@ def design(folder: Path, model: Path) -> Path:
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    out = {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
-    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
-    db.close()
-    return out
+    """Every row, and everything about a call but the time it was made."""
+    return snapshot(folder, TABLES)
 
 
 def test_a_benchmark_killed_while_grading_resumes_to_the_unbroken_store(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import textwrap
 import zlib
 from pathlib import Path
@@ -22,6 +21,7 @@ from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import Routed, chat_response, serve
+from tests.stores import opened, results
 
 DATA = Path(__file__).parent / "data" / "mentalhealthbench_synthetic.jsonl"
 
@@ -166,14 +166,10 @@ def test_a_benchmark_design_runs_resumes_and_reports(tmp_path, tiny_model_folder
     # was read by probability.
     criteria = sum(len(by_id[i].criteria) for i in sample["ids"]) * 3
     assert first.rows["judgments"] == first.rows["grader_answers"] == criteria
-    store = sqlite3.connect(out / "store.sqlite")
-    readable, coverage = store.execute(
-        "SELECT MIN(readable), MIN(coverage) FROM judgments"
-    ).fetchone()
-    records = [
-        json.loads(r) for (r,) in store.execute("SELECT result FROM calls WHERE kind='judge'")
-    ]
-    store.close()
+    with opened(out) as store:
+        judged = store.select("judgments", ["readable", "coverage"])
+        records = results(store, "judge")
+    readable, coverage = min(r for r, _ in judged), min(c for _, c in judged)
     # Explicit true/false token ids: exact readings (a random model puts little mass on them).
     assert readable == 1 and coverage > 0 and all(r["exact"] for r in records)
     flags = {r[0]: r[1] for r in load_flags(out)}
@@ -257,10 +253,5 @@ def _criteria(folder: Path) -> int:
 
 
 def load_flags(folder: Path):
-    db = sqlite3.connect(folder / "store.sqlite")
-    try:
-        return db.execute(
-            "SELECT flag, COUNT(*) FROM bench_replies WHERE flag IS NOT NULL GROUP BY flag"
-        ).fetchall()
-    finally:
-        db.close()
+    with opened(folder) as store:
+        return sorted(store.flag_counts("bench_replies").items())

@@ -5,12 +5,12 @@ tests/test_benchmark_resume.py's, on the tiny model: here each kill cost a whole
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tests.kill_resume import finish
+from tests.stores import snapshot
 
 # A demo run takes minutes on 2 CPU cores.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
@@ -20,11 +20,8 @@ TABLES = ("bench_replies", "grader_answers", "judgments")
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    out = {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
-    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
-    db.close()
-    return out
+    """Every row, and everything about a call but the time it was made."""
+    return snapshot(folder, TABLES)
 
 
 def test_the_shipped_benchmark_demo_runs_resumes_without_calls_and_reports(tmp_path):

@@ -3,7 +3,7 @@ a run that asks for both candidate graders and reports them."""
 
 from __future__ import annotations
 
-import sqlite3
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from diarylab.foundation.datafiles import load_data
 from diarylab.foundation.errors import LabError
+from tests.stores import opened
 from tests.test_benchmark_run import design, servers  # noqa: F401 - the fixture
 
 
@@ -65,13 +66,9 @@ def test_a_run_with_both_candidate_graders_reports_them(
     path.write_text(text)
     out = tmp_path / "run"
     first = run_design(load_design(path), out, progress=False)
-    db = sqlite3.connect(out / "store.sqlite")
-    kinds = dict(
-        db.execute(
-            "SELECT substr(item, 1, instr(item, ':')), COUNT(*) FROM judgments GROUP BY 1"
-        ).fetchall()
-    )
-    db.close()
+    with opened(out) as store:
+        items = [item for (item,) in store.select("judgments", ["item"])]
+    kinds = Counter(item[: item.index(":") + 1] if ":" in item else "" for item in items)
     pool = len(load_pool().criteria())
     assert kinds["borrowed-select:"] == 2 * pool  # every pool criterion, per conversation
     assert kinds["behavior-person:"] == 2 * 2 and kinds["behavior:"] == 6 * 15

@@ -6,7 +6,6 @@ and the profile it chooses is the one an unbroken run chooses."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from tests.fake_openai import serve
 from tests.judge_helpers import bias_logits
 from tests.kill_resume import finish, kill_partway
 from tests.lab_fixtures import design_text
+from tests.stores import opened, requests
 
 PROFILE_STORE = "profiles/store.sqlite"
 
@@ -71,12 +71,11 @@ def write_design(folder: Path, model: Path, url: str) -> Path:
 
 def stored_prompts(folder: Path) -> list[str]:
     """The user message of every judge call in the profile maker's store."""
-    db = sqlite3.connect(folder / PROFILE_STORE)
-    rows = db.execute("SELECT request FROM calls WHERE kind='judge'").fetchall()
-    db.close()
+    with opened(folder / PROFILE_STORE) as store:
+        asked = requests(store, "judge")
     out = []
-    for (request,) in rows:
-        messages = json.loads(request)["prompt"]["messages"]
+    for request in asked:
+        messages = request["prompt"]["messages"]
         out.append(next(content for role, content in messages if role == "user"))
     return out
 
@@ -91,9 +90,8 @@ def asked(requests: list[dict], tokenizer, prompts: list[str]) -> Counter[str]:
 def profile_store(folder: Path) -> list[tuple]:
     """Every call of the profile maker's store but the time it was made, with the vector's
     hash left out: each run extracts its own vector, whose hash covers its creation time."""
-    db = sqlite3.connect(folder / PROFILE_STORE)
-    rows = db.execute("SELECT kind, model, request, result FROM calls").fetchall()
-    db.close()
+    with opened(folder / PROFILE_STORE) as store:
+        rows = [c[1:] for c in store.calls_of()]
     out = []
     for kind, model, request, result in rows:
         body = json.loads(request)

@@ -21,6 +21,30 @@ def test_shipped_cards_load():
     assert load_cards(["amara"]) == [load_card(CARDS_DIR / "amara.toml")]
 
 
+def test_a_folder_of_ones_own_cards_is_read_in_place_of_the_shipped_ones(tmp_path, monkeypatch):
+    """$DIARYLAB_CARDS_DIR (a cast of one's own; the rehearsal's extra cards) is where cards are
+    read from, by the cast's validation and by the kinds' input files alike."""
+    from diarylab.experiments.opening import load_design
+
+    own = tmp_path / "cards"
+    own.mkdir()
+    text = (CARDS_DIR / "amara.toml").read_text(encoding="utf-8")
+    (own / "amara2.toml").write_text(text.replace('id = "amara"', 'id = "amara2"', 1))
+    (own / "tomasz.toml").write_text((CARDS_DIR / "tomasz.toml").read_text(encoding="utf-8"))
+    monkeypatch.setenv("DIARYLAB_CARDS_DIR", str(own))
+    assert available_cards() == ["amara2", "tomasz"]
+    assert [c.id for c in load_cards()] == ["amara2", "tomasz"]
+    design_file = Path(__file__).parent.parent / "experiments" / "designs" / "demo.toml"
+    copy = tmp_path / "demo.toml"
+    copy.write_text(design_file.read_text().replace('["amara", "tomasz"]', '["amara2", "tomasz"]'))
+    design = load_design(copy)
+    inputs = [str(p) for p in design.kind.input_files(design)]
+    assert str(own / "amara2.toml") in inputs
+    monkeypatch.delenv("DIARYLAB_CARDS_DIR")
+    with pytest.raises(LabError, match="amara2"):
+        load_design(copy)  # the shipped cards have no amara2
+
+
 def test_unknown_card_names_the_choices():
     with pytest.raises(LabError, match="tomasz"):
         load_cards(["nobody"])

@@ -6,7 +6,6 @@ back in the same order — and every reading names its server's fingerprint and 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from tests.fake_openai import serve
 from tests.judge_helpers import bias_logits
 from tests.kill_resume import finish, kill_partway
 from tests.lab_fixtures import design_text
+from tests.stores import call, opened
 from tests.test_resume import tables
 
 JUDGE = """
@@ -87,10 +87,8 @@ def write_design(folder: Path, model: Path, urls: tuple[str, str]) -> Path:
 
 
 def judge_calls(folder: Path) -> int:
-    db = sqlite3.connect(folder / "store.sqlite")
-    n = db.execute("SELECT COUNT(*) FROM calls WHERE kind = 'judge'").fetchone()[0]
-    db.close()
-    return int(n)
+    with opened(folder) as store:
+        return store.count("calls", where={"kind": "judge"})
 
 
 def frames(folder: Path) -> dict[str, list]:
@@ -127,13 +125,12 @@ def test_concurrent_judges_killed_while_judging_resume_to_the_same_store(
 
     # Each reading names its server: the first stand-in does not tell its dtype, the second
     # (dev mode) does; both send vLLM's fingerprint. The manifest names them per judge too.
-    db = sqlite3.connect(broken / "store.sqlite")
-    told = db.execute(
-        "SELECT j.judge, json_extract(c.result, '$.dtype'), "
-        "json_extract(c.result, '$.system_fingerprint') "
-        "FROM judgments j JOIN calls c ON c.key = j.call_key"
-    ).fetchall()
-    db.close()
+    with opened(broken) as store:
+        told = [
+            (judge, result.get("dtype"), result.get("system_fingerprint"))
+            for judge, key in store.select("judgments", ["judge", "call_key"])
+            for _, result in [call(store, key)]
+        ]
     dtypes = {judge: {d for j, d, _ in told if j == judge} for judge in ("judge-a", "judge-b")}
     assert dtypes == {"judge-a": {"unknown"}, "judge-b": {"float32"}}
     assert all(f.startswith("vllm-0.32.0-") for *_, f in told)

@@ -21,6 +21,7 @@ from diarylab.model_access.settings import EndpointSettings, GenerationSettings,
 from diarylab.steering.apply import Steer
 from diarylab.steering.vectors import random_vector
 from tests.fake_openai import chat_response, serve
+from tests.stores import call
 
 
 class RecordingBot:
@@ -87,9 +88,7 @@ def run(tmp_path, tiny_model, bots, *, entries=3, store=None):
 def test_first_entry_is_written_once_and_shared(tmp_path, tiny_model):
     a, b = RecordingBot("a"), RecordingBot("b")
     store, cells = run(tmp_path, tiny_model, [a, b])
-    firsts = store.db.execute(
-        "SELECT entry_id, chatbot FROM entries WHERE entry_index=1"
-    ).fetchall()
+    firsts = store.select("entries", ["entry_id", "chatbot"], where={"entry_index": 1})
     assert len(firsts) == 4 and all(chatbot is None for _, chatbot in firsts)
     first_seen_by_a = [c[0]["content"] for c in a.seen if len(c) == 1]
     first_seen_by_b = [c[0]["content"] for c in b.seen if len(c) == 1]
@@ -114,12 +113,8 @@ def test_chatbot_sees_whole_conversation_as_user_and_assistant_turns(tmp_path, t
 def test_diarist_reads_the_reply_before_writing_again(tmp_path, tiny_model):
     bot = RecordingBot("a", text="A DISTINCT REPLY")
     store, cells = run(tmp_path, tiny_model, [bot], entries=2)
-    import json
-
     key = store.get(EntryRow, cells[0].entry_id(2)).call_key
-    request = json.loads(
-        store.db.execute("SELECT request FROM calls WHERE key=?", (key,)).fetchone()[0]
-    )
+    request, _ = call(store, key)
     roles = [m["role"] for m in request["messages"]]
     assert roles == ["system", "user", "assistant", "user"]
     assert "A DISTINCT REPLY #1" in request["messages"][-1]["content"]
@@ -130,19 +125,15 @@ def test_diarist_reads_the_reply_before_writing_again(tmp_path, tiny_model):
 
 def test_fixed_reply_baseline_calls_no_model(tmp_path, tiny_model):
     store, _ = run(tmp_path, tiny_model, [FixedReply()])
-    texts = {r[0] for r in store.db.execute("SELECT text FROM replies")}
+    texts = {r[0] for r in store.select("replies", ["text"])}
     assert texts == {"Thank you for sharing."}
-    assert store.db.execute("SELECT COUNT(*) FROM calls WHERE kind='chatbot'").fetchone()[0] == 0
+    assert store.count("calls", where={"kind": "chatbot"}) == 0
 
 
 def test_steered_and_unsteered_rows_differ_and_are_recorded(tmp_path, tiny_model):
     store, _ = run(tmp_path, tiny_model, [FixedReply()], entries=1)
-    import json
-
-    rows = store.db.execute(
-        "SELECT e.profile, c.request FROM entries e JOIN calls c ON e.call_key = c.key"
-    ).fetchall()
-    steers = {p: json.loads(r)["steer"] for p, r in rows}
+    rows = store.select("entries", ["profile", "call_key"])
+    steers = {p: call(store, key)[0]["steer"] for p, key in rows}
     assert steers["unsteered"] is None and steers["lonely"]["layers"] == [1]
 
 
@@ -168,7 +159,7 @@ def served_bot(url: str) -> ServedChatbot:
 def test_refusal_is_stored_as_returned_and_flagged(tmp_path, tiny_model):
     with serve(lambda req: (200, chat_response("I'm sorry, but I can't help with that."))) as s:
         store, _ = run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
-    flags = store.db.execute("SELECT flag, text FROM replies").fetchall()
+    flags = store.select("replies", ["flag", "text"])
     assert {f for f, _ in flags} == {"refusal"}
     assert flags[0][1] == "I'm sorry, but I can't help with that."
 
@@ -180,9 +171,9 @@ def test_transport_failure_is_retried_and_never_stored(tmp_path, tiny_model):
     )
     with serve(lambda req: next(answers)) as s:
         store, _ = run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
-    texts = [r[0] for r in store.db.execute("SELECT text FROM replies")]
+    texts = [r[0] for r in store.select("replies", ["text"])]
     assert texts == ["a kind reply"] * 4
-    stored = [r[0] for r in store.db.execute("SELECT result FROM calls WHERE kind='chatbot'")]
+    stored = [r[4] for r in store.calls_of(["chatbot"])]
     assert all("a kind reply" in r for r in stored) and len(stored) == 4
 
 
@@ -200,17 +191,13 @@ def test_entries_and_replies_cut_by_the_token_cap_are_flagged(tmp_path, tiny_mod
     cut = chat_response("A reply that went on and", finish_reason="length")
     with serve(lambda req: (200, cut)) as s:
         store, _ = run(tmp_path, tiny_model, [served_bot(s.base_url)], entries=1)
-    entries = store.db.execute("SELECT flag, new_tokens, call_key FROM entries").fetchall()
-    import json
-
+    entries = store.select("entries", ["flag", "new_tokens", "call_key"])
     for flag, new_tokens, key in entries:
-        result = json.loads(
-            store.db.execute("SELECT result FROM calls WHERE key=?", (key,)).fetchone()[0]
-        )
+        _, result = call(store, key)
         assert flag == (None if result["stopped_at_eos"] else "truncated")
         assert new_tokens <= 6
     assert any(flag == "truncated" for flag, _, _ in entries)  # 6 tokens rarely reach EOS
-    assert {f for (f,) in store.db.execute("SELECT flag FROM replies")} == {"truncated"}
+    assert {f for (f,) in store.select("replies", ["flag"])} == {"truncated"}
 
 
 def test_a_steered_twin_draws_the_same_noise_as_its_unsteered_twin(tmp_path, tiny_model):
@@ -224,7 +211,7 @@ def test_a_steered_twin_draws_the_same_noise_as_its_unsteered_twin(tmp_path, tin
     run_conversations(store, writer, {"thanks": FixedReply()}, cells, 2, seed=11, tick=lambda n: 0)
     texts = {
         (row.diarist, row.profile, row.entry_index): row.text
-        for row in (EntryRow(*r) for r in store.db.execute("SELECT * FROM entries"))
+        for row in (EntryRow(*r) for r in store.select("entries"))
     }
     for (diarist, profile, k), text in texts.items():
         if profile == "lonely":

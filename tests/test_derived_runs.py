@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sqlite3
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,7 @@ from diarylab.experiments.runner import run_design
 from tests.conftest import build_tiny_llama
 from tests.friends_fixtures import friends_design
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
+from tests.stores import opened
 from tests.test_benchmark_run import design as bench_design
 from tests.test_benchmark_run import servers as servers  # the fixture, for this module
 
@@ -74,8 +76,15 @@ def diary(tmp_path_factory, tiny_model_folder):
     return origin, text, run
 
 
+TEXT_CALLS = {
+    EntryRow: ("diarist", "chatbot"),
+    LetterRow: ("diarist",),
+    BenchReplyRow: ("chatbot",),
+}
+
+
 def locks(run: Path, row_types: tuple) -> str:
-    texts = store_texts(run / "store.sqlite", row_types)
+    texts = store_texts(run / "store.sqlite", row_types, TEXT_CALLS[row_types[0]])
     return f'design_sha256 = "{read_locked_sha(run)}"\ntexts_sha256 = "{texts.sha256}"\n'
 
 
@@ -123,12 +132,15 @@ class Counts:
         return sum(self.by.get(bot, 0) for bot in chatbots)
 
 
-def rows(folder: Path, query: str) -> list[tuple]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    try:
-        return sorted(db.execute(query).fetchall(), key=repr)
-    finally:
-        db.close()
+def rows(folder: Path, table: str, columns: list[str] | None = None, **where: Any) -> list[tuple]:
+    """The rows of a table of the run's store (those whose columns equal `where`), sorted."""
+    with opened(folder) as store:
+        return sorted(store.select(table, columns, where=where), key=repr)
+
+
+def calls_per_kind(folder: Path) -> dict[str, int]:
+    with opened(folder) as store:
+        return dict(Counter(kind for _, kind, *_ in store.calls_of()))
 
 
 def test_adding_a_judge_writes_nothing_and_reads_the_run_judge_from_its_calls(
@@ -163,24 +175,26 @@ def test_adding_a_judge_writes_nothing_and_reads_the_run_judge_from_its_calls(
     summary = run_design(load_design(path), out, progress=False)
     assert counts.writes == 0 and counts.asked("thanks", "tiny-chat") == 0
     assert summary.calls_made > 0  # the new judge's readings, and nothing else
-    made = rows(out, "SELECT kind, COUNT(*) FROM calls GROUP BY kind")
-    theirs = rows(run, "SELECT kind, COUNT(*) FROM calls GROUP BY kind")
-    assert dict(made)["diarist"] == dict(theirs)["diarist"]
-    assert dict(made)["chatbot"] == dict(theirs)["chatbot"]
-    assert dict(made)["judge"] == summary.calls_made + dict(theirs)["judge"]
+    made, theirs = calls_per_kind(out), calls_per_kind(run)
+    assert made["diarist"] == theirs["diarist"]
+    assert made["chatbot"] == theirs["chatbot"]
+    assert made["judge"] == summary.calls_made + theirs["judge"]
 
     for table in ("entries", "replies"):
-        assert rows(out, f"SELECT * FROM {table}") == rows(run, f"SELECT * FROM {table}")
-    first = "SELECT * FROM judgments WHERE judge = 'tiny-judge'"
-    assert rows(out, first) == rows(run, first)
-    new = rows(out, "SELECT target_id, item FROM judgments WHERE judge = 'second-judge'")
-    assert new == rows(run, "SELECT target_id, item FROM judgments WHERE judge = 'tiny-judge'")
+        assert rows(out, table) == rows(run, table)
+    first = {"judge": "tiny-judge"}
+    assert rows(out, "judgments", **first) == rows(run, "judgments", **first)
+    new = rows(out, "judgments", ["target_id", "item"], judge="second-judge")
+    assert new == rows(run, "judgments", ["target_id", "item"], judge="tiny-judge")
 
     manifest = json.loads((out / "manifest.json").read_text())
     reused = manifest["derived_from"]
     assert reused["run"] == str(run.resolve())
     assert reused["design_sha256"] == read_locked_sha(run)
-    assert reused["texts_sha256"] == store_texts(run / "store.sqlite", (EntryRow, ReplyRow)).sha256
+    assert (
+        reused["texts_sha256"]
+        == store_texts(run / "store.sqlite", (EntryRow, ReplyRow), ("diarist", "chatbot")).sha256
+    )
     assert reused["rows"] == {"entries": 2, "replies": 4}
 
     # Self-contained: the run it came from gone and the folder moved, it reports and resumes.
@@ -258,12 +272,9 @@ def test_a_run_whose_texts_changed_or_are_unfinished_is_refused(diary, tmp_path,
     run = tmp_path / "run"
     shutil.copytree(source, run)
     path = derived(tmp_path, text, run)  # locked as the run is now
-    db = sqlite3.connect(run / "store.sqlite")
-    db.execute(
-        "UPDATE replies SET text = 'edited' WHERE reply_id = (SELECT MIN(reply_id) FROM replies)"
-    )
-    db.commit()
-    db.close()
+    with opened(run) as store:
+        first = min(r for (r,) in store.select("replies", ["reply_id"]))
+        store.update("replies", {"text": "edited"}, where={"reply_id": first})
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
@@ -271,10 +282,9 @@ def test_a_run_whose_texts_changed_or_are_unfinished_is_refused(diary, tmp_path,
     assert "texts_sha256" in err and not out.exists()
 
     # A run killed before it finished, locked as it is: the missing text is named.
-    db = sqlite3.connect(run / "store.sqlite")
-    db.execute("DELETE FROM replies WHERE reply_id = (SELECT MAX(reply_id) FROM replies)")
-    db.commit()
-    db.close()
+    with opened(run) as store:
+        last = max(r for (r,) in store.select("replies", ["reply_id"]))
+        store.delete("replies", where={"reply_id": last})
     path = derived(tmp_path, text, run)
     assert main(["design", "check", "--offline", str(path)]) == 2
     err = capsys.readouterr().err.strip()
@@ -306,13 +316,11 @@ def test_friends_letters_are_reused_by_a_design_adding_a_judge(
     out = tmp_path / "derived-run"
     summary = run_design(load_design(second), out, progress=False)
     assert counts.writes == 0 and summary.calls_made > 0
-    assert rows(out, "SELECT * FROM letters") == rows(run, "SELECT * FROM letters")
-    first = "SELECT * FROM judgments WHERE judge = 'tiny-judge'"
-    assert rows(out, first) == rows(run, first)
-    new = rows(out, "SELECT target_id, item FROM judgments WHERE judge = 'second-judge'")
-    assert new and new == rows(
-        run, "SELECT target_id, item FROM judgments WHERE judge = 'tiny-judge'"
-    )
+    assert rows(out, "letters") == rows(run, "letters")
+    first = {"judge": "tiny-judge"}
+    assert rows(out, "judgments", **first) == rows(run, "judgments", **first)
+    new = rows(out, "judgments", ["target_id", "item"], judge="second-judge")
+    assert new and new == rows(run, "judgments", ["target_id", "item"], judge="tiny-judge")
     assert main(["report", str(out), "--resamples", "200"]) == 0
 
 
@@ -339,15 +347,14 @@ def test_benchmark_replies_are_reused_by_a_design_adding_a_grader_judge(
     summary = run_design(load_design(second), out, progress=False)
     assert counts.asked("thanks", "tiny") == 0 and len(chat.requests) == asked
     assert summary.calls_made > 0
-    replies = "SELECT * FROM bench_replies"
-    assert rows(out, replies) == rows(run, replies)
-    first = "SELECT * FROM judgments WHERE judge = 'tiny-judge'"
-    assert rows(out, first) == rows(run, first)
+    assert rows(out, "bench_replies") == rows(run, "bench_replies")
+    first = {"judge": "tiny-judge"}
+    assert rows(out, "judgments", **first) == rows(run, "judgments", **first)
     # The new judge wrote its own answer to every criterion of every reply the run's judge did.
-    answered = "SELECT reply_id, item FROM grader_answers WHERE judge = '{}' AND attempt = 0"
-    theirs = rows(run, answered.format("tiny-judge"))
-    assert theirs and rows(out, answered.format("served")) == theirs
-    assert rows(out, "SELECT COUNT(*) FROM judgments WHERE judge = 'served'")[0][0] > 0
+    answered = ["reply_id", "item"]
+    theirs = rows(run, "grader_answers", answered, judge="tiny-judge", attempt=0)
+    assert theirs and rows(out, "grader_answers", answered, judge="served", attempt=0) == theirs
+    assert rows(out, "judgments", judge="served")
     assert main(["report", str(out)]) == 0
 
 
@@ -389,7 +396,7 @@ def test_inline_profiles_come_from_the_run_and_are_never_made_again(
         assert (out / "profiles" / name).read_bytes() == (run / "profiles" / name).read_bytes()
     ours, theirs = (json.loads((f / "manifest.json").read_text()) for f in (out, run))
     assert ours["profiles"] == theirs["profiles"]
-    assert rows(out, "SELECT * FROM entries") == rows(run, "SELECT * FROM entries")
+    assert rows(out, "entries") == rows(run, "entries")
 
     # The rule changed: refused naming the field, nothing written.
     changed = derived(tmp_path, text.replace("strength = 0.5", "strength = 0.6"), run)

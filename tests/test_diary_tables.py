@@ -231,9 +231,8 @@ def test_data_counts_reconcile_with_the_judge_readings_and_cut_texts_are_shown(
     (run / "design.sha256").write_text(f"{sha}  design.toml\n")
     store = Store(run / "store.sqlite", ROWS)
     fill(store)
-    store.db.execute("UPDATE entries SET flag = 'truncated'")  # 4 entries, new_tokens 10
-    store.db.execute("UPDATE replies SET flag = 'truncated' WHERE reply_id LIKE 'amara.%tiny%'")
-    store.db.commit()
+    store.update("entries", {"flag": "truncated"})  # 4 entries, new_tokens 10
+    store.update("replies", {"flag": "truncated"}, like={"reply_id": "amara.%tiny%"})
     store.close()
     assert main(["report", str(run), "--resamples", "200"]) == 0
     findings = (run / "report" / "findings.md").read_text(encoding="utf-8")

@@ -3,12 +3,15 @@ judgment), the report with its plot, and a second run that makes no model call."
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
 from tests.friends_fixtures import friends_design
+from tests.stores import opened, requests
 
 
 def test_a_reduced_friends_design_runs_and_reports(
@@ -27,25 +30,16 @@ def test_a_reduced_friends_design_runs_and_reports(
     again = run_design(load_design(path), out, progress=False)
     assert again.calls_made == 0 and again.rows == first.rows
 
-    import sqlite3
-
-    db = sqlite3.connect(out / "store.sqlite")
-    items = {i for (i,) in db.execute("SELECT DISTINCT item FROM judgments")}
+    with opened(out) as store:
+        items = {i for (i,) in store.select("judgments", ["item"], distinct=True)}
+        fixed = {i for (i,) in store.select("letters", ["letter_id"], null=["call_key"])}
+        judged = {t for (t,) in store.select("judgments", ["target_id"])}
+        request = requests(store, "diarist")[0]
     assert items == {"pattern:social_isolation", "identity"}
-    fixed_judged = db.execute(
-        "SELECT COUNT(*) FROM judgments j JOIN letters l ON j.target_id = l.letter_id "
-        "WHERE l.call_key IS NULL"
-    ).fetchone()[0]
-    assert fixed_judged == 0
+    assert fixed and not fixed & judged  # the fixed friend's letters are not judged
     # A letter's call key holds the full effective decoding settings, as a diary entry's does.
-    import json
-
-    request = json.loads(
-        db.execute("SELECT request FROM calls WHERE kind = 'diarist'").fetchone()[0]
-    )
     assert request["generation"]["pinned"]["repetition_penalty"] == 1.0
     assert request["generation"]["sampler"] in {"row-seeded-gumbel", "greedy"}
-    db.close()
 
     assert main(["status", str(out)]) == 0
     status = capsys.readouterr().out
@@ -184,19 +178,18 @@ def _cluster_outcomes(folder):
 def _check_judge_readings(out, findings: str) -> None:
     """Judge readings per judge × writer profile, counted again here from the store: the tiny
     local judge reads every letter exactly, in mode local."""
-    import sqlite3
-
     import pandas as pd
 
-    db = sqlite3.connect(out / "store.sqlite")
-    want = {
-        (profile, f"letter {'score' if item.startswith('pattern:') else 'yes/no'}"): (n, bad)
-        for profile, item, n, bad in db.execute(
-            "SELECT l.profile, j.item, COUNT(*), SUM(1 - j.readable) FROM judgments j "
-            "JOIN letters l ON l.letter_id = j.target_id GROUP BY l.profile, j.item"
-        )
-    }
-    db.close()
+    with opened(out) as store:
+        profiles = dict(store.select("letters", ["letter_id", "profile"]))
+        judged = store.select("judgments", ["target_id", "item", "readable"])
+    tally: Counter[tuple[str, str]] = Counter()
+    unreadable: Counter[tuple[str, str]] = Counter()
+    for target, item, readable in judged:
+        group = (profiles[target], f"letter {'score' if item.startswith('pattern:') else 'yes/no'}")
+        tally[group] += 1
+        unreadable[group] += 1 - readable
+    want = {group: (n, unreadable[group]) for group, n in tally.items()}
     got = pd.read_csv(out / "report" / "tables" / "judge_readings.csv")
     assert set(got["mode"]) == {"local"} and (got["exact_share"] == 1.0).all()
     assert got.group.iloc[0] == "unsteered" and set(got.judge) == {"tiny-judge"}

@@ -19,6 +19,7 @@ from diarylab.experiments.profile_refs import profile_ids, resolve_profiles
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
 from tests.friends_fixtures import friends_design
+from tests.stores import call
 
 
 def test_letter_messages_put_the_friend_inside_the_next_user_turn():
@@ -75,8 +76,7 @@ def exchanged(tmp_path_factory, tiny_model_folder):
 
 
 def _request(store: Store, letter: LetterRow) -> dict:
-    row = store.db.execute("SELECT request FROM calls WHERE key=?", (letter.call_key,)).fetchone()
-    return json.loads(row[0])
+    return call(store, letter.call_key)[0]
 
 
 def test_every_letter_is_written_once_and_the_fixed_friend_calls_no_model(exchanged):

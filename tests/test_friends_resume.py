@@ -3,22 +3,16 @@ store of an uninterrupted run (the pattern of tests/test_resume.py)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
 from tests.kill_resume import finish, kill_partway
+from tests.stores import snapshot
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    out = {
-        t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-        for t in ("letters", "judgments")
-    }
-    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
-    db.close()
-    return out
+    """Every row, and everything about a call but the time it was made."""
+    return snapshot(folder, ("letters", "judgments"))
 
 
 def test_killed_friends_runs_resume_to_the_same_store(tmp_path, tiny_model_folder):

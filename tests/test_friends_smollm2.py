@@ -9,7 +9,6 @@ letters, one pattern score: the judging, not the writing, takes most of the time
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from diarylab.steering.settings import SteerSettings
 from diarylab.steering.vectors import random_vector
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
 from tests.kill_resume import finish, kill_partway
+from tests.stores import opened
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -61,21 +61,15 @@ def smollm2_design(folder: Path, model_folder: Path) -> Path:
 
 def snapshot(folder: Path) -> tuple[dict[str, tuple], dict[str, str]]:
     """The stored letters (by id) and calls (key -> result)."""
-    db = sqlite3.connect(folder / "store.sqlite")
-    try:
-        letters = {r[0]: r[1:] for r in db.execute("SELECT * FROM letters")}
-        calls = dict(db.execute("SELECT key, result FROM calls"))
-    finally:
-        db.close()
+    with opened(folder) as store:
+        letters = {r[0]: r[1:] for r in store.select("letters")}
+        calls = {c[0]: c[4] for c in store.calls_of()}
     return letters, calls
 
 
 def model_texts(folder: Path) -> list[tuple[str, str | None]]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    try:
-        return db.execute("SELECT text, call_key FROM letters").fetchall()
-    finally:
-        db.close()
+    with opened(folder) as store:
+        return store.select("letters", ["text", "call_key"])
 
 
 def test_friends_on_the_embedded_default_resumes_and_reports(tmp_path, smollm2_folder, monkeypatch):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import math
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 from diarylab.experiments.analysis.verdicts import minimum_detectable_effect
 from diarylab.experiments.cli import main
 from tests.lab_fixtures import design_text, make_profile
+from tests.stores import opened
 
 HYPOTHESES = """
 [[hypotheses]]
@@ -70,8 +70,8 @@ def rows(folder: Path) -> list[dict[str, str]]:
 
 
 def test_the_pilot_runs_a_reduced_copy_in_its_own_folder(pilot):
-    db = sqlite3.connect(pilot / "run" / "store.sqlite")
-    diarists = {d for (d,) in db.execute("SELECT DISTINCT diarist FROM entries")}
+    with opened(pilot / "run") as store:
+        diarists = {d for (d,) in store.select("entries", ["diarist"], distinct=True)}
     assert diarists == {"amara", "tomasz"}  # the first 2 of the design's 3
     assert "-pilot" in (pilot / "run" / "design.toml").read_text()
 
@@ -95,19 +95,20 @@ def test_each_hypothesis_and_judge_gets_sd_noise_and_mde(pilot):
 
 
 def test_single_entry_noise_is_the_pooled_within_prompt_sd(pilot):
-    db = sqlite3.connect(pilot / "repeats-3.sqlite")
-    assert db.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 12
+    with opened(pilot / "repeats-3.sqlite") as store:
+        assert store.count("entries") == 12
+        readings = store.select(
+            "judgments", ["target_id", "value"], where={"item": "coherence", "readable": 1}
+        )
+        texts = dict(store.select("entries", ["entry_id", "text"]))
     values: dict[str, list[float]] = {}
-    for target, value in db.execute(
-        "SELECT target_id, value FROM judgments WHERE item='coherence' AND readable=1"
-    ):
+    for target, value in readings:
         values.setdefault(target.split("~")[0], []).append(value)
     assert len(values) == 4 and all(len(v) == 3 for v in values.values())
     pooled = math.sqrt(np.mean([np.var(v, ddof=1) for v in values.values()]))
     h2 = next(r for r in rows(pilot) if r["hypothesis"] == "H2")
     assert float(h2["text_noise_sd"]) == pytest.approx(pooled)
     # Twins share their repeat seeds; the texts still differ by the steering.
-    texts = dict(db.execute("SELECT entry_id, text FROM entries"))
     assert len(set(texts.values())) > 6
 
 

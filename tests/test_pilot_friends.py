@@ -6,9 +6,7 @@ design's minimum detectable effect at the Holm-adjusted level."""
 from __future__ import annotations
 
 import csv
-import json
 import math
-import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from diarylab.experiments.kinds.friends.pairs import expand
 from diarylab.experiments.opening import load_design
 from diarylab.experiments.pilot import reduced_design
 from tests.friends_fixtures import friends_design
+from tests.stores import call, opened
 
 ROOT = Path(__file__).parent.parent
 SHIPPED = ROOT / "experiments" / "designs" / "friends.toml"
@@ -54,16 +53,14 @@ def rows(folder: Path) -> list[dict[str, str]]:
 
 
 def test_the_pilot_runs_the_first_cards_with_their_pairs_per_condition(pilot):
-    db = sqlite3.connect(pilot / "run" / "store.sqlite")
-    writers = {w for (w,) in db.execute("SELECT DISTINCT writer FROM letters")}
+    with opened(pilot / "run") as store:
+        writers = {w for (w,) in store.select("letters", ["writer"], distinct=True)}
+        firsts = store.select(
+            "letters", ["condition", "writer"], where={"seat": "A", "letter_index": 1}
+        )
     assert writers == {"amara", "tomasz"}  # the first 2 of the design's 3
     # Shift 2 is past two cards: replaced by 1, so each card keeps 2 pairs per condition.
-    per_card = Counter(
-        (condition, writer)
-        for condition, writer in db.execute(
-            "SELECT condition, writer FROM letters WHERE seat = 'A' AND letter_index = 1"
-        )
-    )
+    per_card = Counter((condition, writer) for condition, writer in firsts)
     assert set(per_card.values()) == {2}
     copy = (pilot / "run" / "design.toml").read_text()
     assert "-pilot" in copy and "b_first = [1]" in copy
@@ -93,32 +90,35 @@ def test_each_hypothesis_and_judge_gets_sd_noise_and_mde(pilot, capsys):
 
 
 def test_single_letter_noise_is_the_pooled_sd_of_one_prompt_written_again(pilot):
-    db = sqlite3.connect(pilot / "repeats-3.sqlite")
-    ids = [i for (i,) in db.execute("SELECT letter_id FROM letters")]
+    with opened(pilot / "repeats-3.sqlite") as store:
+        ids = [i for (i,) in store.select("letters", ["letter_id"])]
+        readings = store.select(
+            "judgments",
+            ["target_id", "value"],
+            where={"item": "pattern:social_isolation", "readable": 1},
+        )
+        repeats = [
+            (i, call(store, key)[0])
+            for i, key in store.select("letters", ["letter_id", "call_key"])
+        ]
     assert len(ids) == 12 and all(i.split("~")[0].endswith("2") for i in ids)  # letter 2
     values: dict[str, list[float]] = {}
-    for target, value in db.execute(
-        "SELECT target_id, value FROM judgments WHERE item = 'pattern:social_isolation' "
-        "AND readable = 1"
-    ):
+    for target, value in readings:
         values.setdefault(target.split("~")[0], []).append(value)
     assert len(values) == 4 and all(len(v) == 3 for v in values.values())
     pooled = math.sqrt(np.mean([np.var(v, ddof=1) for v in values.values()]))
     assert [float(r["text_noise_sd"]) for r in rows(pilot)] == pytest.approx([pooled, pooled])
     # Same prompt as the run's letter (its exchange so far in view), seeds of its own.
-    run = sqlite3.connect(pilot / "run" / "store.sqlite")
-    original = {
-        letter_id: json.loads(request)
-        for letter_id, request in run.execute(
-            "SELECT l.letter_id, c.request FROM letters l JOIN calls c ON c.key = l.call_key"
-        )
-    }
-    repeats = db.execute(
-        "SELECT l.letter_id, c.request FROM letters l JOIN calls c ON c.key = l.call_key"
-    ).fetchall()
+    with opened(pilot / "run") as store:
+        original = {
+            letter_id: call(store, key)[0]
+            for letter_id, key in store.select(
+                "letters", ["letter_id", "call_key"], not_null=["call_key"]
+            )
+        }
     assert len(repeats) == 12
-    for rid, request in repeats:
-        mine, theirs = json.loads(request), original[rid.split("~")[0]]
+    for rid, mine in repeats:
+        theirs = original[rid.split("~")[0]]
         assert mine["messages"] == theirs["messages"] and len(mine["messages"]) > 2
         assert mine["seed"] != theirs["seed"] and mine["steer"] == theirs["steer"]
 
@@ -129,8 +129,9 @@ def test_a_second_pilot_resumes_without_model_calls(pilot, design):
     assert main([*args, "--no-progress"]) == 0
     assert (pilot / "pilot.csv").read_text() == before
     for store in ("run/store.sqlite", "repeats-3.sqlite"):
-        db = sqlite3.connect(pilot / store)
-        assert db.execute("SELECT COUNT(DISTINCT key) = COUNT(*) FROM calls").fetchone()[0]
+        with opened(pilot / store) as opened_store:
+            calls = opened_store.count("calls")
+            assert opened_store.count("calls", distinct="key") == calls
 
 
 def test_too_few_cards_for_the_design_s_shifts_is_one_clear_error(tmp_path, capsys):

@@ -107,7 +107,7 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
     store = Store(tmp_path / "run" / "store.sqlite", (EntryRow, ReplyRow))
     try:
         entries, replies = store.count(EntryRow.TABLE), store.count(ReplyRow.TABLE)
-        items = [r[0] for r in store.db.execute("SELECT item FROM judgments")]
+        items = [r[0] for r in store.select("judgments", ["item"])]
     finally:
         store.close()
     texts = {t["what"]: t["count"] for t in plan["texts"]}

@@ -3,6 +3,9 @@ calibration with one of the design's judges), once; and the judge scorer calibra
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+
 import pytest
 
 from diarylab.diarists.patterns import load_pattern
@@ -79,7 +82,7 @@ def test_calibration_rule_uses_the_design_judge_and_records_its_choice(tmp_path,
     # Every call made on the way is in the profile maker's store: 2 pairs, 2 prompts × (the
     # baseline + 4 settings) samples, and their judge readings.
     store = Store(folder / "store.sqlite")
-    kinds = dict(store.db.execute("SELECT kind, COUNT(*) FROM calls GROUP BY kind").fetchall())
+    kinds = Counter(kind for _, kind, *_ in store.calls_of())
     assert kinds["diarist"] == 2 * 2 + 2 * 5 and kinds["judge"] > 0
     calls = store.count("calls")
     store.close()
@@ -128,7 +131,7 @@ def test_judge_scorer_batches_through_the_store_and_reads_back(tmp_path, tiny_mo
     assert judge.batches == [4] and built == [1]
     assert (first[1].pattern, first[1].coherence) == (0.0, 0.0)
     assert first[0] == first[2] and all(0 <= s.pattern <= 100 for s in first)
-    items = {i for (i,) in store.db.execute("SELECT item FROM judgments")}
+    items = {i for (i,) in store.select("judgments", ["item"])}
     assert items == {"pattern:entitlement", "coherence"}  # realism is not asked
     assert store.count("judgments", where={"target_kind": "sample"}) == 4
     # Read back: no judge built, no call made, the same scores.
@@ -152,7 +155,6 @@ def test_calibration_samples_are_written_at_the_study_writing_settings(tmp_path,
     """A rule that sets no generation writes its samples as the study writes its entries (the
     design's [diarist_model] generation: 8 tokens at 0.9 here), not at the schema's extraction
     defaults (80 tokens at 0.8); the extraction pairs keep their own settings."""
-    import json
 
     rule = (
         'calibration = { judge = "tiny-judge", layers = [0], strengths = [0.5], floor = 0.0, '
@@ -161,9 +163,7 @@ def test_calibration_samples_are_written_at_the_study_writing_settings(tmp_path,
     design = inline_design(tmp_path, tiny_model_folder, rule)
     lonely = make(design, tmp_path / "run", tiny_model_folder, [])["lonely"]
     store = Store(tmp_path / "run" / "profiles" / "store.sqlite")
-    requests = [
-        json.loads(r) for (r,) in store.db.execute("SELECT request FROM calls WHERE kind='diarist'")
-    ]
+    requests = [json.loads(c[3]) for c in store.calls_of(["diarist"])]
     store.close()
     settings = sorted(
         (r["generation"]["max_new_tokens"], r["generation"]["temperature"]) for r in requests

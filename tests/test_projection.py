@@ -4,7 +4,6 @@ mean activation over the entry's tokens projected on the pattern direction, stor
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from diarylab.foundation.errors import LabError
 from diarylab.steering.projection import project
 from diarylab.steering.vectors import random_vector
 from tests.lab_fixtures import design_text, make_profile
+from tests.stores import opened
 
 
 def _hidden(model, ids, layer):
@@ -71,16 +71,14 @@ def run(tmp_path_factory, tiny_model_folder) -> Path:
 
 
 def test_every_entry_gets_a_projection_score_beside_the_judges(run):
-    db = sqlite3.connect(run / "store.sqlite")
-    entries = {e for (e,) in db.execute("SELECT entry_id FROM entries WHERE text != ''")}
-    rows = db.execute(
-        "SELECT target_id, item, coverage, readable, call_key FROM judgments "
-        "WHERE judge='projection'"
-    ).fetchall()
+    with opened(run) as store:
+        entries = {e for (e, text) in store.select("entries", ["entry_id", "text"]) if text != ""}
+        columns = ["target_id", "item", "coverage", "readable", "call_key"]
+        rows = store.select("judgments", columns, where={"judge": "projection"})
+        calls = {c[0] for c in store.calls_of(["projection"])}
     assert {t for t, *_ in rows} == entries
     assert {item for _, item, *_ in rows} == {"pattern:social_isolation"}
     assert all(c == 1.0 and r == 1 for _, _, c, r, _ in rows)
-    calls = {k for (k,) in db.execute("SELECT key FROM calls WHERE kind='projection'")}
     assert {key for *_, key in rows} <= calls  # stored through the cached-call door
     # The measure is no judge's reading: the report's "Judge readings" section leaves it out.
     from diarylab.experiments.engine.store import Store

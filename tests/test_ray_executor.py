@@ -5,7 +5,6 @@ twice)."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -24,6 +23,8 @@ from diarylab.model_access.settings import LocalSettings  # noqa: E402
 from diarylab.steering.apply import write_steered  # noqa: E402
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
 from tests.lab_fixtures import design_text, make_profile  # noqa: E402
+from tests.stores import opened as opened_store  # noqa: E402
+from tests.stores import snapshot  # noqa: E402
 
 pytestmark = pytest.mark.ray
 TWO_ACTORS = ExecutorSettings(kind="ray", actors=2)
@@ -39,16 +40,9 @@ def cluster():
 
 def store_tables(folder: Path) -> dict[str, list[tuple]]:
     """Every table of the run's store, rows sorted; calls without the time each was made."""
-    db = sqlite3.connect(folder / "store.sqlite")
-    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    out = {
-        name: sorted(db.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
-        for name in names
-        if name != "calls"
-    }
-    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
-    db.close()
-    return out
+    with opened_store(folder) as store:
+        names = [name for name in store.tables() if name != "calls"]
+    return snapshot(folder, names)
 
 
 @pytest.fixture

@@ -133,9 +133,10 @@ def test_each_judge_and_profile_shows_its_exact_share_coverage_and_unreadable(st
 def test_every_stored_judgment_keeps_its_coverage_exactness_and_mode(store):
     readings = stored_readings(store, {})
     assert len(readings) == sum(map(len, [*SERVED.values(), *LOCAL.values()]))
-    records = store.db.execute(
-        "SELECT j.coverage, c.result FROM judgments j JOIN calls c ON c.key = j.call_key"
-    ).fetchall()
+    records = [
+        (coverage, store.select("calls", ["result"], where={"key": key})[0][0])
+        for coverage, key in store.select("judgments", ["coverage", "call_key"])
+    ]
     assert len(records) == len(readings)
     for coverage, result in records:
         assert '"exact": ' in result and 0 < coverage <= 1

@@ -4,7 +4,6 @@ uninterrupted run: no duplicated rows, no missing rows, no different text."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from tests.kill_resume import finish, kill_partway, run_cli
 from tests.kill_resume import progress as progress  # for tests that still import it from here
 from tests.lab_fixtures import design_text, make_profile
+from tests.stores import snapshot
 
 CHATBOT = """
 [[chatbots]]
@@ -23,15 +23,8 @@ generation = {{ max_new_tokens = 6, temperature = 0.7 }}
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    out = {
-        t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-        for t in ("entries", "replies", "judgments")
-    }
-    # Everything about a call but the time it was made.
-    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
-    db.close()
-    return out
+    """Every row, and everything about a call but the time it was made."""
+    return snapshot(folder, ("entries", "replies", "judgments"))
 
 
 @pytest.fixture(scope="module")

@@ -47,22 +47,25 @@ def ask(store: Store, kind: str, texts: list[str], made: list[int]) -> list[dict
     )
 
 
+CALLS = ("diarist",)  # the toy kind's text calls: its notes are written by "diarist" calls
+
+
 def test_the_texts_hash_follows_the_texts_and_ignores_judge_calls(tmp_path):
     store = Store(tmp_path / "store.sqlite", (NoteRow,))
     ask(store, "diarist", ["a", "b"], [])
     store.close()
-    before = store_texts(tmp_path / "store.sqlite", (NoteRow,))
+    before = store_texts(tmp_path / "store.sqlite", (NoteRow,), CALLS)
     assert before.calls == 2 and before.rows == {"notes": 2}
 
     store = Store(tmp_path / "store.sqlite", (NoteRow,))
     ask(store, "judge", ["read a"], [])  # a judgment added later: the texts are the same
     store.close()
-    assert store_texts(tmp_path / "store.sqlite", (NoteRow,)) == before
+    assert store_texts(tmp_path / "store.sqlite", (NoteRow,), CALLS) == before
 
     store = Store(tmp_path / "store.sqlite", (NoteRow,))
-    store.db.execute("UPDATE notes SET text = 'edited' WHERE note_id = 'diarist0'")
+    store.update("notes", {"text": "edited"}, where={"note_id": "diarist0"})
     store.close()
-    assert store_texts(tmp_path / "store.sqlite", (NoteRow,)).sha256 != before.sha256
+    assert store_texts(tmp_path / "store.sqlite", (NoteRow,), CALLS).sha256 != before.sha256
 
 
 def test_a_copy_is_complete_recorded_once_and_sealed_stores_refuse_new_calls(tmp_path):
@@ -70,12 +73,12 @@ def test_a_copy_is_complete_recorded_once_and_sealed_stores_refuse_new_calls(tmp
     ask(source, "diarist", ["a", "b"], [])
     ask(source, "judge", ["read a"], [])
     source.close()
-    texts = store_texts(tmp_path / "source.sqlite", (NoteRow,))
+    texts = store_texts(tmp_path / "source.sqlite", (NoteRow,), CALLS)
     record = {"run": "source", "texts_sha256": texts.sha256}
 
     store = Store(tmp_path / "derived.sqlite", (NoteRow,))
     assert reused_record(store) is None
-    copied = copy_texts(tmp_path / "source.sqlite", store, (NoteRow,), record)
+    copied = copy_texts(tmp_path / "source.sqlite", store, (NoteRow,), CALLS, record)
     assert copied == texts and reused_record(store) == record
     assert store.count("calls") == 3  # the judge's call too: a shared judge reads from it
     store.sealed = frozenset({"diarist"})
@@ -91,7 +94,7 @@ def test_a_copy_is_complete_recorded_once_and_sealed_stores_refuse_new_calls(tmp
     # A copy that does not hash to the lock leaves nothing behind.
     other = Store(tmp_path / "other.sqlite", (NoteRow,))
     with pytest.raises(LabError, match="copy of the reused texts differs"):
-        copy_texts(tmp_path / "source.sqlite", other, (NoteRow,), {"texts_sha256": "0" * 64})
+        copy_texts(tmp_path / "source.sqlite", other, (NoteRow,), CALLS, {"texts_sha256": "0" * 64})
     assert other.count("calls") == 0 and reused_record(other) is None
     other.close()
     store.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from diarylab.experiments.engine.runlock import run_lock
 from diarylab.foundation.errors import LabError
 from tests.lab_fixtures import design_text, make_profile
+from tests.stores import opened
 
 ROOT = Path(__file__).parent.parent
 
@@ -63,7 +63,6 @@ def test_two_runs_on_one_folder_make_each_call_once(tmp_path, tiny_model_folder)
     refused = [o for r, o in zip(runs, outputs, strict=True) if r.returncode == 2]
     assert all("another run is writing to this folder (pid" in o for o in refused), refused
     made = sum(int(m.group(1)) for o in outputs if (m := re.search(r"model calls made (\d+)", o)))
-    db = sqlite3.connect(out / "store.sqlite")
-    stored = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-    db.close()
+    with opened(out) as store:
+        stored = store.count("calls")
     assert stored > 0 and made == stored  # every call made once, by one writer at a time

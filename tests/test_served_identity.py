@@ -112,7 +112,7 @@ def test_the_report_names_each_judges_server_and_its_bound_widths(tmp_path):
     fill(store, "quiet", Bounded({}, None), ["read_all e"])  # a server that says nothing
     readings = stored_readings(store, {})
     # The dtype came from the judge's server, through the judging door, into the stored record.
-    [record] = store.db.execute("SELECT result FROM calls LIMIT 1").fetchone()
+    record = next(c[4] for c in store.calls_of() if c[2] == "served")
     assert json.loads(record)["dtype"] == "bfloat16"
     judges = per_judge(readings).set_index("judge")
     assert judges.loc["served", "fingerprints"] == "vllm-0.32.0-aaaa1111, vllm-0.32.0-bbbb2222"

@@ -10,7 +10,6 @@ a new setting must be added here (or to the test named for it)."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import types
@@ -33,6 +32,7 @@ from diarylab.rubric.judging.judges import ServedJudgeSpec
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import chat_response, serve
 from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
+from tests.stores import opened, requests
 
 TESTS = Path(__file__).parent
 
@@ -185,16 +185,16 @@ def test_batch_size_3_generates_in_batches_of_3(tmp_path, tiny_model_folder, mon
     run_design(design, tmp_path / "run", progress=False)
     # 2 diarists × 2 profiles = 4 first entries, then 8 cells' second entries.
     assert batches == [3, 1, 3, 3, 2]
-    import sqlite3
 
-    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
-    assert max(n for (n,) in db.execute("SELECT new_tokens FROM entries")) <= 5
-    request = json.loads(db.execute("SELECT request FROM calls WHERE kind='diarist'").fetchone()[0])
+    with opened(tmp_path / "run") as store:
+        new_tokens = [n for (n,) in store.select("entries", ["new_tokens"])]
+        request = requests(store, "diarist")[0]
+        items = {i for (i,) in store.select("judgments", ["item"], where={"target_kind": "entry"})}
+    assert max(new_tokens) <= 5
     lab_set = {k: request["generation"][k] for k in ("max_new_tokens", "temperature", "top_p")}
     assert lab_set == {"max_new_tokens": 5, "temperature": 0.9, "top_p": 1.0}
     assert request["generation"]["pinned"]["repetition_penalty"] == 1.0  # the rest, pinned
     # [scores]: every entry is scored for the named patterns and scores, nothing else.
-    items = {i for (i,) in db.execute("SELECT item FROM judgments WHERE target_kind='entry'")}
     assert {i for i in items if not i.startswith("person:")} == {
         "pattern:social_isolation",
         "coherence",

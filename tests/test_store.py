@@ -4,8 +4,9 @@ them; keys ignore transport settings; stores of an older schema are refused."""
 
 from __future__ import annotations
 
-import sqlite3
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -87,11 +88,9 @@ def test_keys_hold_identity_and_request_only():
 
 
 def test_a_store_of_an_older_schema_is_refused(tmp_path):
+    # A store as the lab wrote it before stores recorded their schema: a calls table, no meta.
     path = tmp_path / "old.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE calls (key TEXT PRIMARY KEY, result TEXT)")
-    db.commit()
-    db.close()
+    shutil.copyfile(Path(__file__).parent / "data" / "store-before-schema-versions.sqlite", path)
     with pytest.raises(LabError, match="older diarylab") as caught:
         Store(path)
     assert "new folder" in str(caught.value)
@@ -99,11 +98,24 @@ def test_a_store_of_an_older_schema_is_refused(tmp_path):
 
 def test_a_store_of_a_later_schema_is_refused_as_later(tmp_path):
     path = tmp_path / "later.sqlite"
-    Store(path).close()
-    db = sqlite3.connect(path)
-    db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
-    db.commit()
-    db.close()
+    store = Store(path)
+    store.update("meta", {"value": "9"}, where={"key": "schema_version"})
+    store.close()
     with pytest.raises(LabError, match="later diarylab") as caught:
         Store(path)
     assert "upgrade diarylab" in str(caught.value)
+
+
+def test_rows_are_changed_by_hand_only_through_named_columns(tmp_path):
+    """The store's edits (what a test does to play a user who edited a store): names checked
+    against the schema, values bound, the count of rows changed returned."""
+    store = Store(tmp_path / "s.sqlite", (NoteRow,))
+    store.put_rows(NoteRow("a", "one", None, "k1"), NoteRow("b", "two", None, "k2"))
+    assert store.update("notes", {"text": "edited"}, where={"note_id": "a"}) == 1
+    assert store.select("notes", ["text"], order_by=["note_id"]) == [("edited",), ("two",)]
+    assert store.delete("notes", like={"note_id": "b%"}) == 1 and store.count("notes") == 1
+    with pytest.raises(KeyError, match="no column 'text; DROP'"):
+        store.update("notes", {"text; DROP": "x"})
+    with pytest.raises(KeyError, match="no table"):
+        store.delete("nothing")
+    store.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 
 from tests.kill_resume import finish, kill_partway
 from tests.lab_fixtures import design_text, make_profile
+from tests.stores import snapshot
 
 pytestmark = pytest.mark.vllm
 
@@ -73,14 +73,7 @@ def design(folder: Path, tiny_model_folder: Path, server) -> Path:
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
-    db = sqlite3.connect(folder / "store.sqlite")
-    out = {
-        t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-        for t in ("entries", "replies", "judgments")
-    }
-    out["calls"] = sorted(db.execute("SELECT key, kind, model, request, result FROM calls"))
-    db.close()
-    return out
+    return snapshot(folder, ("entries", "replies", "judgments"))
 
 
 def close(a: Any, b: Any, path: str = "") -> list[str]:

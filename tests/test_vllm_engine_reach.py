@@ -6,7 +6,6 @@ writes anything."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from diarylab.foundation.errors import LabError
 from diarylab.model_access.vllm_engine import EngineOutput, VllmEngine
 from tests.kill_resume import ROOT
 from tests.lab_fixtures import design_text, make_profile
+from tests.stores import opened, requests
 
 ENGINE = """
 engine = "vllm"
@@ -71,8 +71,8 @@ def test_the_vllm_engine_and_its_settings_reach_the_worker(
     # Steered and unsteered rows in one batch, a seed for each (the twins share theirs).
     assert any(s is None for s in steers) and any(s is not None for s in steers)
     assert len(seeds) == len(steers) and all(isinstance(s, int) for s in seeds)
-    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
-    request = json.loads(db.execute("SELECT request FROM calls WHERE kind='diarist'").fetchone()[0])
+    with opened(tmp_path / "run") as store:
+        request = requests(store, "diarist")[0]
     assert request["generation"]["engine"] == {
         "name": "vllm",
         "dtype": "float32",
@@ -105,9 +105,9 @@ def test_a_local_chatbot_on_vllm_shares_the_diarists_worker(
     assert {id(c[0]) for c in calls} == {id(writes[0][0])}  # one worker for both
     assert all(s is None for c in replies for s in c[2])  # chatbots are never steered
     assert replies[0][0].settings == chatbot.vllm
-    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
-    rows = db.execute("SELECT request FROM calls WHERE model='tiny-chat'").fetchall()
-    assert rows and all(json.loads(r[0])["generation"]["engine"]["name"] == "vllm" for r in rows)
+    with opened(tmp_path / "run") as store:
+        rows = [json.loads(c[3]) for c in store.calls_of() if c[2] == "tiny-chat"]
+    assert rows and all(r["generation"]["engine"]["name"] == "vllm" for r in rows)
 
 
 def test_a_chatbot_on_vllm_without_the_venv_is_one_clear_error(

@@ -19,8 +19,8 @@ def check_models(design: Design, found: Collector, *, ask_hub: bool = True) -> l
     spec = design.spec
     notes: list[str] = []
     where = str(design.path)
-    if spec.diarist_model is not None:
-        writer = spec.diarist_model
+    if spec.writing_model is not None:
+        writer = spec.writing_model
         facts = _facts(
             writer.model,
             writer.local.revision,
@@ -76,7 +76,7 @@ def _layers(design: Design, facts: ModelFacts, found: Collector) -> None:
     Profile files carry vectors, whose own layer count is checked when they are read."""
     if facts.layers is None:
         return
-    for i, rule in enumerate(design.spec.profiles):
+    for i, rule in enumerate(design.spec.profile_rules):
         asked = [("steer.layers", rule.steer.layers)] if rule.steer else []
         if rule.calibration:
             asked.append(("calibration.layers", rule.calibration.layers))

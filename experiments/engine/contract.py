@@ -202,6 +202,7 @@ class ReuseSupport(Protocol):
     a derived design may change is its schema's `judging_fields`."""
 
     text_rows: tuple[Any, ...]  # row types (of row_types) whose rows are the texts reused
+    text_calls: tuple[str, ...]  # the call kinds whose results are those texts ("diarist", ...)
 
     def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
         """Per text table, the ids of every text the cells need."""

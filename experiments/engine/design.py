@@ -162,26 +162,20 @@ def with_design_judges(design: Any) -> Any:
 
 class DesignFile(DataModel):
     """The tables every kind shares; a kind's schema adds its own (a kind that answers with
-    chatbots requires them, a kind that tests hypotheses declares them)."""
+    chatbots requires them, a kind that tests hypotheses declares them, a kind that writes texts
+    with a steered diarist model extends WritingDesignFile)."""
 
-    # Whether the kind writes texts with the diarist model (a benchmark only answers and grades
-    # fixed conversations): then [diarist_model] is required, otherwise refused, never loaded.
-    writes: ClassVar[bool] = True
+    # Whether the kind writes texts with a diarist model: only WritingDesignFile does.
+    writes: ClassVar[bool] = False
 
     design: DesignHead = Field(
         description="[design]: the name, kind, seed, entries and coverage floor of the experiment"
-    )
-    diarist_model: DiaristModel | None = Field(
-        None,
-        description="[diarist_model]: the local model that writes (required by kinds that write "
-        "texts, refused by the benchmark)",
     )
     chatbots: list[ChatbotSpec] = Field([], description="the chatbots that answer")
     judges: list[JudgeSpec] = Field(
         min_length=1,
         description="[[judges]]: the judge models that score what was written (at least one)",
     )
-    profiles: list[ProfileRule] = Field([], description="inline profiles: pattern + rule")
     analysis: AnalysisSettings = Field(
         AnalysisSettings(),
         description="[analysis]: how the results are analysed (bootstrap resamples)",
@@ -210,31 +204,24 @@ class DesignFile(DataModel):
     def _hypotheses_inherit_the_judges(cls, data: Any) -> Any:
         return with_design_judges(data)
 
-    @model_validator(mode="after")
-    def _writer_as_the_kind_needs(self) -> DesignFile:
-        if self.writes and self.diarist_model is None:
-            raise At(
-                ("diarist_model",),
-                f"a {self.design.kind} design writes texts with a local model"
-                f'{FIX_MARK}add [diarist_model] with model = "smollm2" (the embedded default),'
-                " a model folder or a hub id",
-            )
-        if not self.writes and self.diarist_model is not None:
-            raise At(
-                ("diarist_model",),
-                f"a {self.design.kind} design writes nothing with a diarist model"
-                f"{FIX_MARK}remove [diarist_model]",
-            )
-        return self
+    @property
+    def writing_model(self) -> DiaristModel | None:
+        """The diarist model, for a kind that writes; None for one that writes nothing."""
+        return None
 
     @property
     def writer(self) -> DiaristModel:
         """The diarist model of a kind that writes (its presence is checked on loading)."""
-        if self.diarist_model is None:
+        if self.writing_model is None:
             raise LabError(
                 f"a {self.design.kind} design has no diarist model", where="[diarist_model]"
             )
-        return self.diarist_model
+        return self.writing_model
+
+    @property
+    def profile_rules(self) -> Sequence[ProfileRule]:
+        """The inline [[profiles]] rules (only a writing kind steers, so has any)."""
+        return ()
 
     @model_validator(mode="after")
     def _judges_say_how_they_are_read(self, info: ValidationInfo) -> DesignFile:
@@ -258,20 +245,7 @@ class DesignFile(DataModel):
     def _names(self) -> DesignFile:
         _unique("chatbots", [c.id for c in self.chatbots], "chatbot")
         _unique("judges", [j.id for j in self.judges], "judge")
-        _unique("profiles", [p.id for p in self.profiles], "profile")
         _unique("hypotheses", [h.id for h in self.preregistered()], "hypothesis")
-        judges = {j.id for j in self.judges}
-        for i, rule in enumerate(self.profiles):
-            if rule.calibration and rule.calibration.judge not in judges:
-                raise At(
-                    ("profiles", i, "calibration", "judge"),
-                    f"profile {rule.id!r} calibrates with unknown judge "
-                    f"{rule.calibration.judge!r}{FIX_MARK}name one of {', '.join(sorted(judges))}",
-                )
-            if rule.id == UNSTEERED:
-                raise At(
-                    ("profiles", i, "id"), f"{UNSTEERED!r} is built in{FIX_MARK}choose another id"
-                )
         return self
 
     def preregistered(self) -> Sequence[Preregistered]:
@@ -289,4 +263,53 @@ class DesignFile(DataModel):
         return next(j for j in self.judges if j.id == judge_id)
 
     def profile_rule(self, profile_id: str) -> ProfileRule | None:
-        return next((p for p in self.profiles if p.id == profile_id), None)
+        return next((p for p in self.profile_rules if p.id == profile_id), None)
+
+
+class WritingDesignFile(DesignFile):
+    """A kind that writes its texts with a local diarist model, steered by profiles (the diary
+    and the friends' letters): [diarist_model] and the inline [[profiles]] rules."""
+
+    writes: ClassVar[bool] = True
+
+    diarist_model: DiaristModel | None = Field(
+        None,
+        description="[diarist_model]: the local model that writes (required)",
+    )
+    profiles: list[ProfileRule] = Field([], description="inline profiles: pattern + rule")
+
+    @model_validator(mode="after")
+    def _writer_is_named(self) -> WritingDesignFile:
+        if self.diarist_model is None:
+            raise At(
+                ("diarist_model",),
+                f"a {self.design.kind} design writes texts with a local model"
+                f'{FIX_MARK}add [diarist_model] with model = "smollm2" (the embedded default),'
+                " a model folder or a hub id",
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _profile_names(self) -> WritingDesignFile:
+        _unique("profiles", [p.id for p in self.profiles], "profile")
+        judges = {j.id for j in self.judges}
+        for i, rule in enumerate(self.profiles):
+            if rule.calibration and rule.calibration.judge not in judges:
+                raise At(
+                    ("profiles", i, "calibration", "judge"),
+                    f"profile {rule.id!r} calibrates with unknown judge "
+                    f"{rule.calibration.judge!r}{FIX_MARK}name one of {', '.join(sorted(judges))}",
+                )
+            if rule.id == UNSTEERED:
+                raise At(
+                    ("profiles", i, "id"), f"{UNSTEERED!r} is built in{FIX_MARK}choose another id"
+                )
+        return self
+
+    @property
+    def writing_model(self) -> DiaristModel | None:
+        return self.diarist_model
+
+    @property
+    def profile_rules(self) -> Sequence[ProfileRule]:
+        return self.profiles

@@ -1,14 +1,14 @@
 """The store side of derived runs (experiments/derived.py): what locks the texts a run reuses,
 copying them into the derived run's store, and which parts of a design determine those texts.
 
-The texts of a run are its writing and chatbot calls (the `calls` rows of kinds TEXT_CALLS) and
-the kind's text rows (entries and replies, letters, benchmark replies: fixed replies are rows
-without a call). Their sha256 is taken over those rows in key order, without the time a call was
-made, so it changes only when a text does: a run's judgments may be added or remade and the
-hash stays. A derived store gets every call of the run it reuses (the judges' too: a judge the
-two designs share reads from them, so its readings are the run's own) and the text rows; its
-writing and chatbot calls are then sealed (Store.sealed), so a text the copy lacks is one clear
-error, never a new generation."""
+The texts of a run are its writing and chatbot calls (the `calls` rows of the kinds its kind
+names in `text_calls`) and the kind's text rows (entries and replies, letters, benchmark
+replies: fixed replies are rows without a call). Their sha256 is taken over those rows in key
+order, without the time a call was made, so it changes only when a text does: a run's judgments
+may be added or remade and the hash stays. A derived store gets every call of the run it reuses
+(the judges' too: a judge the two designs share reads from them, so its readings are the run's
+own) and the text rows; its writing and chatbot calls are then sealed (Store.sealed), so a text
+the copy lacks is one clear error, never a new generation."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from typing import Any
 # record) is the store package's: experiments/engine/store/files.py.
 from diarylab.experiments.engine.store.files import (
     META_KEY,
-    TEXT_CALLS,
     Texts,
     copy_texts,
     present_ids,
@@ -30,7 +29,6 @@ from diarylab.experiments.engine.store.files import (
 
 __all__ = [
     "META_KEY",
-    "TEXT_CALLS",
     "TRANSPORT",
     "Texts",
     "copy_texts",

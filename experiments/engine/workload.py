@@ -85,7 +85,7 @@ def profile_work(spec: DesignFile) -> tuple[tuple[Texts, ...], dict[str, int]]:
 
     texts: list[Texts] = []
     readings: dict[str, int] = {}
-    for rule in spec.profiles:
+    for rule in spec.profile_rules:
         made = rule.extraction.generation.max_new_tokens
         texts.append(
             Texts("profiles", f"contrast texts for {rule.id}", 2 * rule.extraction.pairs, made)
@@ -97,7 +97,7 @@ def profile_work(spec: DesignFile) -> tuple[tuple[Texts, ...], dict[str, int]]:
         samples = prompts * (1 + len(c.layers) * sum(1 for s in c.strengths if s != 0))
         # the sweep writes at the study's own settings unless the rule sets its own
         # (experiments/vector_making.py study_rule)
-        study = spec.diarist_model
+        study = spec.writing_model
         own = "generation" in c.model_fields_set or study is None
         generation = c.generation if own or study is None else study.generation
         texts.append(

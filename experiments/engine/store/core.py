@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from diarylab.experiments.engine.executor import Executor, InProcess
-from diarylab.experiments.engine.store.reads import StoreReads
+from diarylab.experiments.engine.store.edits import StoreEdits
 from diarylab.experiments.engine.writer import OneWriter
 from diarylab.foundation.errors import LabError
 
@@ -86,7 +86,7 @@ def table_sql(row_type: Any) -> str:
     return f"CREATE TABLE IF NOT EXISTS {row_type.TABLE} ({', '.join(columns)})"
 
 
-class Store(OneWriter, StoreReads):
+class Store(OneWriter, StoreEdits):
     def __init__(self, path: Path, row_types: Sequence[Any] = ()) -> None:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)

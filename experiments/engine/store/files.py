@@ -16,7 +16,6 @@ from typing import Any
 from diarylab.experiments.engine.store.core import Store
 from diarylab.foundation.errors import LabError
 
-TEXT_CALLS = ("diarist", "chatbot")  # the call kinds whose results are the reused texts
 META_KEY = "derived_from"  # the store's record of what it reused (a resume needs no source)
 
 
@@ -25,7 +24,7 @@ class Texts:
     """What a store holds of the texts one kind reuses."""
 
     sha256: str
-    calls: int  # writing and chatbot calls
+    calls: int  # calls of the kind's text_calls kinds (its writing and chatbot calls)
     rows: Mapping[str, int]  # text table → rows
 
 
@@ -34,12 +33,14 @@ def _read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
 
 
-def _text_rows(db: sqlite3.Connection, tables: Sequence[str]) -> Iterator[tuple[str, list[Any]]]:
-    marks = ",".join("?" for _ in TEXT_CALLS)
+def _text_rows(
+    db: sqlite3.Connection, tables: Sequence[str], calls: Sequence[str]
+) -> Iterator[tuple[str, list[Any]]]:
+    marks = ",".join("?" for _ in calls)
     query = (
         f"SELECT key, kind, model, request, result FROM calls WHERE kind IN ({marks}) ORDER BY key"
     )
-    for row in db.execute(query, TEXT_CALLS):
+    for row in db.execute(query, tuple(calls)):
         yield "calls", list(row)
     for table in tables:
         key = db.execute(f"SELECT * FROM {table} LIMIT 0").description[0][0]
@@ -47,21 +48,23 @@ def _text_rows(db: sqlite3.Connection, tables: Sequence[str]) -> Iterator[tuple[
             yield table, list(row)
 
 
-def texts_of(db: sqlite3.Connection, tables: Sequence[str]) -> Texts:
+def texts_of(db: sqlite3.Connection, tables: Sequence[str], call_kinds: Sequence[str]) -> Texts:
+    """The texts' hash and counts: the calls of `call_kinds` (a kind's text_calls) and the rows
+    of `tables`, in key order, without the time a call was made."""
     digest = hashlib.sha256()
     counts: dict[str, int] = {"calls": 0, **dict.fromkeys(tables, 0)}
-    for table, row in _text_rows(db, tables):
+    for table, row in _text_rows(db, tables, call_kinds):
         digest.update(json.dumps([table, row], separators=(",", ":")).encode() + b"\n")
         counts[table] += 1
     calls = counts.pop("calls")
     return Texts(digest.hexdigest(), calls, counts)
 
 
-def store_texts(path: Path, row_types: Sequence[Any]) -> Texts:
+def store_texts(path: Path, row_types: Sequence[Any], calls: Sequence[str]) -> Texts:
     """The texts a finished run's store holds, read without touching its folder."""
     db = _read_only(path)
     try:
-        return texts_of(db, [t.TABLE for t in row_types])
+        return texts_of(db, [t.TABLE for t in row_types], calls)
     except sqlite3.DatabaseError as exc:
         raise LabError(
             f"the reused run's store cannot be read ({exc})",
@@ -104,7 +107,11 @@ def recorded_in(path: Path) -> dict[str, Any] | None:
 
 
 def copy_texts(
-    source: Path, store: Store, row_types: Sequence[Any], record: Mapping[str, Any]
+    source: Path,
+    store: Store,
+    row_types: Sequence[Any],
+    calls: Sequence[str],
+    record: Mapping[str, Any],
 ) -> Texts:
     """Every call of the store at `source` and its text rows into `store`, in one transaction
     with `record` (so a killed copy leaves nothing, and a finished one is never redone); the
@@ -124,7 +131,7 @@ def copy_texts(
                         f"INSERT OR IGNORE INTO {table} ({','.join(columns)}) VALUES ({marks})",
                         cursor,
                     )
-                copied = texts_of(db, tables)
+                copied = texts_of(db, tables, calls)
                 locked = str(record.get("texts_sha256"))
                 if copied.sha256 != locked:
                     raise LabError(
@@ -157,3 +164,17 @@ def check_file(path: Path, *, full: bool) -> tuple[list[str], set[str]]:
     finally:
         db.close()
     return rows, tables
+
+
+def calls_stored(path: Path) -> int:
+    """How many calls a store holds now, read without writing to it (a running run's store may be
+    watched this way: progress, a kill at a given point); 0 before its calls table exists."""
+    if not Path(path).exists():
+        return 0
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+    except sqlite3.OperationalError:  # not made yet, or locked for the moment it takes
+        return 0
+    finally:
+        db.close()

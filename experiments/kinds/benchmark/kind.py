@@ -198,6 +198,7 @@ class BenchmarkKind:
 
     # ------------------------------------------------------------ derived runs (ReuseSupport)
     text_rows = (BenchReplyRow,)
+    text_calls = ("chatbot",)
 
     def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
         return {BenchReplyRow.TABLE: {c.id for c in cells}}

@@ -175,7 +175,6 @@ def _relative(value: str, design_path: Path) -> Path:
 
 
 class BenchmarkDesignFile(DesignFile):
-    writes: ClassVar[bool] = False
     judging_fields: ClassVar[tuple[str, ...]] = (
         *DesignFile.judging_fields,
         "benchmark.convention",
@@ -222,10 +221,6 @@ class BenchmarkDesignFile(DesignFile):
             raise At(
                 ("design", "entries"),
                 f"a benchmark reply answers one fixed conversation{FIX_MARK}remove entries",
-            )
-        if self.profiles:
-            raise At(
-                ("profiles",), f"a benchmark design steers nothing{FIX_MARK}remove [[profiles]]"
             )
         cal = self.benchmark.calibration
         bots = {c.id for c in self.chatbots}

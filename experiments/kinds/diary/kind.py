@@ -117,6 +117,7 @@ class DiaryKind(TaskJudging):
 
     # ------------------------------------------------------------ derived runs (ReuseSupport)
     text_rows = (EntryRow, ReplyRow)
+    text_calls = ("diarist", "chatbot")
 
     def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
         steps = range(1, design.entries + 1)
@@ -127,19 +128,19 @@ class DiaryKind(TaskJudging):
 
     def text_inputs(self, design: Design) -> list[Path]:
         from diarylab.chatbots.refusals import REFUSALS_FILE
-        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.cards import cards_dir
         from diarylab.diarists.templates import TEMPLATES_DIR
 
         cards = _spec(design).cast.diarist_ids
         return [
             TEMPLATES_DIR / "entry.toml",
-            *(CARDS_DIR / f"{c}.toml" for c in cards),
+            *(cards_dir() / f"{c}.toml" for c in cards),
             REFUSALS_FILE,
         ]
 
     def input_files(self, design: Design) -> list[Path]:
         from diarylab.chatbots.refusals import REFUSALS_FILE
-        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.cards import cards_dir
         from diarylab.diarists.patterns import PATTERNS_DIR
         from diarylab.diarists.templates import TEMPLATES_DIR
         from diarylab.rubric.behavior_rubric import RUBRIC_FILE
@@ -149,7 +150,7 @@ class DiaryKind(TaskJudging):
         patterns = {*spec.scores.pattern_ids, *(p.pattern for p in spec.profiles)}
         return [
             TEMPLATES_DIR / "entry.toml",
-            *(CARDS_DIR / f"{c}.toml" for c in spec.cast.diarist_ids),
+            *(cards_dir() / f"{c}.toml" for c in spec.cast.diarist_ids),
             *(PATTERNS_DIR / f"{p}.toml" for p in sorted(patterns)),
             RUBRIC_FILE,
             *sorted(JUDGE_TEMPLATES.glob("*.toml")),

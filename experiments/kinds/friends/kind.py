@@ -109,19 +109,20 @@ class FriendsKind(TaskJudging):
 
     # ------------------------------------------------------------ derived runs (ReuseSupport)
     text_rows = (LetterRow,)
+    text_calls = ("diarist",)
 
     def text_ids(self, design: Design, cells: Sequence[Any]) -> dict[str, set[str]]:
         return {LetterRow.TABLE: {p.letter_id(seat, k) for p in cells for seat, k in p.order()}}
 
     def text_inputs(self, design: Design) -> list[Path]:
-        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.cards import cards_dir
         from diarylab.diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
 
         cards = friends_spec(design).pairs.card_ids
-        return [LETTER_FILE, FIXED_LETTER_FILE, *(CARDS_DIR / f"{c}.toml" for c in cards)]
+        return [LETTER_FILE, FIXED_LETTER_FILE, *(cards_dir() / f"{c}.toml" for c in cards)]
 
     def input_files(self, design: Design) -> list[Path]:
-        from diarylab.diarists.cards import CARDS_DIR
+        from diarylab.diarists.cards import cards_dir
         from diarylab.diarists.letters import FIXED_LETTER_FILE, LETTER_FILE
         from diarylab.diarists.patterns import PATTERNS_DIR
         from diarylab.experiments.kinds.friends.tasks import IDENTITY_TEMPLATE
@@ -132,7 +133,7 @@ class FriendsKind(TaskJudging):
         return [
             LETTER_FILE,
             FIXED_LETTER_FILE,
-            *(CARDS_DIR / f"{c}.toml" for c in spec.pairs.card_ids),
+            *(cards_dir() / f"{c}.toml" for c in spec.pairs.card_ids),
             *(PATTERNS_DIR / f"{p}.toml" for p in sorted(patterns)),
             *(JUDGE_TEMPLATES / f"{t}.toml" for t in ("pattern", "coherence", IDENTITY_TEMPLATE)),
         ]

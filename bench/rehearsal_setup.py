@@ -1,0 +1,210 @@
+"""What a rehearsal runs on: a seed design (diary-full.toml, friends.toml) rewritten so that every
+model is a zero-cost stand-in on the lab's real code paths, and the stand-ins themselves.
+
+- The diarist model (and any local chatbot or judge): a random Llama built in code with the
+  embedded tokenizer and as many decoder blocks as the design steers (20, so the profiles'
+  layers 10-19 and the calibration sweep keep their size), written as a model folder. It writes
+  every text to its token cap: a random model rarely ends early, so texts have the study's length.
+- Served judges: the vLLM-faithful judge stand-in (bench/judge_standin.py over
+  tests/fake_judge_server.py, a confident judge on a digit tokenizer) in a process of its own,
+  named with that tokenizer's folder, so every reading is exact by token ids as the seed judges'.
+- Served chatbots: a loopback OpenAI-compatible stand-in (tests/fake_openai.py) answering each
+  request at once with seeded prose of a reply's length (about 120 words).
+- Role cards: the eight shipped cards, and for a larger cast copies of them under new ids (a
+  folder of cards the run reads in place of diarists/cards/).
+
+Nothing here is a result: the figures are the lab's own cost around models that cost nothing."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DESIGNS = ROOT / "experiments" / "designs"
+STUDIES = {"diary": DESIGNS / "diary-full.toml", "friends": DESIGNS / "friends.toml"}
+KEY_ENV = "DIARYLAB_REHEARSAL_KEY"  # the served stand-ins' key: present, never a real one
+SENTENCE = (
+    "today the kitchen light flickered again and I kept thinking about the message I never sent "
+    "walked to the station early because the house felt too quiet after dinner and my sister "
+    "called but I let it ring while the kettle boiled and the rain kept on all afternoon"
+)
+WORDS = SENTENCE.split(" ")
+
+
+@dataclass(frozen=True)
+class StandIns:
+    judge_url: str
+    judge_tokenizer: Path
+    chat_url: str
+    model_folder: Path
+    cards: Path
+
+
+def model_folder(work: Path, layers: int = 20) -> Path:
+    """The random Llama the diarist (and any local model) is replaced with."""
+    folder = work / f"tiny-llama-{layers}"
+    if (folder / "config.json").is_file():
+        return folder
+    from transformers import AutoTokenizer
+
+    from diarylab.model_access.embedded import embedded_model_folder
+    from tests.conftest import build_tiny_llama
+
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder())
+    build_tiny_llama(tokenizer, layers=layers).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def judge_tokenizer_folder(work: Path) -> Path:
+    """The judge stand-in's tokenizer, saved so a design can name it as a folder."""
+    folder = work / "judge-tokenizer"
+    if not (folder / "tokenizer.json").is_file():
+        from bench.judge_standin import make_tokenizer
+
+        make_tokenizer("digits").save_pretrained(folder)
+    return folder
+
+
+def cards_folder(work: Path, count: int) -> tuple[Path, list[str]]:
+    """A folder of `count` role cards: the shipped eight, then copies under new ids."""
+    from diarylab.diarists.cards import CARDS_DIR
+
+    folder = work / f"cards-{count}"
+    folder.mkdir(parents=True, exist_ok=True)
+    shipped = sorted(CARDS_DIR.glob("*.toml"))
+    ids = []
+    for i in range(count):
+        source = shipped[i % len(shipped)]
+        copy = i // len(shipped)
+        card_id = source.stem if copy == 0 else f"{source.stem}{copy + 1}"
+        text = source.read_text(encoding="utf-8")
+        if copy:
+            text = text.replace(f'id = "{source.stem}"', f'id = "{card_id}"', 1)
+        (folder / f"{card_id}.toml").write_text(text, encoding="utf-8")
+        ids.append(card_id)
+    return folder, ids
+
+
+def reply_text(body: dict[str, Any]) -> str:
+    """Seeded prose of a chatbot reply's length, different per request."""
+    seed = json.dumps(body.get("messages", ""), sort_keys=True)
+    rng = random.Random(seed)
+    return " ".join(rng.choice(WORDS) for _ in range(120)).capitalize() + "."
+
+
+@contextmanager
+def chat_standin() -> Iterator[str]:
+    from tests.fake_openai import chat_response, serve
+
+    def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return 200, chat_response(reply_text(body), model=str(body.get("model", "stand-in")))
+
+    with serve(answer, keep_alive=True) as server:
+        yield server.base_url
+
+
+@contextmanager
+def judge_standin() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "judge_standin.py"), "digits"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    line = process.stdout.readline()
+    if not line.startswith("PORT "):
+        process.kill()
+        raise SystemExit(f"the judge stand-in did not start: {line!r}")
+    try:
+        yield f"http://127.0.0.1:{line.split()[1]}/v1", process
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+
+
+def rehearsal_design(
+    study: str, work: Path, stand_ins: StandIns, cards: list[str], *, small_profiles: bool = False
+) -> Path:
+    """The seed design of `study` with every model a stand-in and `cards` as its cast.
+    `small_profiles` (the CI test's reduced rehearsal): each inline profile made from 4 contrast
+    pairs and a 2 x 2 calibration sweep over 2 prompts, the study itself at its full shape."""
+    data = tomllib.loads(STUDIES[study].read_text(encoding="utf-8"))
+    if small_profiles:
+        for rule in data.get("profiles", []):
+            rule["extraction"]["pairs"] = 4
+            c = rule["calibration"]
+            c.update(layers=c["layers"][:2], strengths=c["strengths"][:2], prompts=2)
+    data["design"]["name"] = f"{data['design']['name']}-rehearsal-{len(cards)}"
+    data["diarist_model"]["model"] = str(stand_ins.model_folder)
+    data["diarist_model"]["local"] = {"batch_size": 64}  # float32 on CPU: no bf16 here
+    if study == "diary":
+        data["cast"]["diarists"] = cards
+    else:
+        data["pairs"]["cards"] = cards
+    for bot in data.get("chatbots", []):
+        if bot["kind"] == "local":
+            bot["model"] = str(stand_ins.model_folder)
+        elif bot["kind"] != "fixed":
+            bot["kind"] = "litellm"
+            bot["model"] = f"openai/{bot['id']}"
+            bot["endpoint"] = {"base_url": stand_ins.chat_url, "api_key_env": KEY_ENV,
+                               "concurrency": 16}  # fmt: skip
+    for judge in data["judges"]:
+        judge.pop("reasoning_effort", None)  # harmony's: the stand-in reads a plain template
+        judge["model"] = f"hosted_vllm/{judge['id']}"
+        judge["tokenizer"] = str(stand_ins.judge_tokenizer)
+        judge["endpoint"] = {**judge["endpoint"], "base_url": stand_ins.judge_url}
+    path = work / f"{study}-{len(cards)}{'-small' if small_profiles else ''}.toml"
+    path.write_text(to_toml(data), encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- TOML out
+def to_toml(data: dict[str, Any]) -> str:
+    """A design dict as TOML: tables, arrays of tables, inline tables below them."""
+    head = [f"{k} = {_value(v)}" for k, v in data.items() if not _is_table(v)]
+    out = [*head, ""] if head else []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out += [f"[{key}]", *(f"{k} = {_value(v)}" for k, v in value.items()), ""]
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for item in value:
+                out += [f"[[{key}]]", *(f"{k} = {_value(v)}" for k, v in item.items()), ""]
+    return "\n".join(out)
+
+
+def _is_table(value: Any) -> bool:
+    return isinstance(value, dict) or (
+        isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+    )
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML for {value!r}")
+
+
+def remove(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,65 @@
+"""A reduced paper-size rehearsal (bench/rehearsal.py): diary-full.toml at its full shape — three
+calibrated profiles, four chatbots, both served judges, four entries — on four role cards, every
+model a zero-cost stand-in on the lab's real paths (the random Llama writes, the vLLM-faithful
+judge stand-in reads exactly by token ids, a loopback OpenAI stand-in answers). Killed with
+SIGKILL once partway through its judging and resumed, it ends with the store an unbroken run
+ends with, and the same report. Slow: it makes the profiles and runs twice, in fresh processes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bench.rehearsal_setup import (
+    KEY_ENV,
+    StandIns,
+    cards_folder,
+    chat_standin,
+    judge_standin,
+    judge_tokenizer_folder,
+    model_folder,
+    rehearsal_design,
+)
+from tests.kill_resume import finish, kill_partway
+from tests.stores import opened, snapshot
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+
+def report_files(folder: Path) -> dict[str, bytes]:
+    report = folder / "report"
+    return {str(p.relative_to(report)): p.read_bytes() for p in report.rglob("*") if p.is_file()}
+
+
+def test_a_reduced_rehearsal_killed_while_judging_resumes_to_the_unbroken_run(
+    tmp_path, monkeypatch
+):
+    from diarylab.experiments.cli import main
+
+    cards, ids = cards_folder(tmp_path, 4)
+    monkeypatch.setenv("DIARYLAB_CARDS_DIR", str(cards))
+    monkeypatch.setenv(KEY_ENV, "sk-rehearsal-not-a-key")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # two runs' worth of processes on 2 cores
+    with chat_standin() as chat_url, judge_standin() as (judge_url, _):
+        stand_ins = StandIns(
+            judge_url, judge_tokenizer_folder(tmp_path), chat_url, model_folder(tmp_path), cards
+        )
+        path = rehearsal_design("diary", tmp_path, stand_ins, ids[:4], small_profiles=True)
+        whole, broken = tmp_path / "unbroken", tmp_path / "killed"
+        finish(path, whole, timeout_s=900)
+        with opened(whole) as store:
+            total = store.count("calls")
+            judged = store.count("calls", where={"kind": "judge"})
+            assert store.count("entries") == 4 * 4 * (1 + 3 * 4) and judged > 0
+        # Killed once most of the texts are stored: inside the judging, for a run of this shape.
+        (seen,) = kill_partway(path, broken, total, (1 - judged / total / 2,), poll_s=0.05)
+        assert 0 < seen < total
+        finish(path, broken, timeout_s=900)
+    tables = ("entries", "replies", "judgments")
+    assert snapshot(broken, tables) == snapshot(whole, tables)
+    for folder in (whole, broken):
+        assert main(["report", str(folder), "--resamples", "200"]) == 0
+    assert report_files(broken) == report_files(whole)
+    assert os.path.getsize(whole / "report" / "index.html") > 0
