@@ -36,7 +36,12 @@ def main() -> None:
 
     kind = sys.argv[1]
     tokenizer = make_tokenizer(kind)
-    handler = judge_handler(confident_judge(tokenizer), renderer=TOKENIZERS[kind][1])  # type: ignore[arg-type]
+    # 32k context: a seed judge's (a study's whole conversation is in its reply prompts)
+    handler = judge_handler(
+        confident_judge(tokenizer),
+        renderer=TOKENIZERS[kind][1],  # type: ignore[arg-type]
+        max_model_len=32768,
+    )
     answered: dict[tuple[str, str], Reply] = {}
     lock = threading.Lock()
 

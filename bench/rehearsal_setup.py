@@ -1,15 +1,18 @@
 """What a rehearsal runs on: a seed design (diary-full.toml, friends.toml) rewritten so that every
 model is a zero-cost stand-in on the lab's real code paths, and the stand-ins themselves.
 
-- The diarist model (and any local chatbot or judge): a random Llama built in code with the
-  embedded tokenizer and as many decoder blocks as the design steers (20, so the profiles'
-  layers 10-19 and the calibration sweep keep their size), written as a model folder. It writes
-  every text to its token cap: a random model rarely ends early, so texts have the study's length.
+- The diarist model (and any local chatbot or judge): a random two-block Llama built in code with
+  the embedded tokenizer, written as a model folder. It writes every text to its token cap (a
+  random model rarely ends early), so texts have the study's length. Its two blocks are what a
+  steered forward pass costs little on (nnsight's per-module work grows with the blocks: a
+  20-block stand-in wrote 288 texts in 10 minutes here), so the profiles' layers are mapped onto
+  them: a calibration sweep over the design's four layers becomes one over blocks 0 and 1.
 - Served judges: the vLLM-faithful judge stand-in (bench/judge_standin.py over
   tests/fake_judge_server.py, a confident judge on a digit tokenizer) in a process of its own,
   named with that tokenizer's folder, so every reading is exact by token ids as the seed judges'.
 - Served chatbots: a loopback OpenAI-compatible stand-in (tests/fake_openai.py) answering each
   request at once with seeded prose of a reply's length (about 120 words).
+- The diarist writes without the nucleus (top_p 1; see rehearsal_design).
 - Role cards: the eight shipped cards, and for a larger cast copies of them under new ids (a
   folder of cards the run reads in place of diarists/cards/).
 
@@ -50,7 +53,7 @@ class StandIns:
     cards: Path
 
 
-def model_folder(work: Path, layers: int = 20) -> Path:
+def model_folder(work: Path, layers: int = 2) -> Path:
     """The random Llama the diarist (and any local model) is replaced with."""
     folder = work / f"tiny-llama-{layers}"
     if (folder / "config.json").is_file():
@@ -140,16 +143,29 @@ def rehearsal_design(
 ) -> Path:
     """The seed design of `study` with every model a stand-in and `cards` as its cast.
     `small_profiles` (the CI test's reduced rehearsal): each inline profile made from 4 contrast
-    pairs and a 2 x 2 calibration sweep over 2 prompts, the study itself at its full shape."""
+    pairs and a 2 x 2 calibration sweep over 2 prompts, and texts of at most 48 tokens; the
+    study keeps its shape (profiles, chatbots, judges, entries, scores, hypotheses)."""
     data = tomllib.loads(STUDIES[study].read_text(encoding="utf-8"))
-    if small_profiles:
-        for rule in data.get("profiles", []):
+    for rule in data.get("profiles", []):
+        c = rule.get("calibration")
+        if c is not None:
+            c["layers"] = [0, 1]  # the stand-in's two blocks
+        if rule.get("steer"):
+            rule["steer"]["layers"] = [1]
+        if small_profiles:
             rule["extraction"]["pairs"] = 4
-            c = rule["calibration"]
-            c.update(layers=c["layers"][:2], strengths=c["strengths"][:2], prompts=2)
+            if c is not None:
+                c.update(strengths=c["strengths"][:2], prompts=2)
     data["design"]["name"] = f"{data['design']['name']}-rehearsal-{len(cards)}"
     data["diarist_model"]["model"] = str(stand_ins.model_folder)
     data["diarist_model"]["local"] = {"batch_size": 64}  # float32 on CPU: no bf16 here
+    # Without the nucleus: the lab's top-p step sorts the whole vocabulary per row and step
+    # (model_access/sampling.py _nucleus), which on these CPUs was 43% of the stand-in's writing
+    # time (py-spy, 2026-12-04) — a cost of the lab's, reported, but not what a GPU run pays
+    # (there the sort runs on the device).
+    data["diarist_model"]["generation"]["top_p"] = 1.0
+    if small_profiles:
+        data["diarist_model"]["generation"]["max_new_tokens"] = 48
     if study == "diary":
         data["cast"]["diarists"] = cards
     else:

@@ -1,9 +1,10 @@
 """A reduced paper-size rehearsal (bench/rehearsal.py): diary-full.toml at its full shape — three
-calibrated profiles, four chatbots, both served judges, four entries — on four role cards, every
+calibrated profiles, four chatbots, both served judges, four entries — on one role card, every
 model a zero-cost stand-in on the lab's real paths (the random Llama writes, the vLLM-faithful
 judge stand-in reads exactly by token ids, a loopback OpenAI stand-in answers). Killed with
 SIGKILL once partway through its judging and resumed, it ends with the store an unbroken run
-ends with, and the same report. Slow: it makes the profiles and runs twice, in fresh processes."""
+ends with, and the same report. Slow: it makes the profiles and runs twice, in fresh processes;
+its profiles are small and its texts short (rehearsal_design's small_profiles) to fit CI."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_a_reduced_rehearsal_killed_while_judging_resumes_to_the_unbroken_run(
 ):
     from diarylab.experiments.cli import main
 
-    cards, ids = cards_folder(tmp_path, 4)
+    cards, ids = cards_folder(tmp_path, 1)
     monkeypatch.setenv("DIARYLAB_CARDS_DIR", str(cards))
     monkeypatch.setenv(KEY_ENV, "sk-rehearsal-not-a-key")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # two runs' worth of processes on 2 cores
@@ -46,13 +47,13 @@ def test_a_reduced_rehearsal_killed_while_judging_resumes_to_the_unbroken_run(
         stand_ins = StandIns(
             judge_url, judge_tokenizer_folder(tmp_path), chat_url, model_folder(tmp_path), cards
         )
-        path = rehearsal_design("diary", tmp_path, stand_ins, ids[:4], small_profiles=True)
+        path = rehearsal_design("diary", tmp_path, stand_ins, ids, small_profiles=True)
         whole, broken = tmp_path / "unbroken", tmp_path / "killed"
         finish(path, whole, timeout_s=900)
         with opened(whole) as store:
             total = store.count("calls")
             judged = store.count("calls", where={"kind": "judge"})
-            assert store.count("entries") == 4 * 4 * (1 + 3 * 4) and judged > 0
+            assert store.count("entries") == 1 * 4 * (1 + 3 * 4) and judged > 0
         # Killed once most of the texts are stored: inside the judging, for a run of this shape.
         (seen,) = kill_partway(path, broken, total, (1 - judged / total / 2,), poll_s=0.05)
         assert 0 < seen < total
