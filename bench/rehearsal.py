@@ -28,18 +28,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.rehearsal_kills import kills  # noqa: E402
 from bench.rehearsal_setup import (  # noqa: E402
     KEY_ENV,
-    StandIns,
     cards_folder,
-    chat_standin,
-    judge_standin,
-    judge_tokenizer_folder,
-    model_folder,
     rehearsal_design,
+    stand_ins,
+    timed_command,
 )
-
-CLI = [sys.executable, "-m", "diarylab.experiments.cli"]
 
 
 def cpu_seconds() -> float:
@@ -79,14 +75,6 @@ def folder_bytes(folder: Path, pattern: str) -> int:
     return sum(p.stat().st_size for p in folder.glob(pattern) if p.is_file())
 
 
-def timed_command(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return round(time.perf_counter() - start, 2)
-
-
 def one(study: str, scale: int, work: Path) -> dict[str, Any]:
     """One rehearsal in this process: the run, then report, export and status as a user runs
     them (fresh processes)."""
@@ -99,11 +87,8 @@ def one(study: str, scale: int, work: Path) -> dict[str, Any]:
     os.environ[KEY_ENV] = "sk-rehearsal-not-a-key"
     clock = PhaseClock()
     clock.install()
-    with chat_standin() as chat_url, judge_standin() as (judge_url, _):
-        stand_ins = StandIns(
-            judge_url, judge_tokenizer_folder(work), chat_url, model_folder(work), cards
-        )
-        path = rehearsal_design(study, work, stand_ins, ids)
+    with stand_ins(work, cards) as models:
+        path = rehearsal_design(study, work, models, ids)
         out = work / f"{study}-{len(ids)}-run"
         design = load_design(path)
         start = (time.perf_counter(), cpu_seconds())
@@ -196,90 +181,6 @@ def print_growth(rows: list[dict[str, Any]]) -> None:
             if isinstance(x, int | float) and isinstance(y, int | float) and x:
                 ratios.append(f"{name} {y / x:.2f}x")
         print(f"  {a['study']} {a['cards']} -> {b['cards']}: " + ", ".join(ratios))
-
-
-# ----------------------------------------------------------------------------- kill and resume
-def snapshot(folder: Path) -> dict[str, Any]:
-    """Every table of the run's store, rows sorted; calls without the time each was made."""
-    from diarylab.experiments.engine.store import Store
-
-    store = Store(folder / "store.sqlite")
-    try:
-        out: dict[str, Any] = {t: store.dump(t) for t in store.tables() if t != "calls"}
-        out["calls"] = store.calls_of()
-    finally:
-        store.close()
-    return out
-
-
-def report_files(folder: Path) -> dict[str, bytes]:
-    report = folder / "report"
-    return {str(p.relative_to(report)): p.read_bytes() for p in report.rglob("*") if p.is_file()}
-
-
-def start(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [*CLI, *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True,
-    )  # fmt: skip
-
-
-def killed_at(process: subprocess.Popen[bytes], seconds: float) -> bool:
-    """SIGKILL the command's whole process group after `seconds`; False if it ended first."""
-    import signal
-
-    try:
-        process.wait(timeout=seconds)
-        return False
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        return True
-
-
-def said(killed: bool) -> str:
-    return "killed" if killed else "it finished first"
-
-
-def kills(study: str, count: int, work: Path, seed: int) -> None:
-    """The study at full size run unbroken, then again killed with SIGKILL at `count` random
-    moments (the last during `report`) and resumed each time; the two stores and reports must
-    be equal."""
-    import random
-
-    rng = random.Random(seed)
-    cards, ids = cards_folder(work, 8)
-    env = {**os.environ, "DIARYLAB_CARDS_DIR": str(cards), KEY_ENV: "sk-rehearsal-not-a-key"}
-    env["PYTHONPATH"] = str(ROOT)
-    with chat_standin() as chat_url, judge_standin() as (judge_url, _):
-        stand_ins = StandIns(
-            judge_url, judge_tokenizer_folder(work), chat_url, model_folder(work), cards
-        )
-        path = rehearsal_design(study, work, stand_ins, ids)
-        whole, broken = work / f"{study}-unbroken", work / f"{study}-killed"
-        began = time.perf_counter()
-        timed_command(["run", str(path), "--out", str(whole), "--no-progress"], env)
-        run_s = time.perf_counter() - began
-        timed_command(["report", str(whole)], env)
-        print(f"unbroken: run {run_s:.0f} s; killing {count} times at random moments")
-        for i in range(count - 1):
-            moment = rng.uniform(1.0, run_s)
-            killed = killed_at(start(["run", str(path), "--out", str(broken), "--no-progress"],
-                                     env), moment)  # fmt: skip
-            print(f"  kill {i + 1}: after {moment:.1f} s of a run ({said(killed)})")
-        timed_command(["run", str(path), "--out", str(broken), "--no-progress"], env)
-        moment = rng.uniform(0.5, 5.0)
-        killed = killed_at(start(["report", str(broken)], env), moment)
-        print(f"  kill {count}: after {moment:.1f} s of `report` ({said(killed)})")
-        timed_command(["report", str(broken)], env)
-        timed_command(["run", str(path), "--out", str(broken), "--no-progress"], env)
-    same_store = snapshot(whole) == snapshot(broken)
-    ours, theirs = report_files(broken), report_files(whole)
-    differ = sorted(n for n in set(ours) | set(theirs) if ours.get(n) != theirs.get(n))
-    print(f"store equal to the unbroken run's: {same_store}; report files differing: ", end="")
-    print(differ or "none")
-    if not same_store or differ:
-        raise SystemExit(1)
 
 
 def main() -> None:

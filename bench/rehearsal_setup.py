@@ -25,6 +25,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DESIGNS = ROOT / "experiments" / "designs"
 STUDIES = {"diary": DESIGNS / "diary-full.toml", "friends": DESIGNS / "friends.toml"}
+CLI = [sys.executable, "-m", "diarylab.experiments.cli"]
 KEY_ENV = "DIARYLAB_REHEARSAL_KEY"  # the served stand-ins' key: present, never a real one
 SENTENCE = (
     "today the kitchen light flickered again and I kept thinking about the message I never sent "
@@ -138,6 +140,13 @@ def judge_standin() -> Iterator[tuple[str, subprocess.Popen[str]]]:
         process.wait(timeout=60)
 
 
+@contextmanager
+def stand_ins(work: Path, cards: Path) -> Iterator[StandIns]:
+    """Every stand-in a rehearsal runs on, started for the length of the block."""
+    with chat_standin() as chat_url, judge_standin() as (judge_url, _):
+        yield StandIns(judge_url, judge_tokenizer_folder(work), chat_url, model_folder(work), cards)
+
+
 def rehearsal_design(
     study: str, work: Path, stand_ins: StandIns, cards: list[str], *, small_profiles: bool = False
 ) -> Path:
@@ -220,6 +229,14 @@ def _value(value: Any) -> str:
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
     raise TypeError(f"no TOML for {value!r}")
+
+
+def timed_command(args: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return round(time.perf_counter() - start, 2)
 
 
 def remove(path: Path) -> None:

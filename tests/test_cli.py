@@ -20,7 +20,7 @@ def test_a_closed_pipe_ends_the_command_quietly():
             "diarylab.experiments.cli",
             "design",
             "expand",
-            "experiments/designs/diary-full.toml",
+            "experiments/designs/friends.toml",  # 83 KB of JSON lines: past a 64 KiB pipe
             "--json",
         ],
         cwd=ROOT,
@@ -37,9 +37,9 @@ def test_a_closed_pipe_ends_the_command_quietly():
     assert code == 141
 
 
-def test_help_starts_without_the_heavy_libraries():
-    """`diarylab --help` imports none of torch, scipy, transformers, pandas (they cost seconds;
-    each command imports what it uses when it runs)."""
+def heavy_after(args: list[str]) -> tuple[str, str]:
+    """Run `diarylab ARGS` in a fresh interpreter: its stdout, and which of torch, scipy,
+    transformers and pandas it had imported when it returned (and its exit status)."""
     import subprocess
     import sys
 
@@ -47,33 +47,28 @@ def test_help_starts_without_the_heavy_libraries():
         "import sys\n"
         "from diarylab.experiments.cli import main\n"
         "try:\n"
-        "    main(['--help'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
+        f"    code = main({args!r})\n"
+        "except SystemExit as exit:\n"
+        "    code = exit.code\n"
         "heavy = [m for m in ('torch', 'scipy', 'transformers', 'pandas') if m in sys.modules]\n"
-        "print('HEAVY', heavy, file=sys.stderr)\n"
+        "print('HEAVY', heavy, code, file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert "usage: diarylab" in done.stdout
-    assert "HEAVY []" in done.stderr
+    return done.stdout, done.stderr
+
+
+def test_help_starts_without_the_heavy_libraries():
+    """`diarylab --help` imports none of torch, scipy, transformers, pandas (they cost seconds;
+    each command imports what it uses when it runs)."""
+    out, err = heavy_after(["--help"])
+    assert "usage: diarylab" in out and "HEAVY [] 0" in err
 
 
 def test_an_offline_design_check_starts_without_the_heavy_libraries():
     """`design check --offline` on a design with inline profiles loads no vector and no model,
     so it must not pay for torch, scipy, transformers or pandas (seconds each)."""
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys\n"
-        "from diarylab.experiments.cli import main\n"
-        "code = main(['design', 'check', '--offline', 'experiments/designs/demo.toml'])\n"
-        "heavy = [m for m in ('torch', 'scipy', 'transformers', 'pandas') if m in sys.modules]\n"
-        "print('HEAVY', heavy, code, file=sys.stderr)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert "ok" in done.stdout
-    assert "HEAVY [] 0" in done.stderr
+    out, err = heavy_after(["design", "check", "--offline", "experiments/designs/demo.toml"])
+    assert "ok" in out and "HEAVY [] 0" in err
 
 
 def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch, capsys):

@@ -13,16 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.rehearsal_setup import (
-    KEY_ENV,
-    StandIns,
-    cards_folder,
-    chat_standin,
-    judge_standin,
-    judge_tokenizer_folder,
-    model_folder,
-    rehearsal_design,
-)
+from bench.rehearsal_setup import KEY_ENV, cards_folder, rehearsal_design, stand_ins
 from tests.kill_resume import finish, kill_partway
 from tests.stores import opened
 
@@ -46,11 +37,8 @@ def test_a_reduced_rehearsal_killed_while_judging_resumes_to_the_unbroken_run(
     monkeypatch.setenv("DIARYLAB_CARDS_DIR", str(cards))
     monkeypatch.setenv(KEY_ENV, "sk-rehearsal-not-a-key")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # two runs' worth of processes on 2 cores
-    with chat_standin() as chat_url, judge_standin() as (judge_url, _):
-        stand_ins = StandIns(
-            judge_url, judge_tokenizer_folder(tmp_path), chat_url, model_folder(tmp_path), cards
-        )
-        path = rehearsal_design("diary", tmp_path, stand_ins, ids, small_profiles=True)
+    with stand_ins(tmp_path, cards) as models:
+        path = rehearsal_design("diary", tmp_path, models, ids, small_profiles=True)
         whole, broken = tmp_path / "unbroken", tmp_path / "killed"
         finish(path, whole, timeout_s=900)
         with opened(whole) as store:

@@ -14,7 +14,8 @@ from diarylab.diarists.cards import available_cards
 from diarylab.diarists.patterns import available_patterns
 from diarylab.experiments.analysis.rules import TestedAnalysis
 from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
-from diarylab.experiments.engine.design import UNSTEERED, DesignFile, WritingDesignFile
+from diarylab.experiments.engine.design import UNSTEERED, DesignFile
+from diarylab.experiments.engine.writing_design import WritingDesignFile
 from diarylab.experiments.kinds.diary.contrasts import Hypothesis
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 

@@ -1,0 +1,101 @@
+"""Kill and resume at paper size (bench/rehearsal.py --kills N): the study run unbroken, then
+again killed with SIGKILL at random moments (the last during `report`) and resumed each time;
+the two stores and reports must be equal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.rehearsal_setup import (
+    CLI,
+    KEY_ENV,
+    ROOT,
+    cards_folder,
+    rehearsal_design,
+    stand_ins,
+    timed_command,
+)
+
+
+def snapshot(folder: Path) -> dict[str, Any]:
+    """Every table of the run's store, rows sorted; calls without the time each was made."""
+    from diarylab.experiments.engine.store import Store
+
+    store = Store(folder / "store.sqlite")
+    try:
+        out: dict[str, Any] = {t: store.dump(t) for t in store.tables() if t != "calls"}
+        out["calls"] = store.calls_of()
+    finally:
+        store.close()
+    return out
+
+
+def report_files(folder: Path) -> dict[str, bytes]:
+    report = folder / "report"
+    return {str(p.relative_to(report)): p.read_bytes() for p in report.rglob("*") if p.is_file()}
+
+
+def start(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*CLI, *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def killed_at(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    """SIGKILL the command's whole process group after `seconds`; False if it ended first."""
+    import signal
+
+    try:
+        process.wait(timeout=seconds)
+        return False
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return True
+
+
+def said(killed: bool) -> str:
+    return "killed" if killed else "it finished first"
+
+
+def kills(study: str, count: int, work: Path, seed: int) -> None:
+    """The study at full size run unbroken, then again killed with SIGKILL at `count` random
+    moments (the last during `report`) and resumed each time; the two stores and reports must
+    be equal."""
+    import random
+
+    rng = random.Random(seed)
+    cards, ids = cards_folder(work, 8)
+    env = {**os.environ, "DIARYLAB_CARDS_DIR": str(cards), KEY_ENV: "sk-rehearsal-not-a-key"}
+    env["PYTHONPATH"] = str(ROOT)
+    with stand_ins(work, cards) as models:
+        path = rehearsal_design(study, work, models, ids)
+        whole, broken = work / f"{study}-unbroken", work / f"{study}-killed"
+        began = time.perf_counter()
+        timed_command(["run", str(path), "--out", str(whole), "--no-progress"], env)
+        run_s = time.perf_counter() - began
+        timed_command(["report", str(whole)], env)
+        print(f"unbroken: run {run_s:.0f} s; killing {count} times at random moments")
+        for i in range(count - 1):
+            moment = rng.uniform(1.0, run_s)
+            killed = killed_at(start(["run", str(path), "--out", str(broken), "--no-progress"],
+                                     env), moment)  # fmt: skip
+            print(f"  kill {i + 1}: after {moment:.1f} s of a run ({said(killed)})")
+        timed_command(["run", str(path), "--out", str(broken), "--no-progress"], env)
+        moment = rng.uniform(0.5, 5.0)
+        killed = killed_at(start(["report", str(broken)], env), moment)
+        print(f"  kill {count}: after {moment:.1f} s of `report` ({said(killed)})")
+        timed_command(["report", str(broken)], env)
+        timed_command(["run", str(path), "--out", str(broken), "--no-progress"], env)
+    same_store = snapshot(whole) == snapshot(broken)
+    ours, theirs = report_files(broken), report_files(whole)
+    differ = sorted(n for n in set(ours) | set(theirs) if ours.get(n) != theirs.get(n))
+    print(f"store equal to the unbroken run's: {same_store}; report files differing: ", end="")
+    print(differ or "none")
+    if not same_store or differ:
+        raise SystemExit(1)
