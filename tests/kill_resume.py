@@ -4,6 +4,7 @@ partway: the kill loop every resume test shares (tests/test_resume.py and its fo
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,6 +66,30 @@ def kill_partway(
         proc.wait()
         seen.append(progress(out, store))
     return seen
+
+
+def kill_once_partway(
+    design: Path, out: Path, total: int, fractions: Sequence[float], *, poll_s: float = 0.02
+) -> int:
+    """One kill that lands strictly between the first stored call and the last, trying each
+    fraction in turn on a fresh folder. A run whose calls are stored in large batches (a judge's
+    grouped readings, a served judge's concurrency) can pass a fraction and finish its calls
+    between two polls on a loaded machine: that run was not killed partway, so it proves
+    nothing and the next, earlier fraction is tried. Returns the calls stored at the kill."""
+    tried = []
+    for fraction in fractions:
+        if out.exists():
+            shutil.rmtree(out)
+        proc = run_cli(design, out)
+        while proc.poll() is None and progress(out) < fraction * total:
+            time.sleep(poll_s)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        seen = progress(out)
+        if 0 < seen < total:
+            return seen
+        tried.append((fraction, seen))
+    raise AssertionError(f"no kill landed partway (fraction, calls stored): {tried} of {total}")
 
 
 def finish(design: Path, out: Path, timeout_s: float) -> str:

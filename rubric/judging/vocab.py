@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.expected import NUMBERS, continues_number, is_decimal, is_point
@@ -120,14 +121,56 @@ class NumberTokens:
 def number_tokens(tokenizer: Any, prompt_text: str) -> NumberTokens:
     """Tokenize prompt + str(n) for every n and check that the prompt's tokens are unchanged (the
     number starts a new token). If a number merged with the prompt's last token, reading the
-    next-token distribution after the prompt would not be reading that number."""
+    next-token distribution after the prompt would not be reading that number.
 
-    def encode(text: str) -> list[int]:
-        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    prompt = encode(prompt_text)
+    A tokenizer splits its text at special tokens before anything else, and what follows one is
+    tokenized alone; so the numbers after a prompt depend only on its tail from the last special
+    token on. That tail is checked to tokenize to the prompt's own last tokens, and its numbers
+    are worked out once per tokenizer and tail: a study's thousands of judge prompts end alike,
+    and tokenizing each whole prompt 101 times was most of a served judge's client time
+    (bench/rehearsal.py). A prompt with no special token is checked whole."""
+    prompt = _encode(tokenizer, prompt_text)
     if not prompt:
         raise LabError("the judge prompt encodes to no tokens", where="judge prompt")
+    cut = _tail_start(tokenizer, prompt_text, prompt)
+    if cut is None:
+        return _numbers_after(tokenizer, prompt_text, prompt)
+    start, tail_text = cut
+    known = _TAILS.setdefault(tokenizer, {})
+    tail = known.get(tail_text)
+    if tail is None:
+        tail = known[tail_text] = _numbers_after(tokenizer, tail_text, prompt[start:])
+    return NumberTokens(tuple(prompt), tail.tokens, tail.pieces)
+
+
+# tokenizer → tail text → its numbers (weakly held: a judge's tokenizer lives as long as it).
+_TAILS: WeakKeyDictionary[Any, dict[str, NumberTokens]] = WeakKeyDictionary()
+
+
+def _encode(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def _tail_start(tokenizer: Any, text: str, prompt: list[int]) -> tuple[int, str] | None:
+    """Where the prompt's last special token starts (its index in the ids) and the text from it
+    on, when that text tokenizes alone to exactly the prompt's ids from there; else None."""
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    special = {i for i, t in added.items() if getattr(t, "special", False)}
+    special.update(getattr(tokenizer, "all_special_ids", []) or [])
+    index = next((i for i in range(len(prompt) - 1, -1, -1) if prompt[i] in special), None)
+    if index is None:
+        return None
+    content = str(tokenizer.convert_ids_to_tokens(prompt[index]))
+    at = text.rfind(content)
+    if at < 0:
+        return None
+    tail = text[at:]
+    return (index, tail) if _encode(tokenizer, tail) == prompt[index:] else None
+
+
+def _numbers_after(tokenizer: Any, prompt_text: str, prompt: list[int]) -> NumberTokens:
+    """Each number's tokens after `prompt_text` (whose ids are `prompt`), from tokenizing
+    prompt + number whole."""
     tokens, pieces = [], []
     # One batch call: the tokenizer encodes the 101 texts together (each still whole, so the
     # check below sees exactly what encoding prompt + number alone gives).
