@@ -66,14 +66,50 @@ def decode_step_s(shape: dict[str, int], rows: int, device: torch.device, repeat
         return median_s(one, device, repeats)
 
 
+def generation_check(tokenizer_folder: str, device: torch.device, folder: str) -> dict[str, Any]:
+    """The lab's own generate on the device: a tiny random Llama saved with the given tokenizer,
+    loaded by LocalModel, sampling one row alone and the same row inside a batch of three. The
+    call key must name the sampler the device uses, and the row's text must not move."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import GenerationSettings, LocalSettings
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         initializer_range=0.3, tie_word_embeddings=False)  # fmt: skip
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    model = LocalModel.load(folder, LocalSettings(device=device.type, dtype="fp32"))
+    settings = GenerationSettings(max_new_tokens=24, temperature=0.9, top_p=0.95)
+    prompt = model.encode("Dear diary,")
+    other = model.encode("Today the rain")
+    alone = model.generate([prompt], settings, seeds=[5])[0].token_ids
+    batch = model.generate([other, prompt, other], settings, seeds=[9, 5, 13])
+    return {
+        "generation_device": str(model.device),
+        "generation_sampler": model.generation_key(settings)["sampler"],
+        "row_alone_equals_row_in_batch": list(alone) == list(batch[1].token_ids),
+        "rows_differ": batch[0].token_ids != batch[2].token_ids,
+    }
+
+
 def main() -> None:
-    from diarylab.model_access.sampling import RowSeededSampler, _nucleus
+    from diarylab.model_access.sampling import (
+        CounterSampler,
+        RowSeededSampler,
+        _nucleus,
+        counter_uniform,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(SHAPES), default="8b")
     parser.add_argument("--rows", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--tokenizer", help="a tokenizer folder: also check the lab's generate")
     args = parser.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     shape = SHAPES[args.size]
@@ -82,6 +118,12 @@ def main() -> None:
     ids = torch.zeros(rows, 1, dtype=torch.long, device=device)
     nucleus = RowSeededSampler(range(rows), temperature=0.9, top_p=0.95)
     plain = RowSeededSampler(range(rows), temperature=0.9, top_p=1.0)
+    counter = CounterSampler(range(rows), temperature=0.9, top_p=1.0)
+    counter_nucleus = CounterSampler(range(rows), temperature=0.9, top_p=0.95)
+    # The counter noise is exact integer arithmetic: the device's numbers must be the CPU's.
+    seeds = [s * 7919 + 2**40 for s in range(rows)]
+    on_device = counter_uniform(seeds, 11, vocab, device).cpu()
+    same = bool(torch.equal(on_device, counter_uniform(seeds, 11, vocab, torch.device("cpu"))))
 
     def noise() -> None:
         torch.stack(
@@ -96,15 +138,32 @@ def main() -> None:
         "sampler_top_p_0.95_s": median_s(lambda: nucleus(ids, scores), device, args.repeats),
         "sampler_top_p_1_s": median_s(lambda: plain(ids, scores), device, args.repeats),
         "noise_draw_and_copy_s": median_s(noise, device, args.repeats),
+        "counter_sampler_top_p_0.95_s": median_s(
+            lambda: counter_nucleus(ids, scores), device, args.repeats
+        ),
+        "counter_sampler_top_p_1_s": median_s(lambda: counter(ids, scores), device, args.repeats),
+        "counter_noise_s": median_s(
+            lambda: counter_uniform(seeds, 3, vocab, device), device, args.repeats
+        ),
+        "counter_noise_equals_cpu": same,
         "nucleus_step_s": median_s(lambda: _nucleus(scores / 0.9, 0.95), device, args.repeats),
         "decode_step_s": decode_step_s(shape, rows, device, max(5, args.repeats // 2)),
     }
     step = figures["decode_step_s"]
     print(f"{figures['device']}, {args.size}-shaped Llama, {rows} rows, vocabulary {vocab}:")
     for name in ("sampler_top_p_0.95_s", "sampler_top_p_1_s", "noise_draw_and_copy_s",
+                 "counter_sampler_top_p_0.95_s", "counter_sampler_top_p_1_s", "counter_noise_s",
                  "nucleus_step_s", "decode_step_s"):  # fmt: skip
         value = figures[name]
         print(f"  {name:<24} {1000 * value:9.2f} ms  ({value / step:5.2f} x a decode step)")
+    print(f"  counter noise on the device equals the CPU's: {same}")
+    if args.tokenizer:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            figures.update(generation_check(args.tokenizer, device, folder))
+        checks = [k for k in figures if k.startswith(("generation_", "row_"))]
+        print("  " + ", ".join(f"{k}: {figures[k]}" for k in checks))
     if args.json:
         print(json.dumps(figures))
 

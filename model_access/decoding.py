@@ -56,12 +56,13 @@ ABSENT: tuple[str, ...] = (
 )
 
 
-def local_generation_key(settings: GenerationSettings) -> dict[str, Any]:
+def local_generation_key(settings: GenerationSettings, sampler: str) -> dict[str, Any]:
     """What a local generation's cache key holds about decoding: the lab's settings, how
-    sampling is done, and every pinned and absent setting."""
+    sampling is done (model_access.sampling.sampler_name), and every pinned and absent
+    setting."""
     return {
         **settings.key(),
-        "sampler": "row-seeded-gumbel" if settings.temperature > 0 else "greedy",
+        "sampler": sampler,
         "pinned": dict(PINNED),
         "absent": list(ABSENT),
     }

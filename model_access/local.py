@@ -31,7 +31,7 @@ from diarylab.model_access.placement import (
     placement_record,
     pretrained_kwargs,
 )
-from diarylab.model_access.sampling import RowSeededSampler
+from diarylab.model_access.sampling import make_sampler, sampler_name
 from diarylab.model_access.settings import GenerationSettings, LocalSettings
 from diarylab.model_access.vllm_engine import RowSteer, VllmEngine
 
@@ -276,13 +276,15 @@ class LocalModel(ChatTokens, NextTokenReader):
             row_seeds = list(seeds) if seeds is not None else [0] * batch
             if len(row_seeds) != batch:
                 raise ValueError(f"{len(row_seeds)} seeds for {batch} prompts")
-            processors.append(RowSeededSampler(row_seeds, settings.temperature, settings.top_p))
+            processors.append(
+                make_sampler(row_seeds, settings.temperature, settings.top_p, self.device)
+            )
         return {"generation_config": config, "logits_processor": processors}
 
     def generation_key(self, settings: GenerationSettings) -> dict[str, Any]:
         """The full effective decoding settings of a local generate, for cache keys; another
         engine than transformers is named in it (its sampler draws other numbers)."""
-        key = local_generation_key(settings)
+        key = local_generation_key(settings, sampler_name(settings.temperature, self.device))
         return key if self.engine is None else {**key, "engine": self.engine.key()}
 
     def finish(self, prompts: Sequence[Sequence[int]], output: torch.Tensor) -> list[Generation]:
