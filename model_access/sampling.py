@@ -15,7 +15,7 @@ two samplers draw different numbers, so each has its own name in the call key (s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -58,7 +58,9 @@ class RowSeededSampler:
         uniform = torch.stack(
             [torch.rand(vocab, generator=g, dtype=torch.float64) for g in self.generators]
         ).to(logits.device)
-        return _one_hot(scores, logits, uniform.clamp_min(1e-300))
+        return _one_hot(
+            scores, logits, lambda rows, tokens: uniform[rows, tokens].clamp_min(1e-300)
+        )
 
 
 class CounterSampler:
@@ -77,15 +79,30 @@ class CounterSampler:
         logits = scores.float() / self.temperature
         if self.top_p < 1.0:
             logits = _nucleus(logits, self.top_p)
-        uniform = counter_uniform(self.seeds, self.step, logits.shape[-1], logits.device)
+        words = _row_words(self.seeds, self.step, logits.device)
         self.step += 1
-        return _one_hot(scores, logits, uniform)
+        return _one_hot(scores, logits, lambda rows, tokens: _uniform(words, rows, tokens))
 
 
-def _one_hot(scores: torch.Tensor, logits: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
-    """A score row that is 0 at the Gumbel-max choice and -inf elsewhere (greedy picks it)."""
-    gumbel = -torch.log(-torch.log(uniform))
-    choice = (logits.double() + gumbel).argmax(dim=-1)
+Noise = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def _one_hot(scores: torch.Tensor, logits: torch.Tensor, noise_at: Noise) -> torch.Tensor:
+    """A score row that is 0 at the Gumbel-max choice and -inf elsewhere (greedy picks it).
+    `noise_at(rows, tokens)` gives the uniforms at those positions. After a nucleus step most
+    of a row is -inf and can never be chosen, so the Gumbel transform (two float64 logs) is
+    taken only where a token is still possible: the same argmax, first index on ties included."""
+    possible = ~torch.isneginf(logits)
+    if bool(possible.all()):
+        rows = torch.arange(logits.shape[0], device=logits.device)[:, None]
+        tokens = torch.arange(logits.shape[1], device=logits.device)[None, :]
+        total = logits.double() - torch.log(-torch.log(noise_at(rows, tokens)))
+    else:
+        rows, tokens = possible.nonzero(as_tuple=True)
+        total = torch.full(logits.shape, float("-inf"), dtype=torch.float64, device=logits.device)
+        gumbel = -torch.log(-torch.log(noise_at(rows, tokens)))
+        total[rows, tokens] = logits[rows, tokens].double() + gumbel
+    choice = total.argmax(dim=-1)
     out = torch.full_like(scores, float("-inf"))
     out.scatter_(1, choice.unsqueeze(1), 0.0)
     return out
@@ -116,6 +133,13 @@ def counter_uniform(
 ) -> torch.Tensor:
     """Uniforms in (0, 1), float64 of 53 random bits, shape (rows, vocab): a pure function of
     each row's seed, the step and the token id, computed on `device`."""
+    words = _row_words(seeds, step, device)
+    rows = torch.arange(len(seeds), device=device)[:, None]
+    return _uniform(words, rows, torch.arange(vocab, device=device)[None, :])
+
+
+def _row_words(seeds: Sequence[int], step: int, device: torch.device) -> list[torch.Tensor]:
+    """Per hash chain, one 32-bit word per row for this step."""
 
     def tensor(values: Sequence[int]) -> torch.Tensor:
         return torch.tensor(list(values), dtype=torch.int64, device=device)
@@ -123,14 +147,17 @@ def counter_uniform(
     low = tensor([s & MASK32 for s in seeds])
     high = tensor([(s >> 32) & MASK32 for s in seeds])
     step_word = tensor([step & MASK32])
-    tokens = torch.arange(vocab, dtype=torch.int64, device=device)
-    # Two 32-bit words from two hash chains, so a draw holds 64 bits of state: with one word,
-    # two rows (or steps) would share a noise value somewhere in every few thousand tokens.
-    words = []
-    for salt in SALTS:
-        row = _mix32(_mix32(_mix32(low ^ salt) ^ high) ^ step_word)
-        words.append(_mix32(row[:, None] ^ _mix32(tokens ^ salt)[None, :]))
-    first, second = words
+    return [_mix32(_mix32(_mix32(low ^ salt) ^ high) ^ step_word) for salt in SALTS]
+
+
+def _uniform(words: list[torch.Tensor], rows: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """The uniforms at (rows, tokens) (broadcast together). Two 32-bit words from two hash
+    chains, so a draw holds 64 bits of state: with one word, two rows (or steps) would share a
+    noise value somewhere in every few thousand tokens."""
+    tokens = tokens.to(torch.int64)
+    first, second = (
+        _mix32(row[rows] ^ _mix32(tokens ^ salt)) for row, salt in zip(words, SALTS, strict=True)
+    )
     bits = ((first >> 6) << 27) + (second >> 5)  # 26 + 27 bits: below 2**53, exact in float64
     return (bits.double() + 0.5) / float(2**53)
 

@@ -16,6 +16,7 @@ from diarylab.model_access.sampling import (
     CPU_SAMPLER,
     CounterSampler,
     RowSeededSampler,
+    _nucleus,
     counter_uniform,
     make_sampler,
     sampler_name,
@@ -103,3 +104,33 @@ def test_the_device_picks_the_sampler_and_its_name():
     assert isinstance(make_sampler([1], 0.7, 1.0, torch.device("cpu")), RowSeededSampler)
     assert isinstance(make_sampler([1], 0.7, 1.0, torch.device("cuda")), CounterSampler)
     assert not math.isnan(reference_uniform(1, 2, 3))
+
+
+def dense_choice(logits: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
+    """The Gumbel-max choice over the whole vocabulary, as the samplers first computed it."""
+    return (logits.double() - torch.log(-torch.log(uniform))).argmax(dim=-1)
+
+
+@pytest.mark.parametrize("top_p", [1.0, 0.9, 0.3])
+def test_drawing_only_where_a_token_is_possible_chooses_as_the_whole_row_does(top_p):
+    """The samplers take the Gumbel transform only at tokens the nucleus kept: every choice must
+    equal the whole-row argmax with the same noise (rows of equal logits included)."""
+    gen = torch.Generator().manual_seed(3)
+    logits = torch.randn(16, 500, generator=gen) * 2
+    logits[3] = 0.0  # a row of ties
+    logits[5, :250] = float("-inf")  # a row another processor cut
+    seeds = list(range(100, 116))
+    for step in range(5):
+        uniform = torch.stack(
+            [
+                torch.rand(500, generator=torch.Generator().manual_seed(s), dtype=torch.float64)
+                for s in seeds
+            ]
+        )
+        cut = _nucleus(logits / 0.8, top_p) if top_p < 1 else logits / 0.8
+        cpu = RowSeededSampler(seeds, 0.8, top_p)(None, logits).argmax(-1)
+        assert torch.equal(cpu, dense_choice(cut, uniform.clamp_min(1e-300)))
+        counter = CounterSampler(seeds, 0.8, top_p)
+        counter.step = step
+        got = counter(None, logits).argmax(-1)
+        assert torch.equal(got, dense_choice(cut, counter_uniform(seeds, step, 500, cut.device)))
