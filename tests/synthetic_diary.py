@@ -13,6 +13,8 @@ independent datasets: coverage tests generate and analyse them all at once."""
 
 from __future__ import annotations
 
+import zlib
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,3 +147,32 @@ def make_tables(plant: Plant, seed: int) -> AnalysisTables:
         [{"kind": "refusal", "where": f"{first}/unsteered/{plant.chatbots[-1]}/r2", "detail": "no"}]
     )
     return AnalysisTables(entries, replies, flags)
+
+
+WORDS = (
+    "the a I today felt nobody called again work sister quiet room window rain tired maybe "
+    "tomorrow phone message dinner alone walk street coffee friend"
+).split()
+
+
+def paper_size_tables(seed: int = 1) -> AnalysisTables:
+    """diary-full.toml's shape: 8 diarists, 3 patterns and the unsteered twin, 4 chatbots, 4
+    entries, 2 judges (416 entries, 512 replies, 11,264 readings), entries of ~300 words and
+    replies of ~180, as a study's page must hold them."""
+    chatbots = ("thanks", "warm", "cold", "plain")
+    plant = Plant(
+        patterns=("isolation", "entitlement", "standards"),
+        chatbots=chatbots,
+        drift=dict(zip(chatbots, (0.0, -5.0, 3.0, 1.0), strict=True)),
+        yes_rate=dict(zip(chatbots, (0.1, 0.6, 0.3, 0.4), strict=True)),
+    )
+    run = make_tables(plant, seed=seed)
+
+    def prose(ident: str, words: int) -> str:
+        rng = np.random.default_rng(zlib.crc32(ident.encode()))
+        return " ".join(rng.choice(WORDS, words))
+
+    entries, replies = run.entries.copy(), run.replies.copy()
+    entries["text"] = entries["entry_id"].map(lambda i: prose(i, 300))
+    replies["text"] = replies["reply_id"].map(lambda i: prose(i, 180))
+    return AnalysisTables(entries, replies, run.flags)
