@@ -14,7 +14,6 @@ independent datasets: coverage tests generate and analyse them all at once."""
 from __future__ import annotations
 
 import zlib
-
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -149,10 +148,33 @@ def make_tables(plant: Plant, seed: int) -> AnalysisTables:
     return AnalysisTables(entries, replies, flags)
 
 
-WORDS = (
-    "the a I today felt nobody called again work sister quiet room window rain tired maybe "
-    "tomorrow phone message dinner alone walk street coffee friend"
-).split()
+WORDS = [
+    "the",
+    "a",
+    "I",
+    "today",
+    "felt",
+    "nobody",
+    "called",
+    "again",
+    "work",
+    "sister",
+    "quiet",
+    "room",
+    "window",
+    "rain",
+    "tired",
+    "maybe",
+    "tomorrow",
+    "phone",
+    "message",
+    "dinner",
+    "alone",
+    "walk",
+    "street",
+    "coffee",
+    "friend",
+]
 
 
 def paper_size_tables(seed: int = 1) -> AnalysisTables:
