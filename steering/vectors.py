@@ -101,8 +101,11 @@ class PatternVector:
 
     def content_sha256(self) -> str:
         """A hash of the numbers and metadata, the same before and after a save/load round trip
-        (the file hash also covers the safetensors header layout)."""
-        digest = hashlib.sha256(json.dumps(self.metadata(), sort_keys=True).encode("utf-8"))
+        (the file hash also covers the safetensors header layout). The creation time is left
+        out: it says when, not what, and steered call keys hold this hash, so two runs of one
+        design (or a run and its kill-and-resume twin) that make the same vector share keys."""
+        meta = {k: v for k, v in self.metadata().items() if k != "created"}
+        digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode("utf-8"))
         for name in _TENSORS:
             digest.update(getattr(self, name).detach().to("cpu", torch.float32).numpy().tobytes())
         return digest.hexdigest()

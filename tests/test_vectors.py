@@ -89,3 +89,15 @@ def test_describe_lists_every_layer(vector):
     text = vector.describe()
     assert "2 layers × 64" in text
     assert len([line for line in text.splitlines() if line.strip()[:1].isdigit()]) == 2
+
+
+def test_the_content_hash_is_what_the_vector_is_not_when_it_was_made(vector):
+    """Steered call keys hold content_sha256: the same vector made at another time keeps its
+    keys; any change to its numbers or what it was made from changes them."""
+    from dataclasses import replace
+
+    later = replace(vector, created="2030-01-01T00:00:00+00:00")
+    assert later.content_sha256() == vector.content_sha256()
+    assert replace(vector, pairs=vector.pairs + 1).content_sha256() != vector.content_sha256()
+    nudged = replace(vector, diff_norms=vector.diff_norms * 1.001)
+    assert nudged.content_sha256() != vector.content_sha256()
