@@ -10,6 +10,8 @@ model is a zero-cost stand-in on the lab's real code paths, and the stand-ins th
 - Served judges: the vLLM-faithful judge stand-in (bench/judge_standin.py over
   tests/fake_judge_server.py, a confident judge on a digit tokenizer) in a process of its own,
   named with that tokenizer's folder, so every reading is exact by token ids as the seed judges'.
+  It runs --costless: the judge's next-token rows come from its bigram bias and prompt-seeded
+  noise, not from a forward pass, so the stand-in answers at once whatever the prompt's length.
 - Served chatbots: a loopback OpenAI-compatible stand-in (tests/fake_openai.py) answering each
   request at once with seeded prose of a reply's length (about 120 words).
 - The diarist writes without the nucleus (top_p 1; see rehearsal_design).
@@ -159,7 +161,7 @@ def chat_standin() -> Iterator[str]:
 @contextmanager
 def judge_standin() -> Iterator[tuple[str, subprocess.Popen[str]]]:
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "bench" / "judge_standin.py"), "digits"],
+        [sys.executable, str(ROOT / "bench" / "judge_standin.py"), "digits", "--costless"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

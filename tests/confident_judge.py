@@ -23,14 +23,9 @@ AFTER_NUMBER = 0.995  # after a whole number, the enders
 LOGIT_SCALE = 0.4
 
 
-def confident_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
+def bigram_table(tokenizer: Any, size: int) -> torch.Tensor:
+    """The bias on the next token's logits by the token before it: row = previous token id."""
     vocab = tokenizer.get_vocab()
-    model = LocalModel(
-        build_tiny_llama(tokenizer, seed=seed), tokenizer, spec=f"confident-{len(tokenizer)}"
-    )
-    with torch.no_grad():
-        model.model.lm_head.weight.mul_(LOGIT_SCALE)
-    size = int(model.model.config.vocab_size)
     enders = [vocab[p] for p in ("Ċ", "<0x0A>") if p in vocab]
     enders += [i for i in {tokenizer.eos_token_id, vocab.get("<|end|>")} if i is not None]
 
@@ -55,6 +50,16 @@ def confident_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
         else:  # digit by digit: after the first digit its second, after that the enders
             table[pieces[0]] = shares({pieces[1]: AFTER_FIRST})
             table[pieces[1]] = end_row
+    return table
+
+
+def confident_judge(tokenizer: Any, *, seed: int = 0) -> LocalModel:
+    model = LocalModel(
+        build_tiny_llama(tokenizer, seed=seed), tokenizer, spec=f"confident-{len(tokenizer)}"
+    )
+    with torch.no_grad():
+        model.model.lm_head.weight.mul_(LOGIT_SCALE)
+    table = bigram_table(tokenizer, int(model.model.config.vocab_size))
     seen: dict[str, torch.Tensor] = {}
 
     def remember(module: Any, args: Any, kwargs: Any) -> None:

@@ -257,14 +257,17 @@ def judge_handler(
     start_date: str | None = None,
     version: str = "0.32.0",
     dev_mode: bool = False,
+    engine: JudgeEngine | None = None,
 ) -> JudgeHandler:
+    """`engine`: what answers in place of running `model` (bench/judge_standin.py's costless
+    one); by default the model itself."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     if renderer not in RENDERERS:
         raise ValueError(f"renderer must be one of {RENDERERS}")
     if server == "llamacpp" and (renderer != "template" or mode != "vllm"):
         raise ValueError("llama.cpp renders with the model's own template and has no modes")
-    engine = JudgeEngine(model)
+    engine = engine or JudgeEngine(model)
     opts = VllmOptions(
         renderer=renderer,
         token_ids_default=token_ids_default,
