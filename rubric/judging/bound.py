@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from diarylab.rubric.judging.expected import (
@@ -87,8 +88,10 @@ class Bound:
         )
 
 
+@cache
 def number_range(text: str) -> tuple[int, int]:
-    """The smallest and largest n in 0..100 whose text starts with this node's digits."""
+    """The smallest and largest n in 0..100 whose text starts with this node's digits (a few
+    dozen node texts in all: kept, since every reading's bound asks for them)."""
     digits = text[1:] if text.startswith(SPACE) else text
     inside = [n for n in NUMBERS if str(n).startswith(digits)]
     return min(inside), max(inside)

@@ -171,7 +171,17 @@ class ExactReader(ExactAsker):
         prompt is its own choice in the list, read exactly as if sent alone; a record states
         one prompt and its share of the HTTP requests the round took."""
         self.requests = self.http_requests = 0
-        asked = [self._yes_no_asked(prompt) for prompt in prompts]
+        texts = [
+            render_judge_prompt(self.tokenizer, p, reasoning_effort=self.settings.reasoning_effort)
+            for p in prompts
+        ]
+        # One tokenizer call for the whole round: the fast tokenizer encodes a batch in Rust
+        # without the interpreter, each text exactly as alone.
+        encoded = self.tokenizer([t.text for t in texts], add_special_tokens=False)
+        asked = [
+            self._yes_no_asked(prompt, text, list(ids))
+            for prompt, text, ids in zip(prompts, texts, encoded["input_ids"], strict=True)
+        ]
         self.ask([item for _, item, _ in asked])
         share = self.http_requests / len(prompts) if prompts else 0.0
         raw = self.facts.raw_tokens
@@ -190,12 +200,8 @@ class ExactReader(ExactAsker):
         return out
 
     def _yes_no_asked(
-        self, prompt: JudgePrompt
+        self, prompt: JudgePrompt, rendered: RenderedPrompt, ids: list[int]
     ) -> tuple[RenderedPrompt, Asked, tuple[tuple[int, ...], tuple[int, ...]]]:
-        rendered = render_judge_prompt(
-            self.tokenizer, prompt, reasoning_effort=self.settings.reasoning_effort
-        )
-        ids = list(self.tokenizer(rendered.text, add_special_tokens=False)["input_ids"])
         yes_ids, no_ids = answer_ids(self.facts, prompt.answers)
         if not yes_ids or not no_ids:
             raise LabError(
