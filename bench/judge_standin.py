@@ -88,7 +88,7 @@ def main() -> None:
                 answered[key] = reply
         return reply
 
-    with serve(Routed(replay), keep_alive=True) as server:
+    with serve(Routed(replay), keep_alive=True, record=not costless) as server:
         print(f"PORT {server.port}", flush=True)
         sys.stdin.read()
 

@@ -32,9 +32,9 @@ from bench.rehearsal_kills import kills  # noqa: E402
 from bench.rehearsal_setup import (  # noqa: E402
     KEY_ENV,
     cards_folder,
+    measured_command,
     rehearsal_design,
     stand_ins,
-    timed_command,
 )
 
 
@@ -121,15 +121,12 @@ def one(study: str, scale: int, work: Path) -> dict[str, Any]:
         "profile_store_mb": round(folder_bytes(out / "profiles", "store.sqlite*") / 1e6, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
-    figures["report_s"] = timed_command(["report", str(out)], env)
+    figures["report_s"], figures["report_peak_mb"] = measured_command(["report", str(out)], env)
     page = out / "report" / "index.html"
     figures["html_bytes"] = page.stat().st_size if page.is_file() else None
     figures["report_bytes"] = folder_bytes(out / "report", "**/*")
-    figures["export_s"] = timed_command(["export", str(out)], env)
-    figures["status_s"] = timed_command(["status", str(out)], env)
-    figures["children_peak_rss_mb"] = round(
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
-    )
+    figures["export_s"], figures["export_peak_mb"] = measured_command(["export", str(out)], env)
+    figures["status_s"], figures["status_peak_mb"] = measured_command(["status", str(out)], env)
     return figures
 
 
@@ -146,8 +143,8 @@ def child(study: str, scale: int, work: Path) -> dict[str, Any]:
 
 
 GROWN = (
-    "run_wall_s", "calls", "judge_prompts", "store_mb", "peak_rss_mb", "report_s", "html_bytes",
-    "export_s", "status_s",
+    "run_wall_s", "calls", "judge_prompts", "cpu_ms_per_judge_prompt", "store_mb", "peak_rss_mb",
+    "report_s", "report_peak_mb", "html_bytes", "export_s", "status_s",
 )  # fmt: skip
 
 
@@ -168,7 +165,8 @@ def print_figures(f: dict[str, Any]) -> None:
         f"  store {f['store_mb']} MB (+ profiles {f['profile_store_mb']} MB), peak memory "
         f"{f['peak_rss_mb']} MB; report {f['report_s']} s (page {f['html_bytes']} bytes, "
         f"report folder {f['report_bytes']} bytes), export {f['export_s']} s, status "
-        f"{f['status_s']} s (their peak {f['children_peak_rss_mb']} MB)"
+        f"{f['status_s']} s (their peaks {f['report_peak_mb']}, {f['export_peak_mb']} and "
+        f"{f['status_peak_mb']} MB)"
     )
 
 

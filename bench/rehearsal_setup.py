@@ -154,7 +154,7 @@ def chat_standin() -> Iterator[str]:
     def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return 200, chat_response(reply_text(body), model=str(body.get("model", "stand-in")))
 
-    with serve(answer, keep_alive=True) as server:
+    with serve(answer, keep_alive=True, record=False) as server:
         yield server.base_url
 
 
@@ -271,11 +271,26 @@ def _value(value: Any) -> str:
 
 
 def timed_command(args: list[str], env: dict[str, str]) -> float:
+    return measured_command(args, env)[0]
+
+
+def measured_command(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run a lab command as a user does; its wall seconds and its own peak memory in MB (from
+    wait4, so neither the bench's nor a stand-in's memory is counted)."""
+    import os
+
     start = time.perf_counter()
-    done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return round(time.perf_counter() - start, 2)
+    process = subprocess.Popen(
+        [*CLI, *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    process.stderr.close()
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{errors.decode()[-3000:]}")
+    return round(time.perf_counter() - start, 2), round(usage.ru_maxrss / 1024, 1)
 
 
 def remove(path: Path) -> None:

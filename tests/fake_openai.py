@@ -81,10 +81,13 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(handler: Handler, *, keep_alive: bool = False) -> Iterator[FakeServer]:
+def serve(
+    handler: Handler, *, keep_alive: bool = False, record: bool = True
+) -> Iterator[FakeServer]:
     """keep_alive: answer in HTTP/1.1 and keep connections open, as vLLM's uvicorn server does
     (every answer here carries its Content-Length, which HTTP/1.1 needs); the default, HTTP/1.0,
-    closes each connection after one answer."""
+    closes each connection after one answer. record=False keeps no request (a paper-size
+    rehearsal's tens of thousands of bodies would otherwise fill the stand-in's memory)."""
     state = FakeServer(handler)
 
     class _Handler(BaseHTTPRequestHandler):
@@ -93,9 +96,10 @@ def serve(handler: Handler, *, keep_alive: bool = False) -> Iterator[FakeServer]
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
-            state.requests.append(body)
-            state.paths.append(self.path)
-            state.headers.append(dict(self.headers))
+            if record:
+                state.requests.append(body)
+                state.paths.append(self.path)
+                state.headers.append(dict(self.headers))
             handler = state.handler
             reply = (
                 handler.answer(self.path, body) if isinstance(handler, Routed) else handler(body)
