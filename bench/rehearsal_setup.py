@@ -275,22 +275,32 @@ def timed_command(args: list[str], env: dict[str, str]) -> float:
 
 
 def measured_command(args: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Run a lab command as a user does; its wall seconds and its own peak memory in MB (from
-    wait4, so neither the bench's nor a stand-in's memory is counted)."""
-    import os
+    """Run a lab command as a user does; its wall seconds and its own peak memory in MB, read
+    from its /proc VmHWM while it runs (rusage would count the bench's own memory: a forked
+    child's high-water mark starts at its parent's)."""
+    import tempfile
 
     start = time.perf_counter()
-    process = subprocess.Popen(
-        [*CLI, *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    assert process.stderr is not None
-    errors = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    process.stderr.close()
-    if process.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{errors.decode()[-3000:]}")
-    return round(time.perf_counter() - start, 2), round(usage.ru_maxrss / 1024, 1)
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(
+            [*CLI, *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors
+        )
+        peak_kb = 0
+        status = Path(f"/proc/{process.pid}/status")
+        while process.poll() is None:
+            try:
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak_kb = max(peak_kb, int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        wall = round(time.perf_counter() - start, 2)
+        if process.returncode != 0:
+            errors.seek(0)
+            message = errors.read().decode(errors="replace")[-3000:]
+            raise SystemExit(f"{' '.join(args)} failed:\n{message}")
+    return wall, round(peak_kb / 1024, 1)
 
 
 def remove(path: Path) -> None:

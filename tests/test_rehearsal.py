@@ -17,7 +17,7 @@ from bench.rehearsal_setup import KEY_ENV, cards_folder, rehearsal_design, stand
 from tests.kill_resume import finish, kill_partway
 from tests.stores import opened, snapshot
 
-# Its own tier (`pytest -m rehearsal`), out of the default run: see the README's CI note.
+# Its own tier (`-m rehearsal`), run in CI like the other slow tiers.
 pytestmark = [pytest.mark.rehearsal, pytest.mark.timeout(1200)]
 
 
