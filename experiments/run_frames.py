@@ -107,6 +107,7 @@ class RunResults:
         self._run = open_run_folder(Path(folder))
         self.folder = self._run.folder
         self.design = self._run.design
+        self._readings: pd.DataFrame | None = None
 
     def __enter__(self) -> RunResults:
         return self
@@ -190,11 +191,27 @@ class RunResults:
         return _typed("calls", out)
 
     def _all_readings(self) -> pd.DataFrame:
+        """Every judgment with its call's fields: read once per opened run (readings, answers
+        and projection are cuts of it), parsing only the judges' call records, not every
+        writer's and chatbot's (at paper size, export parsed the whole calls table three
+        times)."""
+        if self._readings is None:
+            self._readings = self._read_readings()
+        return self._readings.copy()
+
+    def _read_readings(self) -> pd.DataFrame:
         store = self._run.store
         judgments = store.frame("judgments")
-        calls = store.frame("calls").set_index("key")
-        records = {k: json.loads(v) for k, v in calls["result"].items()}
-        requests = {k: json.loads(v) for k, v in calls["request"].items()}
+        wanted = set(judgments["call_key"].dropna())
+        records: dict[str, Any] = {}
+        requests: dict[str, Any] = {}
+        kinds = {kind for key, kind in store.select("calls", ["key", "kind"]) if key in wanted}
+        for kind in sorted(kinds):  # the judges' kinds only: a writer's records stay unread
+            for key, request, result in store.select(
+                "calls", ["key", "request", "result"], where={"kind": kind}
+            ):
+                if key in wanted:
+                    records[key], requests[key] = json.loads(result), json.loads(request)
         out = judgments.copy()
         record = [records.get(k, {}) for k in out["call_key"]]
         out["question"] = [
