@@ -1,6 +1,6 @@
 """Kill and resume at paper size (bench/rehearsal.py --kills N): the study run unbroken, then
-again killed with SIGKILL at random moments (the last during `report`) and resumed each time;
-the two stores and reports must be equal."""
+again killed with SIGKILL at random points of its work (the last during `report`) and resumed
+each time; the two stores and reports must be equal."""
 
 from __future__ import annotations
 
@@ -89,14 +89,37 @@ def killed_at(process: subprocess.Popen[bytes], seconds: float) -> bool:
         return True
 
 
+def stored(folder: Path) -> int:
+    """Calls stored by a run folder so far: its profiles' store and its own."""
+    from diarylab.experiments.engine.store.files import calls_stored
+
+    return calls_stored(folder / "profiles" / "store.sqlite") + calls_stored(
+        folder / "store.sqlite"
+    )
+
+
+def killed_when(process: subprocess.Popen[bytes], folder: Path, calls: float) -> bool:
+    """SIGKILL the command's process group once the folder holds `calls` calls; False if it
+    ended first."""
+    import signal
+
+    while process.poll() is None and stored(folder) < calls:
+        time.sleep(0.05)
+    if process.poll() is not None:
+        return False
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    return True
+
+
 def said(killed: bool) -> str:
     return "killed" if killed else "it finished first"
 
 
 def kills(study: str, count: int, work: Path, seed: int) -> None:
     """The study at full size run unbroken, then again killed with SIGKILL at `count` random
-    moments (the last during `report`) and resumed each time; the two stores and reports must
-    be equal."""
+    points of its work (the last during `report`) and resumed each time; the two stores and
+    reports must be equal."""
     import random
 
     rng = random.Random(seed)
@@ -110,12 +133,16 @@ def kills(study: str, count: int, work: Path, seed: int) -> None:
         timed_command(["run", str(path), "--out", str(whole), "--no-progress"], env)
         run_s = time.perf_counter() - began
         timed_command(["report", str(whole)], env)
-        print(f"unbroken: run {run_s:.0f} s; killing {count} times at random moments")
-        for i in range(count - 1):
-            moment = rng.uniform(1.0, run_s)
-            killed = killed_at(start(["run", str(path), "--out", str(broken), "--no-progress"],
-                                     env), moment)  # fmt: skip
-            print(f"  kill {i + 1}: after {moment:.1f} s of a run ({said(killed)})")
+        total = stored(whole)
+        print(f"unbroken: run {run_s:.0f} s, {total} calls; killing {count} times")
+        # Each kill falls at a random point of the work, not of the clock: a resumed run has
+        # less left to do, so a moment drawn over the whole run's time mostly came after it
+        # had ended (2 of 10 kills landed that way, 2026-12-04).
+        points = sorted(rng.uniform(0.02, 0.98) for _ in range(count - 1))
+        for i, point in enumerate(points):
+            process = start(["run", str(path), "--out", str(broken), "--no-progress"], env)
+            killed = killed_when(process, broken, point * total)
+            print(f"  kill {i + 1}: at {stored(broken)} of {total} calls stored ({said(killed)})")
         timed_command(["run", str(path), "--out", str(broken), "--no-progress"], env)
         moment = rng.uniform(0.5, 5.0)
         killed = killed_at(start(["report", str(broken)], env), moment)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -34,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from diarylab.foundation.toml_writing import dump_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGNS = ROOT / "experiments" / "designs"
@@ -232,42 +233,8 @@ def rehearsal_design(
         judge["tokenizer"] = str(stand_ins.judge_tokenizer)
         judge["endpoint"] = {**judge["endpoint"], "base_url": stand_ins.judge_url}
     path = work / f"{study}-{len(cards)}{'-small' if small_profiles else ''}.toml"
-    path.write_text(to_toml(data), encoding="utf-8")
+    path.write_text(dump_toml(data), encoding="utf-8")
     return path
-
-
-# ----------------------------------------------------------------------------- TOML out
-def to_toml(data: dict[str, Any]) -> str:
-    """A design dict as TOML: tables, arrays of tables, inline tables below them."""
-    head = [f"{k} = {_value(v)}" for k, v in data.items() if not _is_table(v)]
-    out = [*head, ""] if head else []
-    for key, value in data.items():
-        if isinstance(value, dict):
-            out += [f"[{key}]", *(f"{k} = {_value(v)}" for k, v in value.items()), ""]
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            for item in value:
-                out += [f"[[{key}]]", *(f"{k} = {_value(v)}" for k, v in item.items()), ""]
-    return "\n".join(out)
-
-
-def _is_table(value: Any) -> bool:
-    return isinstance(value, dict) or (
-        isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
-    )
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML for {value!r}")
 
 
 def timed_command(args: list[str], env: dict[str, str]) -> float:
@@ -301,7 +268,3 @@ def measured_command(args: list[str], env: dict[str, str]) -> tuple[float, float
             message = errors.read().decode(errors="replace")[-3000:]
             raise SystemExit(f"{' '.join(args)} failed:\n{message}")
     return wall, round(peak_kb / 1024, 1)
-
-
-def remove(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -58,9 +58,8 @@ class RowSeededSampler:
         uniform = torch.stack(
             [torch.rand(vocab, generator=g, dtype=torch.float64) for g in self.generators]
         ).to(logits.device)
-        return _one_hot(
-            scores, logits, lambda rows, tokens: uniform[rows, tokens].clamp_min(1e-300)
-        )
+        uniform = uniform.clamp_min(1e-300)
+        return _one_hot(scores, logits, lambda at: uniform if at is None else uniform[at[0], at[1]])
 
 
 class CounterSampler:
@@ -81,26 +80,34 @@ class CounterSampler:
             logits = _nucleus(logits, self.top_p)
         words = _row_words(self.seeds, self.step, logits.device)
         self.step += 1
-        return _one_hot(scores, logits, lambda rows, tokens: _uniform(words, rows, tokens))
+        everywhere = _grid(logits.shape[0], logits.shape[1], logits.device)
+        return _one_hot(scores, logits, lambda at: _uniform(words, *(at or everywhere)))
 
 
-Noise = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+# The uniforms at (rows, tokens) index tensors, or at every position when given None.
+Noise = Callable[[tuple[torch.Tensor, torch.Tensor] | None], torch.Tensor]
+
+
+def _grid(rows: int, vocab: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row and token indices that broadcast to every position of a (rows, vocab) batch."""
+    return (
+        torch.arange(rows, device=device)[:, None],
+        torch.arange(vocab, device=device)[None, :],
+    )
 
 
 def _one_hot(scores: torch.Tensor, logits: torch.Tensor, noise_at: Noise) -> torch.Tensor:
     """A score row that is 0 at the Gumbel-max choice and -inf elsewhere (greedy picks it).
-    `noise_at(rows, tokens)` gives the uniforms at those positions. After a nucleus step most
+    `noise_at` gives the uniforms at given positions, or everywhere. After a nucleus step most
     of a row is -inf and can never be chosen, so the Gumbel transform (two float64 logs) is
     taken only where a token is still possible: the same argmax, first index on ties included."""
     possible = ~torch.isneginf(logits)
     if bool(possible.all()):
-        rows = torch.arange(logits.shape[0], device=logits.device)[:, None]
-        tokens = torch.arange(logits.shape[1], device=logits.device)[None, :]
-        total = logits.double() - torch.log(-torch.log(noise_at(rows, tokens)))
+        total = logits.double() - torch.log(-torch.log(noise_at(None)))
     else:
         rows, tokens = possible.nonzero(as_tuple=True)
         total = torch.full(logits.shape, float("-inf"), dtype=torch.float64, device=logits.device)
-        gumbel = -torch.log(-torch.log(noise_at(rows, tokens)))
+        gumbel = -torch.log(-torch.log(noise_at((rows, tokens))))
         total[rows, tokens] = logits[rows, tokens].double() + gumbel
     choice = total.argmax(dim=-1)
     out = torch.full_like(scores, float("-inf"))
@@ -134,8 +141,7 @@ def counter_uniform(
     """Uniforms in (0, 1), float64 of 53 random bits, shape (rows, vocab): a pure function of
     each row's seed, the step and the token id, computed on `device`."""
     words = _row_words(seeds, step, device)
-    rows = torch.arange(len(seeds), device=device)[:, None]
-    return _uniform(words, rows, torch.arange(vocab, device=device)[None, :])
+    return _uniform(words, *_grid(len(seeds), vocab, device))
 
 
 def _row_words(seeds: Sequence[int], step: int, device: torch.device) -> list[torch.Tensor]:

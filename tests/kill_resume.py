@@ -58,14 +58,24 @@ def kill_partway(
     (else the test could not fail)."""
     seen = []
     for fraction in fractions:
-        proc = run_cli(design, out)
-        while proc.poll() is None and progress(out, store) < fraction * total:
-            time.sleep(poll_s)
-        assert proc.poll() is None, "the run finished before it could be killed"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        seen.append(progress(out, store))
+        stored, ended = killed_at(design, out, fraction * total, poll_s, store)
+        assert not ended, "the run finished before it could be killed"
+        seen.append(stored)
     return seen
+
+
+def killed_at(
+    design: Path, out: Path, calls: float, poll_s: float, store: str = "store.sqlite"
+) -> tuple[int, bool]:
+    """Start a run into `out`, SIGKILL it once `store` holds `calls` calls; the calls stored
+    at the kill, and whether the run had already ended by itself."""
+    proc = run_cli(design, out)
+    while proc.poll() is None and progress(out, store) < calls:
+        time.sleep(poll_s)
+    ended = proc.poll() is not None
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return progress(out, store), ended
 
 
 def kill_once_partway(
@@ -80,12 +90,7 @@ def kill_once_partway(
     for fraction in fractions:
         if out.exists():
             shutil.rmtree(out)
-        proc = run_cli(design, out)
-        while proc.poll() is None and progress(out) < fraction * total:
-            time.sleep(poll_s)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        seen = progress(out)
+        seen, _ = killed_at(design, out, fraction * total, poll_s)
         if 0 < seen < total:
             return seen
         tried.append((fraction, seen))

@@ -84,6 +84,11 @@ def report(tables, tmp_path_factory) -> Path:
         (str(r.judge), str(r.entry_id), str(r.score)): (r.mean - 0.5, r.mean + 0.5)
         for r in tables.entries.head(3).itertuples()
     }
+    return diary_page(out, tables, bounds)
+
+
+def diary_page(out: Path, tables: AnalysisTables, bounds: dict) -> Path:
+    """The diary report of `tables` written into `out`; its page."""
     write_report(
         out,
         tables,
@@ -507,20 +512,7 @@ def test_a_large_run_is_drawn_a_page_at_a_time(browser, tmp_path):
 def paper_size_report(tmp_path_factory) -> Path:
     from tests.synthetic_diary import paper_size_tables
 
-    out = tmp_path_factory.mktemp("paper-size")
-    write_report(
-        out,
-        paper_size_tables(),
-        design=DESIGN,
-        design_sha256="7" * 64,
-        manifest={},
-        resamples=100,
-        seed=1,
-        baseline_chatbot="thanks",
-        min_diarists=2,
-        bounds={},
-    )
-    return out / "report" / "index.html"
+    return diary_page(tmp_path_factory.mktemp("paper-size"), paper_size_tables(), {})
 
 
 @pytest.mark.browser

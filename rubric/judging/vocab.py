@@ -147,6 +147,21 @@ def number_tokens(tokenizer: Any, prompt_text: str) -> NumberTokens:
 _TAILS: WeakKeyDictionary[Any, dict[str, NumberTokens]] = WeakKeyDictionary()
 
 
+_SPECIAL: WeakKeyDictionary[Any, frozenset[int]] = WeakKeyDictionary()
+
+
+def _special_ids(tokenizer: Any) -> frozenset[int]:
+    """The tokenizer's special token ids (its added special tokens and the named ones), read
+    once: a served judge asks for every prompt it reads."""
+    known = _SPECIAL.get(tokenizer)
+    if known is None:
+        added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+        ids = {i for i, t in added.items() if getattr(t, "special", False)}
+        ids.update(getattr(tokenizer, "all_special_ids", []) or [])
+        known = _SPECIAL[tokenizer] = frozenset(ids)
+    return known
+
+
 def _encode(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
@@ -154,9 +169,7 @@ def _encode(tokenizer: Any, text: str) -> list[int]:
 def _tail_start(tokenizer: Any, text: str, prompt: list[int]) -> tuple[int, str] | None:
     """Where the prompt's last special token starts (its index in the ids) and the text from it
     on, when that text tokenizes alone to exactly the prompt's ids from there; else None."""
-    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
-    special = {i for i, t in added.items() if getattr(t, "special", False)}
-    special.update(getattr(tokenizer, "all_special_ids", []) or [])
+    special = _special_ids(tokenizer)
     index = next((i for i in range(len(prompt) - 1, -1, -1) if prompt[i] in special), None)
     if index is None:
         return None
