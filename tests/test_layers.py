@@ -106,15 +106,15 @@ def test_every_lab_package_is_ranked():
 
 
 # ------------------------------------------------------------------ inside experiments/
-# engine core ← shared analysis ← kinds ← runner and commands. A kind never imports another
-# kind; the shared shelf never imports a kind; the engine imports neither.
-EXPERIMENT_ROOMS = {"engine": 0, "analysis": 1, "kinds": 2, "top": 3}
+# engine core ← shared shelves (analysis, rating) ← kinds ← runner and commands. A kind never
+# imports another kind; a shared shelf never imports a kind; the engine imports neither.
+EXPERIMENT_ROOMS = {"engine": 0, "analysis": 1, "rating": 1, "kinds": 2, "top": 3}
 
 
 def experiment_room(module: str) -> tuple[str, str | None]:
     """The room of a module under experiments/ (dotted name), and for a kind its name."""
     parts = module.split(".")[1:]
-    if parts and parts[0] in ("engine", "analysis"):
+    if parts and parts[0] in ("engine", "analysis", "rating"):
         return parts[0], None
     if parts and parts[0] == "kinds":
         return "kinds", parts[1] if len(parts) > 1 else None

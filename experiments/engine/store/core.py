@@ -266,6 +266,18 @@ class Store(OneWriter, StoreEdits):
         row = self.db.execute("SELECT result FROM calls WHERE key=?", (key,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
+    def add_row_types(self, *row_types: Any) -> None:
+        """Tables a command beside the kind keeps in the run's store (human ratings): made if
+        missing, then written like the kind's own rows."""
+        statements = [table_sql(t) for t in row_types]
+
+        def make() -> None:
+            for sql in statements:
+                self.db.execute(sql)
+
+        self.on_writer(make)
+        self.row_types.update({t.TABLE: t for t in row_types})
+
     # ------------------------------------------------------------------ rows without a call
     def put_rows(self, *rows: Any) -> None:
         """Rows that no model call made (a fixed reply): written in one transaction."""

@@ -210,6 +210,7 @@ class DiaryKind(TaskJudging):
         from diarylab.experiments.engine.runfolder import read_manifest
         from diarylab.experiments.kinds.diary.report import write_report
         from diarylab.experiments.kinds.diary.tables import judge_readings, load_tables
+        from diarylab.experiments.rating.report_lines import rating_lines
 
         spec = _spec(design)
         return write_report(
@@ -230,4 +231,5 @@ class DiaryKind(TaskJudging):
             interval=spec.analysis.interval,
             usage=usage_table(store, folder),
             plan_lines=plan_section(store, folder),
+            rating_lines=rating_lines(folder, store, design),
         )

@@ -149,6 +149,7 @@ def write_report(
     interval: Method = "t",
     usage: pd.DataFrame | None = None,
     plan_lines: Sequence[str] = (),
+    rating_lines: Sequence[str] = (),
 ) -> Path:
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
     readings per judge × profile (readings.summarize), usage its calls and tokens per model
@@ -214,6 +215,7 @@ def write_report(
                 *sections(res, baseline_chatbot),
                 *projection.section(res.tables["steering"], res.tables["agreement"]),
                 *agreement,
+                *rating_lines,
                 "## Diarists\n",
                 links + "\n",
             ]
