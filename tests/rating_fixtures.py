@@ -39,18 +39,20 @@ def judge_readings(folder: Path) -> dict[tuple[str, str, str], float]:
 def simulated_answers(
     sample: LockedSample, judged: dict, *, noisy_copy: bool, seed: int
 ) -> dict[str, dict[str, object]]:
-    """A rater's answers to every item. A noisy copy says yes where the judge's P(yes) is above
-    that question's median in the sample (flipped one time in ten) and gives the judge's
-    score plus N(0, 5); a random rater flips a coin and picks a number from 0 to 100."""
+    """A rater's answers to every item. A noisy copy follows the judge's ordering of the
+    sample's texts on each question: yes where the judge's P(yes) is above that question's
+    median (flipped one time in ten), and on a 0–100 score the text's percentile among the
+    judge's readings plus N(0, 5) (the example's SmolLM2 judge reads within a few points, so
+    its raw scores would say little). A random rater flips a coin and picks 0 to 100."""
     rng = np.random.default_rng(seed)
     medians: dict[str, float] = {}
+    percentiles: dict[tuple[str, str], float] = {}
     for q in sample.form:
-        values = [
-            judged[(it.target_kind, it.target_id, q.item)]
-            for it in sample.items
-            if it.target_kind == q.target
-        ]
-        medians[q.key] = float(np.median(values)) if values else 0.5
+        mine = [it for it in sample.items if it.target_kind == q.target]
+        values = np.array([judged[(it.target_kind, it.target_id, q.item)] for it in mine])
+        medians[q.key] = float(np.median(values)) if len(values) else 0.5
+        ranks = values.argsort().argsort() / max(len(values) - 1, 1)
+        percentiles |= {(it.item_id, q.key): 100 * r for it, r in zip(mine, ranks, strict=True)}
     out: dict[str, dict[str, object]] = {}
     for it in sample.items:
         given: dict[str, object] = {}
@@ -64,7 +66,8 @@ def simulated_answers(
                 )
                 given[q.key] = "yes" if yes else "no"
             elif noisy_copy:
-                given[q.key] = int(np.clip(round(v + rng.normal(0, 5)), 0, 100))
+                noisy = percentiles[(it.item_id, q.key)] + rng.normal(0, 5)
+                given[q.key] = int(np.clip(round(noisy), 0, 100))
             else:
                 given[q.key] = int(rng.integers(0, 101))
         out[it.item_id] = given

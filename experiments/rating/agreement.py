@@ -193,15 +193,19 @@ def judge_rows(per_text: pd.DataFrame, settings: BootstrapSettings) -> list[dict
 def per_rater_rows(
     ratings: pd.DataFrame, judge_values: pd.DataFrame, settings: BootstrapSettings
 ) -> list[dict]:
-    """Each rater against each judge, pooled: the AUC of P(yes) against the rater's answers,
-    and Spearman's ρ between the judge's 0–100 readings and the rater's."""
+    """Each rater against each judge, pooled: the AUC of P(yes) (ranked within each question)
+    against the rater's answers, and Spearman's ρ between the judge's 0–100 readings and the
+    rater's (ranked within each score)."""
     joined = ratings.merge(judge_values, on=["target_kind", "target_id", "item"], how="inner")
     rows = []
     for (judge, rater), group in joined.groupby(["judge", "rater"], sort=True):
         row: dict = {"judge": judge, "rater": rater}
         yes_no = group[group["scale"] == "yes_no"].rename(columns={"value": "answer"})
+        # within-question ranks: pooled raw P(yes) would count the questions' different base
+        # rates as agreement or disagreement
+        yes_no = yes_no.assign(judge_rank=yes_no.groupby("item")["judge_value"].rank(pct=True))
         numbers = group[group["scale"] == "number"]
-        row |= _cells("auc", _weighted_interval(yes_no, auc_of("judge_value", "answer"), settings))
+        row |= _cells("auc", _weighted_interval(yes_no, auc_of("judge_rank", "answer"), settings))
         ranked = numbers.assign(
             judge_rank=numbers.groupby("item")["judge_value"].rank(pct=True),
             rater_rank=numbers.groupby("item")["value"].rank(pct=True),

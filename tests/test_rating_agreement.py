@@ -1,0 +1,119 @@
+"""Agreement between people and judges (experiments/rating/agreement.py, section.py), on the
+shipped example run: a sample drawn, two raters' answers imported — one a noisy copy of the
+judge, one at random — and the report shows high agreement for the first and near zero for the
+second, with intervals; AC1 and alpha are the reference packages' own values on the same
+table; no "as good as a rater" verdict is printed from too few diarists."""
+
+from __future__ import annotations
+
+import re
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from irrCAC.raw import CAC
+
+import diarylab
+from diarylab.experiments.analysis.bootstrap import BootstrapSettings
+from diarylab.experiments.cli import main
+from diarylab.experiments.rating.agreement import agreement, items_for_width
+from diarylab.experiments.rating.stored import judge_values, stored_ratings
+from tests.rating_fixtures import example_with_sample, judge_readings, page_file, simulated_answers
+
+
+@pytest.fixture(scope="module")
+def rated(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("agree") / "run"
+    sample = example_with_sample(folder, "--n", "40", "--raters", "2", "--seed", "2")
+    judged = judge_readings(folder)
+    files = [
+        page_file(folder.parent / f"{rater}.json", sample, rater,
+                  simulated_answers(sample, judged, noisy_copy=rater == "r1", seed=i))
+        for i, rater in enumerate(("r1", "r2"))
+    ]  # fmt: skip
+    assert main(["rate", "import", str(folder), *map(str, files)]) == 0
+    with diarylab.open_run(folder) as run:
+        ratings = stored_ratings(run.store, sample)
+        values = judge_values(run.store, sample)
+    settings = BootstrapSettings("diarist", resamples=200, seed=0, method="t")
+    return folder, sample, ratings, agreement(ratings, values, settings)
+
+
+def test_ac1_and_alpha_are_the_packages_values_on_the_same_table(rated):
+    _, _, ratings, result = rated
+    for item in ("uses_details", "person:risk", "coherence"):
+        wide = ratings[ratings["item"] == item].pivot_table(
+            index="item_id", columns="rater", values="value"
+        )
+        row = result.raters.set_index("item").loc[item]
+        alpha_level = "interval" if item == "coherence" else "nominal"
+        want_alpha = krippendorff.alpha(
+            reliability_data=wide.to_numpy().T, level_of_measurement=alpha_level
+        )
+        assert row["alpha"] == pytest.approx(want_alpha, abs=1e-12)
+        if item != "coherence":
+            words = wide.replace({1.0: "yes", 0.0: "no"}).astype(object)
+            want_ac1 = CAC(words).gwet()["est"]["coefficient_value"]
+            assert row["ac1"] == pytest.approx(float(want_ac1), abs=1e-12)
+
+
+def test_a_noisy_copy_agrees_with_the_judge_and_a_random_rater_does_not(rated):
+    _, _, _, result = rated
+    per_rater = result.per_rater.set_index("rater")
+    copy, coin = per_rater.loc["r1"], per_rater.loc["r2"]
+    assert copy["auc"] > 0.85 and copy["spearman"] > 0.8
+    assert abs(coin["auc"] - 0.5) < 0.12 and abs(coin["spearman"]) < 0.3
+    # with intervals (two diarists: wide, but there)
+    for row in (copy, coin):
+        assert row["auc_low"] <= row["auc"] <= row["auc_high"]
+        assert np.isfinite(row["spearman_low"]) and np.isfinite(row["spearman_high"])
+    # the two raters agree about as well as chance: AC1 and alpha near zero on average
+    assert abs(result.raters["alpha"].mean()) < 0.25
+    assert abs(result.raters["ac1"].dropna().mean()) < 0.3
+
+
+def test_the_report_shows_the_section_with_intervals_and_no_verdict_from_two_diarists(rated):
+    folder, sample, _, _ = rated
+    assert main(["report", str(folder)]) == 0
+    findings = (folder / "report" / "findings.md").read_text(encoding="utf-8")
+    section = findings[findings.index("## Judges against people (exploratory)") :]
+    section = section[: section.index("## Diarists")]
+    assert sample.sha256[:16] in section
+    assert "### Between raters" in section and "### Each rater against each judge" in section
+    rater_rows = [
+        line for line in section.splitlines() if re.match(r"\| smollm2-judge \| r\d \|", line)
+    ]
+    assert len(rater_rows) == 2 and all("[" in line for line in rater_rows)
+    assert "too few diarists (2 < 6)" in section
+    assert "| yes |" not in section and "| no |" not in section
+    assert "### How many items" in section
+    page = (folder / "report" / "index.html").read_text(encoding="utf-8")
+    assert "Judges against people" in page
+
+
+def test_no_ratings_yet_says_so(tmp_path):
+    folder = tmp_path / "run"
+    example_with_sample(folder, "--n", "10", "--raters", "2")
+    assert main(["report", str(folder)]) == 0
+    findings = (folder / "report" / "findings.md").read_text(encoding="utf-8")
+    assert "No ratings are imported yet (`diarylab rate import RUN FILES...`)." in findings
+
+
+def test_the_power_note_scales_the_half_width_by_the_root_of_the_items():
+    assert items_for_width(0.2, 100, 0.1, 10) == (400, 40)
+    assert items_for_width(float("nan"), 100, 0.1, 10) is None
+
+
+def test_judge_as_good_as_a_rater_is_decided_from_the_interval():
+    """With enough diarists the verdict is printed: a judge that copies the raters' majority
+    is as good as a rater; one that answers the opposite is not."""
+    from diarylab.experiments.rating.section import _as_good
+
+    good = pd.Series({"gap_low": -0.05, "gap_high": 0.1})
+    bad = pd.Series({"gap_low": -0.4, "gap_high": -0.2})
+    assert _as_good(good, "yes_no", True, 6, 8) == "yes"
+    assert _as_good(bad, "yes_no", True, 6, 8) == "no"
+    assert _as_good(bad, "yes_no", False, 6, 2) == "too few diarists (2 < 6)"
+    far = pd.Series({"gap_low": 3.0, "gap_high": 9.0})  # scores: the judge farther from raters
+    assert _as_good(far, "number", True, 6, 8) == "no"
