@@ -67,7 +67,9 @@ def test_the_site_builds_with_strict_checking(tmp_path):
     assert (tmp_path / "site" / "gpu-study" / "index.html").is_file()
 
 
-RUNNABLE = ("design check", "design expand", "design schema", "plan", "status", "export", "report")
+RUNNABLE = (
+    "design check", "design expand", "design schema", "plan", "status", "export", "report", "rate"
+)  # fmt: skip
 
 
 def doc_commands() -> list[str]:
