@@ -9,6 +9,8 @@ test: setup-dev
 	./scripts/setup-browser.sh
 	@start=$$(date +%s); ./scripts/setup-vllm.sh >/dev/null; \
 	  echo "vLLM venv ready in $$(( $$(date +%s) - start )) s (scripts/setup-vllm.sh)"
+	@start=$$(date +%s); ./scripts/setup-label-studio.sh >/dev/null; \
+	  echo "Label Studio venv ready in $$(( $$(date +%s) - start )) s (scripts/setup-label-studio.sh)"
 	.venv/bin/python -m pytest
 
 setup:

@@ -13,6 +13,7 @@ import pytest
 import diarylab
 from diarylab.experiments.cli import main
 from tests.rating_fixtures import example_with_sample, judge_readings, page_file, simulated_answers
+from tests.stores import opened, snapshot
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +30,16 @@ def _stored(folder) -> int:
         return store.count("ratings") if "ratings" in store.tables() else 0
 
 
+def _whole_store(folder) -> dict:
+    with opened(folder / "store.sqlite") as store:
+        tables = [t for t in store.tables() if t not in ("calls", "meta")]
+    return snapshot(folder / "store.sqlite", tables)
+
+
 def _refused(capsys, folder, *files) -> str:
-    before = _stored(folder)
+    before = _whole_store(folder)
     assert main(["rate", "import", str(folder), *map(str, files)]) == 2
-    assert _stored(folder) == before  # nothing half-imported
+    assert _whole_store(folder) == before  # the store unchanged: nothing half-imported
     err = capsys.readouterr().err
     assert "Traceback" not in err
     return err

@@ -151,8 +151,8 @@ def _value(answer: Answer, question: RatingQuestion) -> float:
 
 
 def _check_file(answers: Sequence[Answer], sample: LockedSample, problems: Collector) -> None:
-    """Items and questions exist, values are in range, no answer is given twice, and every
-    rater in the file answered every question of every item."""
+    """Items and questions exist, values are in range, nothing is left blank and no answer is
+    given twice. Whether every item was rated is checked over the whole import."""
     items = {it.item_id: it for it in sample.items}
     said = 0
 
@@ -196,29 +196,20 @@ def _check_file(answers: Sequence[Answer], sample: LockedSample, problems: Colle
             continue
         seen.add((a.rater, a.item_id, a.key))
         if a.raw is None or (isinstance(a.raw, str) and not a.raw.strip()):
-            continue  # left blank: told as unanswered below
+            continue  # left blank: told below
         try:
             _value(a, keys[a.key])
         except LabError as exc:
             tell(exc)
-    answered = seen
-    blank = {
-        (a.rater, a.item_id, a.key) for a in answers if a.raw is None or str(a.raw).strip() == ""
-    }
-    for rater in sorted({a.rater for a in answers}):
-        for it in sample.items:
-            missing = [
-                q.key for q in sample.questions_for(it.target_kind)
-                if (rater, it.item_id, q.key) not in answered or (rater, it.item_id, q.key) in blank
-            ]  # fmt: skip
-            if missing:
-                tell(
-                    LabError(
-                        f"rater {rater} left {', '.join(missing)} unanswered",
-                        where=f"{answers[0].source}: item {it.item_id}",
-                        fix="finish the sheet (every item, every question) and import it again",
-                    )
-                )
+    blank = [a for a in answers if a.raw is None or str(a.raw).strip() == ""]
+    for a in blank:
+        tell(
+            LabError(
+                f"rater {a.rater} left {a.key} blank",
+                where=f"{a.source}: item {a.item_id}",
+                fix="answer every question and import the file again",
+            )
+        )
     if said > _MAX_SAID:
         problems.add(
             LabError(f"and {said - _MAX_SAID} more problems", where=str(answers[0].source))
@@ -236,6 +227,7 @@ def rating_rows(
     problems = Collector()
     rows: list[RatingRow] = []
     taken: dict[tuple[str, str, str], Path] = {}
+    files_of: dict[str, set[str]] = {}  # rater -> the files of this import that hold answers
     for path in files:
         path = Path(path)
         with problems.check():
@@ -258,6 +250,7 @@ def rating_rows(
                         fix="import one file per rater",
                     )
                 taken[key] = path
+                files_of.setdefault(a.rater, set()).add(str(path))
                 item = sample.item(a.item_id)
                 question = next(q for q in sample.form if q.key == a.key)
                 value = _value(a, question)
@@ -283,5 +276,39 @@ def rating_rows(
                         source_sha256=sha,
                     )
                 )
+    if not problems.errors:
+        with problems.check():
+            _check_complete(rows, sample, stored, files_of)
     problems.raise_any()
     return rows
+
+
+def _check_complete(
+    rows: Sequence[RatingRow],
+    sample: LockedSample,
+    stored: dict[tuple[str, str, str], tuple[float, str]],
+    files_of: dict[str, set[str]],
+) -> None:
+    """Every rater of the import has answered every question of every item, in this import's
+    files (Label Studio exports entries and replies as two projects) or already stored."""
+    have = {(r.rater, r.item_id, r.question_key) for r in rows} | set(stored)
+    problems = Collector()
+    for rater in sorted(files_of):
+        for it in sample.items:
+            missing = [
+                q.key
+                for q in sample.questions_for(it.target_kind)
+                if (rater, it.item_id, q.key) not in have
+            ]
+            if missing:
+                problems.add(
+                    LabError(
+                        f"rater {rater} left {', '.join(missing)} unanswered",
+                        where=f"{', '.join(sorted(files_of[rater]))}: item {it.item_id}",
+                        fix="finish the sheet (every item, every question) and import it "
+                        "again, with every file of that rater",
+                    )
+                )
+                if len(problems.errors) >= _MAX_SAID:
+                    problems.raise_any()
+    problems.raise_any()

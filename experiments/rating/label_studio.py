@@ -2,8 +2,10 @@
 tasks file per kind of item (entries, replies: their questions differ), written from the
 locked sample, and the reader of Label Studio's JSON export (a list of tasks, each with its
 annotations; a result names its question by `from_name` and holds `choices` or `number`).
-The export's shape follows label_studio/data_export/serializers.py and the result types of
-label_studio/core/label_config.py (label-studio 1.23)."""
+The export's shape follows label-studio 1.23's label_studio/data_export/serializers.py: an
+annotation's `completed_by` is the user's id (AnnotationSerializer's PrimaryKeyRelatedField),
+or the user expanded to id and e-mail (as in its tests' previous_export.json). The round trip
+runs against a real server in tests/test_rating_label_studio.py."""
 
 from __future__ import annotations
 
@@ -106,7 +108,7 @@ def is_export(record: Any) -> bool:
 
 def annotator(annotation: Mapping[str, Any]) -> str:
     """The rater an annotation is from: Label Studio's user, by e-mail where the export
-    gives it, else by user id."""
+    expands the user, else by user id ("ls-1")."""
     who = annotation.get("completed_by")
     if isinstance(who, Mapping):
         who = who.get("email") or who.get("id")
