@@ -88,6 +88,7 @@ def test_the_report_shows_the_section_with_intervals_and_no_verdict_from_two_dia
     assert "too few diarists (2 < 6)" in section
     assert "| yes |" not in section and "| no |" not in section
     assert "### How many items" in section
+    assert "judge agrees with the majority" in section
     page = (folder / "report" / "index.html").read_text(encoding="utf-8")
     assert "Judges against people" in page
 
@@ -117,3 +118,12 @@ def test_judge_as_good_as_a_rater_is_decided_from_the_interval():
     assert _as_good(bad, "yes_no", False, 6, 2) == "too few diarists (2 < 6)"
     far = pd.Series({"gap_low": 3.0, "gap_high": 9.0})  # scores: the judge farther from raters
     assert _as_good(far, "number", True, 6, 8) == "no"
+
+
+def test_a_rater_against_the_majority_of_the_others():
+    from diarylab.experiments.rating.agreement import _agrees_with_others
+
+    assert _agrees_with_others(np.array([1.0, 1.0, 1.0, 0.0])) == 0.75
+    assert _agrees_with_others(np.array([1.0, 1.0, 0.0])) == 0.0  # two of three see a tie
+    assert _agrees_with_others(np.array([1.0, 0.0])) == 0.0  # two raters: the other one
+    assert np.isnan(_agrees_with_others(np.array([1.0])))

@@ -108,6 +108,19 @@ def rater_rows(ratings: pd.DataFrame, settings: BootstrapSettings) -> list[dict]
     return rows
 
 
+def _agrees_with_others(answers: np.ndarray) -> float:
+    """How often one rater's yes/no agrees with the majority of the others (leaving out a
+    rater whose others tie); NaN with fewer than two raters."""
+    if len(answers) < 2:
+        return float("nan")
+    hits = []
+    for k in range(len(answers)):
+        others = np.delete(answers, k).mean()
+        if others != 0.5:
+            hits.append(float(answers[k] == float(others > 0.5)))
+    return float(np.mean(hits)) if hits else float("nan")
+
+
 def _per_text(ratings: pd.DataFrame, judge_values: pd.DataFrame) -> pd.DataFrame:
     """One row per judge × rated text × item: the judge's value, the raters' mean and
     majority, and the agreement and distance figures each text contributes."""
@@ -128,6 +141,7 @@ def _per_text(ratings: pd.DataFrame, judge_values: pd.DataFrame) -> pd.DataFrame
             "majority": np.nan if answers.mean() == 0.5 else float(answers.mean() > 0.5),
             "rater_rater_agree": np.mean([a == b for a, b in pairs]) if pairs else np.nan,
             "rater_rater_gap": np.mean([abs(a - b) for a, b in pairs]) if pairs else np.nan,
+            "rater_others_agree": _agrees_with_others(answers),
             "answers": answers,
         }
         out.append(base)
@@ -137,6 +151,9 @@ def _per_text(ratings: pd.DataFrame, judge_values: pd.DataFrame) -> pd.DataFrame
     merged["judge_rater_agree"] = [
         float(np.mean(a == c)) for a, c in zip(merged["answers"], call, strict=True)
     ]
+    merged["judge_majority_agree"] = np.where(
+        merged["majority"].isna(), np.nan, (call == merged["majority"]).astype(float)
+    )
     merged["judge_rater_gap"] = [
         float(np.mean(np.abs(a - v)))
         for a, v in zip(merged["answers"], merged["judge_value"], strict=True)
@@ -159,6 +176,13 @@ def _judge_row(table: pd.DataFrame, settings: BootstrapSettings) -> dict:
             "raters_agree", _weighted_interval(table, mean_of("rater_rater_agree"), settings)
         )
         row |= _cells("gap", _weighted_interval(table, mean_of("agree_gap"), settings))
+        row |= _cells(
+            "judge_majority",
+            _weighted_interval(table, mean_of("judge_majority_agree"), settings),
+        )
+        row |= _cells(
+            "rater_others", _weighted_interval(table, mean_of("rater_others_agree"), settings)
+        )
     else:
         ranked = table.assign(
             judge_rank=table["judge_value"].rank(), human_rank=table["human"].rank()

@@ -92,15 +92,21 @@ def rating_section(
             "AUC of the judge's P(yes) against the raters' majority (ties left out); "
             "how often the judge's call (P(yes) ≥ 0.5) agrees with a rater, beside how "
             'often two raters agree; their difference. "As good as a rater": the '
-            "difference's interval does not lie below 0.\n",
+            "difference's interval does not lie below 0. Beside it, the same question asked "
+            "of majorities: how often the judge's call agrees with the raters' majority (texts "
+            "where they tie left out), and how often one rater agrees with the majority of the "
+            "others. The verdict rests on the pairs: with two raters a majority exists only "
+            "where they agree, which would favour the judge.\n",
         ]
         lines += _table(
             ["judge", "question", "items", "AUC", "judge agrees with a rater",
-             "raters agree", "difference", "as good as a rater"],
+             "raters agree", "difference", "as good as a rater",
+             "judge agrees with the majority", "a rater agrees with the others"],
             [
                 [r["judge"], r["item"], str(r["items"]), _ci(r, "auc"), _ci(r, "judge_agrees"),
                  _ci(r, "raters_agree"), _ci(r, "gap"),
-                 _as_good(r, "yes_no", enough, min_diarists, result.diarists)]
+                 _as_good(r, "yes_no", enough, min_diarists, result.diarists),
+                 _ci(r, "judge_majority"), _ci(r, "rater_others")]
                 for _, r in yes_no.iterrows()
             ],
         )  # fmt: skip
