@@ -79,6 +79,15 @@ class _Server(ThreadingHTTPServer):
     # of concurrency would test the backlog instead.
     request_queue_size = 128
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that went away mid-request (a run killed on purpose) is what uvicorn logs as
+        # one line, not a traceback; anything else is still printed.
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
 
 @contextmanager
 def serve(
