@@ -7,93 +7,27 @@
     run.answers()       # the yes/no readings (behavior rubric, grader questions)
     run.projection()    # the judge-free projection measure (its own scale), where a kind has it
     run.calls()         # every model call the store holds, with the tokens it states
+    run.ratings()       # people's answers to the run's rating sample (`diarylab rate`)
 
-Every frame has exactly the columns declared below (FRAMES), in that order and with those
-meanings; docs/results-columns.md is generated from the same declarations
-(tests/test_run_frames.py holds the file to them). The frames are read through the store's
-own table reads (experiments/engine/store/): no SQL here. Rows are in key order, so two
+Every frame has exactly the columns declared in experiments/result_columns.py (FRAMES), in
+that order and with those meanings; docs/results-columns.md is generated from the same
+declarations (tests/test_run_frames.py holds the file to them). The frames are read through
+the store's own table reads (experiments/engine/store/): no SQL here. Rows are in key order, so two
 copies of a run give equal frames."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from diarylab.experiments.opening import open_run_folder
+from diarylab.experiments.result_columns import FRAMES
 from diarylab.foundation.errors import LabError
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    dtype: str  # pandas dtype the column holds ("object" for text or nullable values)
-    meaning: str
-
-
-def _columns(*rows: tuple[str, str, str]) -> tuple[Column, ...]:
-    return tuple(Column(*row) for row in rows)
-
-
-_WHO = (
-    ("diarist", "object", "the writer's role card (a diary's diarist, a letter's writer)"),
-    ("profile", "object", 'the writer\'s profile id ("unsteered", a steered profile, ...)'),
-    ("pattern", "object", "the profile's pattern, None for unsteered"),
-    ("chatbot", "object", "the chatbot the conversation is with, None where none answers"),
-    ("entry", "Int64", "the text's place in its conversation (entry or letter index, from 1)"),
-)
-FRAMES: dict[str, tuple[Column, ...]] = {
-    "texts": _columns(
-        ("text_id", "object", "the text's id in the store (its table's key)"),
-        ("table", "object", "the store table it is in (entries, replies, letters, ...)"),
-        *_WHO,
-        ("text", "object", "the text as written"),
-        ("flag", "object", "empty, truncated, refusal, or None"),
-    ),
-    "readings": _columns(
-        ("judgment_id", "object", "the reading's id in the store"),
-        ("judge", "object", "the design's judge id"),
-        ("question", "object", "number (a 0–100 score) or yes_no"),
-        ("item", "object", "what was asked: pattern:<id>, coherence, realism, a rubric question"),
-        ("target_kind", "object", "what was judged, as the kind names it (entry, reply, ...)"),
-        ("target_id", "object", "the judged text's text_id"),
-        *_WHO,
-        ("value", "float64", "mean 0–100 (number) or P(yes) (yes_no); NaN where unreadable"),
-        ("coverage", "float64", "probability the judge answered in the scale at all"),
-        ("readable", "bool", "coverage reached the judge's floor"),
-        ("exact", "bool", "every probability the reading needs was read"),
-        ("bound_low", "float64", "a bounded reading's certified interval for the mean: low"),
-        ("bound_high", "float64", "... and high (NaN where the reading states no bound)"),
-        ("max_error", "float64", "the judge's max_error (0: read every node; NaN: not stated)"),
-        ("prompts", "Int64", "prompts the reading took on a served judge (<NA> for local)"),
-        (
-            "http_requests",
-            "float64",
-            "HTTP requests it took on a served judge (a yes/no "
-            "reading sent in a list of prompts: its share of the list's requests)",
-        ),
-    ),
-    "projection": _columns(
-        ("judgment_id", "object", "the reading's id in the store"),
-        ("item", "object", "pattern:<id>: the pattern whose direction the text is read along"),
-        ("target_id", "object", "the entry's text_id"),
-        *_WHO,
-        ("value", "float64", "the projection (activation units, not 0–100)"),
-    ),
-    "calls": _columns(
-        ("key", "object", "the call's cache key in the store"),
-        ("role", "object", "diarist, chatbot, judge, grader, projection, ..."),
-        ("model", "object", "the model (or judge id) the call went to"),
-        ("created", "float64", "when the result was stored (seconds since the epoch)"),
-        ("prompt_tokens", "Int64", "prompt tokens the record states (<NA>: none stated)"),
-        ("completion_tokens", "Int64", "completion tokens the record states"),
-    ),
-}
-FRAMES["answers"] = FRAMES["readings"]
 
 # Row fields that name the same thing in different kinds' tables.
 _ALIASES = {"diarist": ("diarist", "writer"), "entry": ("entry_index", "letter_index")}
@@ -190,6 +124,27 @@ class RunResults:
         out["completion_tokens"] = [_stated(r, "completion_tokens", "new_tokens") for r in results]
         return _typed("calls", out)
 
+    def ratings(self) -> pd.DataFrame:
+        """People's answers to the run's locked rating sample (`diarylab rate`), with the
+        rated text's writer and the sample's weights; empty where none are imported."""
+        from diarylab.experiments.rating.lock import read_lock
+        from diarylab.experiments.rating.stored import stored_ratings
+
+        sample = read_lock(self.folder)
+        if sample is None:
+            return _typed("ratings", None)
+        frame = stored_ratings(self._run.store, sample).drop(columns=["diarist", "weight"])
+        items = pd.DataFrame([it.to_record() for it in sample.items])
+        frame = frame.merge(
+            items[["item_id", "diarist", "profile", "chatbot", "entry", "inclusion", "weight"]],
+            on="item_id",
+            how="left",
+        )
+        texts = self.texts()
+        patterns = dict(zip(texts["profile"], texts["pattern"], strict=False))
+        frame["pattern"] = frame["profile"].map(patterns)
+        return _typed("ratings", frame.sort_values("rating_id"))
+
     def _all_readings(self) -> pd.DataFrame:
         """Every judgment with its call's fields: read once per opened run (readings, answers
         and projection are cuts of it), parsing only the judges' call records, not every
@@ -258,19 +213,3 @@ def _typed(name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
 def open_run(folder: str | Path) -> RunResults:
     """A run folder's results as typed frames (see the module docstring)."""
     return RunResults(Path(folder))
-
-
-def columns_doc() -> str:
-    """docs/results-columns.md: every frame's columns, from FRAMES."""
-    lines = [
-        "# Result frames",
-        "",
-        "Generated from `experiments/run_frames.py` (`FRAMES`); do not edit by hand.",
-        "`diarylab.open_run(path)` returns these frames.",
-        "",
-    ]
-    for name, columns in FRAMES.items():
-        lines += [f"## `{name}()`", "", "| column | dtype | meaning |", "|---|---|---|"]
-        lines += [f"| `{c.name}` | {c.dtype} | {c.meaning} |" for c in columns]
-        lines.append("")
-    return "\n".join(lines)

@@ -19,6 +19,7 @@ from diarylab.experiments.analysis.bootstrap import BootstrapSettings
 from diarylab.experiments.cli import main
 from diarylab.experiments.rating.agreement import agreement, items_for_width
 from diarylab.experiments.rating.stored import judge_values, stored_ratings
+from diarylab.experiments.result_columns import FRAMES
 from tests.rating_fixtures import example_with_sample, judge_readings, page_file, simulated_answers
 
 
@@ -127,3 +128,19 @@ def test_a_rater_against_the_majority_of_the_others():
     assert _agrees_with_others(np.array([1.0, 1.0, 0.0])) == 0.0  # two of three see a tie
     assert _agrees_with_others(np.array([1.0, 0.0])) == 0.0  # two raters: the other one
     assert np.isnan(_agrees_with_others(np.array([1.0])))
+
+
+def test_open_run_gives_the_ratings_as_a_typed_frame_and_export_writes_it(rated, tmp_path):
+    folder, sample, ratings, _ = rated
+    with diarylab.open_run(folder) as run:
+        frame = run.ratings()
+        run.export(tmp_path / "out")
+    assert list(frame.columns) == [c.name for c in FRAMES["ratings"]]
+    assert len(frame) == len(ratings) and set(frame["rater"]) == {"r1", "r2"}
+    by_item = {it.item_id: it for it in sample.items}
+    row = frame.iloc[0]
+    assert row["diarist"] == by_item[row["item_id"]].diarist
+    assert row["weight"] == pytest.approx(1 / row["inclusion"])
+    assert (frame["pattern"].isna() == (frame["profile"] == "unsteered")).all()
+    read = pd.read_parquet(tmp_path / "out" / "ratings.parquet")
+    pd.testing.assert_frame_equal(read, frame, check_dtype=False)

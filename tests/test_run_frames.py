@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import diarylab
-from diarylab.experiments.run_frames import FRAMES, columns_doc
+from diarylab.experiments.result_columns import FRAMES, columns_doc
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "results" / "example"
@@ -31,7 +31,8 @@ def test_every_frame_has_exactly_its_declared_columns(run, name):
     assert [(c, str(t)) for c, t in frame.dtypes.items()] == [
         (c.name, c.dtype) for c in FRAMES[name]
     ]
-    assert len(frame) > 0
+    # the example has no rating sample: its ratings frame is empty, with its columns
+    assert len(frame) > 0 or name == "ratings"
 
 
 def test_readings_name_the_text_and_its_writer(run):
