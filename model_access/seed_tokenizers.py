@@ -81,13 +81,65 @@ def _package_file(package: str, *parts: str) -> Path:
 
 @lru_cache(maxsize=4)
 def seed_tokenizer(hub_id: str) -> Any | None:
-    """The stand-in tokenizer for a seed judge's hub id, or None for any other id (built once
-    per id and process: a few seconds)."""
+    """The stand-in tokenizer for a seed judge's hub id, or None for any other id. Converting
+    one takes about 5 s, so the converted tokenizer is kept on disk (cache_dir()/converted/)
+    and later processes load it (about 1–2 s); in a process it is made once per id."""
     entry = stand_in_for(hub_id)
     if entry is None:
         return None
-    tokenizer = _build(entry.build)
+    tokenizer = converted(entry.build)
     tokenizer.stand_in = f"{entry.build} for {hub_id}"
+    return tokenizer
+
+
+# Bump when what _build makes changes: a converted tokenizer kept under an old number is not
+# read again.
+CONVERTED_FORMAT = 1
+
+
+def converted_folder(kind: str) -> Path:
+    """Where the converted tokenizer of `kind` is kept: named by a hash of what it is made
+    from (the source vocabulary file, transformers' and tokenizers' versions, the format), so
+    a changed source or converter never reads an old conversion."""
+    import hashlib
+
+    import tokenizers
+    import transformers
+
+    source = (
+        _package_file("mistral_common", "data", TEKKEN_FILE)
+        if kind == "tekken-v7"
+        else _package_file("litellm", *_litellm_o200k())
+    )
+    digest = hashlib.sha256(source.read_bytes())
+    digest.update(
+        f"{CONVERTED_FORMAT}|{kind}|{transformers.__version__}|{tokenizers.__version__}".encode()
+    )
+    return cache_dir() / "converted" / f"{kind}-{digest.hexdigest()[:16]}"
+
+
+def converted(kind: str) -> Any:
+    """The tokenizer of `kind`, read from its converted copy, or built and the copy written
+    (whole or not at all: written beside, then renamed)."""
+    from transformers import PreTrainedTokenizerFast
+
+    folder = converted_folder(kind)
+    if (folder / "tokenizer.json").is_file():
+        tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
+    else:
+        tokenizer = _build(kind)
+        partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
+        tokenizer.save_pretrained(str(partial))
+        try:
+            partial.rename(folder)
+        except OSError:  # another process kept it first: theirs is the same
+            import shutil
+
+            shutil.rmtree(partial, ignore_errors=True)
+    if kind == "o200k-harmony":
+        # not part of a saved tokenizer: the renderer the judge's prompts are made with
+        tokenizer.harmony_encoding = harmony_encoding()
+        tokenizer.eos_token = "<|return|>"
     return tokenizer
 
 

@@ -177,3 +177,39 @@ def test_a_served_judge_read_with_a_stand_in_says_so_in_its_identity(harmony, te
     assert identity["renderer"].startswith("openai-harmony ")
     mistral = ServedJudge(client, tokenizer=tekken, mode="exact").identity()  # type: ignore[arg-type]
     assert mistral["tokenizer_stand_in"] == f"tekken-v7 for {MISTRAL}" and "renderer" not in mistral
+
+
+@pytest.mark.parametrize("hub_id", [MISTRAL, GPT_OSS])
+def test_a_kept_conversion_reads_back_as_the_tokenizer_it_was_made_from(
+    hub_id, tmp_path, monkeypatch
+):
+    """A later process reads the converted tokenizer from disk instead of converting again:
+    it encodes every text and chat as the freshly built one does, with the same vocabulary,
+    special tokens and end token, and a harmony judge keeps its renderer."""
+    from diarylab.model_access import seed_tokenizers as st
+
+    monkeypatch.setenv("DIARYLAB_CACHE", str(tmp_path))
+    kind = st.stand_in_for(hub_id).build
+    built = st.converted(kind)  # nothing kept yet: built, and kept
+    folder = st.converted_folder(kind)
+    assert (folder / "tokenizer.json").is_file()
+    assert not list(folder.parent.glob("*.partial-*"))
+    calls = []
+    monkeypatch.setattr(st, "_build", lambda k: calls.append(k))
+    read = st.converted(kind)  # kept: read, not built
+    assert calls == []
+    assert len(read) == len(built) and read.all_special_tokens == built.all_special_tokens
+    assert read.eos_token == built.eos_token
+    for text in TEXTS:
+        assert read.encode(text) == built.encode(text)
+    if kind == "tekken-v7":
+        for chat in CHATS:
+            messages = [{"role": r, "content": c} for r, c in chat]
+            assert read.apply_chat_template(messages, tokenize=False) == (
+                built.apply_chat_template(messages, tokenize=False)
+            )
+    else:
+        assert read.harmony_encoding.name == built.harmony_encoding.name
+    # another source, converter or format is kept apart, never read in its place
+    monkeypatch.setattr(st, "CONVERTED_FORMAT", st.CONVERTED_FORMAT + 1)
+    assert st.converted_folder(kind) != folder
