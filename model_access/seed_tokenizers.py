@@ -136,6 +136,8 @@ def converted(kind: str) -> Any:
             import shutil
 
             shutil.rmtree(partial, ignore_errors=True)
+    # where rubric/judging/vocab.py keeps what it works out of this vocabulary (about 1.5 s)
+    tokenizer.vocab_facts_file = str(folder / "vocab_facts.json")
     if kind == "o200k-harmony":
         # not part of a saved tokenizer: the renderer the judge's prompts are made with
         tokenizer.harmony_encoding = harmony_encoding()

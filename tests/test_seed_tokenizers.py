@@ -8,6 +8,7 @@ shipped designs then plan with numbers for both judges, naming the stand-ins."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -110,7 +111,7 @@ def test_tekken_ids_are_mistral_small_3s(tekken):
 
 
 def test_o200k_harmony_matches_openai_harmony_and_tiktoken(harmony):
-    import tiktoken
+    import tiktoken.load  # the submodule itself: a kept conversion never imports it
 
     from diarylab.model_access.seed_tokenizers import cache_dir
 
@@ -213,3 +214,28 @@ def test_a_kept_conversion_reads_back_as_the_tokenizer_it_was_made_from(
     # another source, converter or format is kept apart, never read in its place
     monkeypatch.setattr(st, "CONVERTED_FORMAT", st.CONVERTED_FORMAT + 1)
     assert st.converted_folder(kind) != folder
+
+
+@pytest.mark.parametrize("hub_id", [MISTRAL, GPT_OSS])
+def test_kept_vocabulary_facts_equal_the_worked_out_ones(hub_id, tmp_path, monkeypatch):
+    """A converted seed tokenizer keeps what the judge reader works out of its vocabulary; read
+    back it is the same, and a file made by other code (another key) is worked out again."""
+    from diarylab.model_access import seed_tokenizers as st
+    from diarylab.rubric.judging import vocab
+
+    monkeypatch.setenv("DIARYLAB_CACHE", str(tmp_path))
+    tokenizer = st.converted(st.stand_in_for(hub_id).build)
+    worked_out = vocab._work_out_facts(tokenizer)
+    assert vocab.vocab_facts(tokenizer) == worked_out  # worked out, and kept
+    kept = Path(tokenizer.vocab_facts_file)
+    assert kept.is_file()
+    fresh = st.converted(st.stand_in_for(hub_id).build)  # another object: not in memory
+    monkeypatch.setattr(vocab, "_work_out_facts", lambda t: pytest.fail("worked out again"))
+    assert vocab.vocab_facts(fresh) == worked_out
+    record = json.loads(kept.read_text())
+    record["key"] = "made by other code"
+    kept.write_text(json.dumps(record))
+    monkeypatch.setattr(vocab, "_work_out_facts", lambda t: worked_out)
+    other = st.converted(st.stand_in_for(hub_id).build)
+    assert vocab.vocab_facts(other) == worked_out
+    assert json.loads(kept.read_text())["key"] == vocab._facts_key()

@@ -4,11 +4,15 @@ after a given prompt (checked to be prefix-stable)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.expected import NUMBERS, continues_number, is_decimal, is_point
 from diarylab.rubric.judging.yes_no import answer_of
@@ -67,8 +71,57 @@ def token_text(raw: str, *, byte_level: bool) -> str:
     return raw.replace(SENTENCEPIECE_SPACE, " ")
 
 
+# Facts worked out once per tokenizer and process; a tokenizer that names a file to keep them
+# in (`vocab_facts_file`: the seed judges' converted tokenizers) reads them from it next time.
+_FACTS: WeakKeyDictionary[Any, VocabFacts] = WeakKeyDictionary()
+_FACT_FIELDS = ("continuation_ids", "yes_ids", "no_ids", "raw_tokens", "point_ids", "decimal_ids")
+
+
+def _facts_key() -> str:
+    """The code the facts come from: this module and the tests it applies to each token. A
+    kept file made by other code is not read."""
+    import hashlib
+
+    from diarylab.rubric.judging import expected, yes_no
+
+    digest = hashlib.sha256()
+    for module_file in (__file__, expected.__file__, yes_no.__file__):
+        digest.update(Path(str(module_file)).read_bytes())
+    return digest.hexdigest()
+
+
 def vocab_facts(tokenizer: Any) -> VocabFacts:
     """Read from the raw vocabulary strings (token_text), not from decoding single tokens."""
+    try:
+        return _FACTS[tokenizer]
+    except (KeyError, TypeError):
+        pass
+    kept = getattr(tokenizer, "vocab_facts_file", None)
+    facts = _read_kept(Path(kept)) if kept else None
+    if facts is None:
+        facts = _work_out_facts(tokenizer)
+        if kept:
+            record = {"key": _facts_key(), **{f: getattr(facts, f) for f in _FACT_FIELDS}}
+            write_atomic(Path(kept), json.dumps(record))
+    # a tokenizer that cannot be weakly referenced is worked out each time
+    with contextlib.suppress(TypeError):
+        _FACTS[tokenizer] = facts
+    return facts
+
+
+def _read_kept(path: Path) -> VocabFacts | None:
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if record.get("key") != _facts_key():
+        return None
+    return VocabFacts(*(tuple(record[f]) for f in _FACT_FIELDS))
+
+
+def _work_out_facts(tokenizer: Any) -> VocabFacts:
     size = len(tokenizer)
     tokens = tokenizer.convert_ids_to_tokens(list(range(size)))
     raw = [str(t) if t is not None else "" for t in tokens]
