@@ -129,6 +129,24 @@ def _plain(viewer: Viewer) -> dict[str, object]:
     return clean(data)  # type: ignore[return-value]
 
 
+def page_head(title: str, style: str) -> str:
+    """The opening of a self-contained page, up to <body>: its title (escaped) and its whole
+    style inline (the report page, the rating sheets)."""
+    from html import escape
+
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)}</title>
+<style>
+{style}</style>
+</head>
+<body>
+"""
+
+
 def page(findings_md: str, viewer: Viewer) -> str:
     """The whole index.html."""
     from html import escape
@@ -137,16 +155,9 @@ def page(findings_md: str, viewer: Viewer) -> str:
     style = (HERE / "report_viewer.css").read_text(encoding="utf-8")
     findings = lead_with_findings(to_html(findings_md, viewer.rows.keys()))
     title = escape(viewer.title)
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-{style}</style>
-</head>
-<body>
+    return (
+        page_head(viewer.title, style)
+        + f"""\
 <nav><strong>{title}</strong> <a href="#findings">findings</a> <a href="#viewer">texts</a></nav>
 <section id="row-panel" hidden></section>
 <section id="findings">
@@ -164,6 +175,7 @@ def page(findings_md: str, viewer: Viewer) -> str:
 </body>
 </html>
 """
+    )
 
 
 # The page opens on what was found: the preregistered verdicts, then the exploratory results,

@@ -12,7 +12,7 @@ import io
 from collections.abc import Mapping
 from pathlib import Path
 
-from diarylab.experiments.analysis.html_page import json_block
+from diarylab.experiments.analysis.html_page import json_block, page_head
 from diarylab.experiments.rating.contexts import ItemContext
 from diarylab.experiments.rating.lock import LockedSample
 from diarylab.experiments.rating.sheet_text import sheet_text
@@ -52,16 +52,9 @@ def sheet_html(sample: LockedSample, rater: str, contexts: Mapping[str, ItemCont
     script = (ASSETS / "sheet.js").read_text(encoding="utf-8")
     data = json_block(sheet_data(sample, rater, contexts))
     title = html.escape(words.title)
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-{style}</style>
-</head>
-<body>
+    return (
+        page_head(words.title, style)
+        + f"""\
 <header><h1>{title}</h1><p id="progress"></p></header>
 <section id="intro">{html.escape(words.instructions)}</section>
 <nav><button id="prev">Previous</button><span id="position"></span><button id="next">Next</button>
@@ -74,6 +67,7 @@ def sheet_html(sample: LockedSample, rater: str, contexts: Mapping[str, ItemCont
 </body>
 </html>
 """
+    )
 
 
 def sheet_csv(sample: LockedSample, rater: str, contexts: Mapping[str, ItemContext]) -> str:
