@@ -169,3 +169,28 @@ def _label_studio_export(folder, answers, user):
     path = folder.parent / "export.json"
     path.write_text(json.dumps(tasks))
     return path
+
+
+def test_status_says_how_far_the_raters_are(tmp_path, capsys):
+    folder = tmp_path / "run"
+    sample = example_with_sample(folder, "--n", "6", "--raters", "2")
+    answers = simulated_answers(sample, judge_readings(folder), noisy_copy=False, seed=5)
+    assert (
+        main(
+            [
+                "rate",
+                "import",
+                str(folder),
+                str(page_file(tmp_path / "a.json", sample, "r1", answers)),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["status", str(folder)]) == 0
+    want = sum(len(sample.questions_for(it.target_kind)) for it in sample.items)
+    line = next(x for x in capsys.readouterr().out.splitlines() if "rating:" in x)
+    assert "of 6 texts locked" in line and "answers stored: r1 complete, r2 none" in line
+    assert main(["status", str(folder), "--json"]) == 0
+    rating = json.loads(capsys.readouterr().out)["rating"]
+    assert rating["stored"] == {"r1": want, "r2": 0} and rating["answers_per_rater"] == want

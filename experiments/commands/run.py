@@ -112,6 +112,7 @@ def executor_settings(args: argparse.Namespace) -> ExecutorSettings:
 def run_status(args: argparse.Namespace) -> int:
     from diarylab.experiments.engine.progress import read_progress
     from diarylab.experiments.engine.runlock import is_held
+    from diarylab.experiments.rating.report_lines import rating_status, rating_status_line
 
     run = open_run_folder(Path(args.dir), verify=args.verify)
     store = run.store
@@ -125,6 +126,7 @@ def run_status(args: argparse.Namespace) -> int:
         unreadable = store.count("judgments", where={"readable": 0})
         state, lines = run_state(read_progress(run.folder), is_held(run.folder))
         asks = store.judge_asks()
+        rating = rating_status(run.folder, store)
     finally:
         store.close()
     if args.json:
@@ -133,7 +135,7 @@ def run_status(args: argparse.Namespace) -> int:
             "design_sha256": run.design.sha256, "state": state,
             "progress": read_progress(run.folder), "rows": rows, "flags": flags,
             "unreadable_judgments": unreadable, "integrity": run.integrity,
-            "judge_asks": [asdict(a) for a in asks],
+            "judge_asks": [asdict(a) for a in asks], "rating": rating,
         }, indent=1))  # fmt: skip
         return 0
     print(f"{run.folder}: design {run.design.name} sha256 {run.design.sha256[:12]}…")
@@ -145,6 +147,8 @@ def run_status(args: argparse.Namespace) -> int:
     print(f"  {run.integrity}; {_inputs_line(run.folder)}")
     for line in plan_vs_run(run.folder, asks):
         print(f"  {line}")
+    if rating is not None:
+        print(f"  {rating_status_line(rating)}")
     return 0
 
 

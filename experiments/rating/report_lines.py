@@ -1,5 +1,6 @@
-"""The report's "Judges against people" section from a run folder's locked sample and the
-ratings and judgments its store holds (the kinds' reports call it; it reads the store only)."""
+"""What a run folder's locked rating sample and its stored ratings say, for the report (its
+"Judges against people" section: the kinds' reports call it) and for `diarylab status` (how far
+the raters are). Both read the store only."""
 
 from __future__ import annotations
 
@@ -27,3 +28,35 @@ def rating_lines(folder: Path, store: Any, design: Any) -> list[str]:
     ratings = stored_ratings(store, sample)
     result = agreement(ratings, judge_values(store, sample), settings) if len(ratings) else None
     return rating_section(sample, result, min_diarists=analysis.min_diarists, level=settings.level)
+
+
+def rating_status(folder: Path, store: Any) -> dict[str, Any] | None:
+    """The locked sample and how many of its answers each rater has stored (None: no sample):
+    the sheets' raters first, then anyone else whose answers were imported (Label Studio)."""
+    sample = read_lock(folder)
+    if sample is None:
+        return None
+    from diarylab.experiments.rating.stored import stored_ratings
+
+    wanted = sum(len(sample.questions_for(it.target_kind)) for it in sample.items)
+    counts = stored_ratings(store, sample)["rater"].value_counts().to_dict()
+    raters = [*sample.raters, *sorted(r for r in counts if r not in sample.raters)]
+    return {
+        "sample_sha256": sample.sha256,
+        "texts": len(sample.items),
+        "answers_per_rater": wanted,
+        "stored": {r: int(counts.get(r, 0)) for r in raters},
+    }
+
+
+def rating_status_line(status: dict[str, Any]) -> str:
+    stored = status["stored"]
+    want = status["answers_per_rater"]
+    each = ", ".join(
+        f"{r} {'complete' if n >= want else f'{n} of {want}' if n else 'none'}"
+        for r, n in stored.items()
+    )
+    return (
+        f"rating: sample {status['sample_sha256'][:16]}… of {status['texts']} texts locked "
+        f"(rating/sample.json); answers stored: {each}"
+    )
