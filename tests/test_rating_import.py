@@ -194,3 +194,19 @@ def test_status_says_how_far_the_raters_are(tmp_path, capsys):
     assert main(["status", str(folder), "--json"]) == 0
     rating = json.loads(capsys.readouterr().out)["rating"]
     assert rating["stored"] == {"r1": want, "r2": 0} and rating["answers_per_rater"] == want
+
+
+def test_the_same_answers_downloaded_again_are_no_change(tmp_path, capsys):
+    folder = tmp_path / "run"
+    sample = example_with_sample(folder, "--n", "4", "--raters", "2")
+    answers = simulated_answers(sample, judge_readings(folder), noisy_copy=False, seed=6)
+    first = page_file(tmp_path / "first.json", sample, "r1", answers)
+    again = page_file(tmp_path / "again.json", sample, "r1", answers)
+    record = json.loads(again.read_text())
+    record["saved"] = "2026-12-05T09:00:00.000Z"  # the page downloaded once more, later
+    again.write_text(json.dumps(record))
+    assert main(["rate", "import", str(folder), str(first)]) == 0
+    stored = _stored(folder)
+    assert main(["rate", "import", str(folder), str(again)]) == 0
+    assert _stored(folder) == stored
+    assert "0 answers stored now" in capsys.readouterr().out

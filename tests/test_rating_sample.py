@@ -189,3 +189,15 @@ def test_label_studio_files_hold_every_item_and_question(tmp_path):
         named = {el.get("name") for el in root if el.tag in ("Choices", "Number")}
         assert named == {q.key for q in sample.questions_for(kind)}
     assert read_lock(folder) == sample
+
+
+def test_every_stratum_keeps_a_draw_when_the_minimum_overshoots():
+    from diarylab.experiments.rating.sample import _allocate
+
+    sizes = pd.Series({"big": 100, "small": 1, "tiny": 1})
+    out = _allocate(sizes, 3)
+    assert out.to_dict() == {"big": 1, "small": 1, "tiny": 1}
+    out = _allocate(pd.Series({"a": 10, "b": 3, "c": 1}), 5)
+    assert (
+        out.sum() == 5 and (out >= 1).all() and (out <= pd.Series({"a": 10, "b": 3, "c": 1})).all()
+    )

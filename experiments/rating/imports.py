@@ -222,8 +222,8 @@ def rating_rows(
     stored: dict[tuple[str, str, str], tuple[float, str]],
 ) -> list[RatingRow]:
     """The rows the files hold, or one LabError naming every problem (file and item). `stored`:
-    (rater, item, key) -> (value, source sha256) already in the store — importing the same
-    file again is a no-op, a different answer to a stored one is refused."""
+    (rater, item, key) -> (value, source sha256) already in the store — the same answer again
+    (the same file, or the sheet downloaded again) is a no-op, a different one is refused."""
     problems = Collector()
     rows: list[RatingRow] = []
     taken: dict[tuple[str, str, str], Path] = {}
@@ -254,7 +254,7 @@ def rating_rows(
                 item = sample.item(a.item_id)
                 question = next(q for q in sample.form if q.key == a.key)
                 value = _value(a, question)
-                if key in stored and stored[key] != (value, sha):
+                if key in stored and stored[key][0] != value:
                     raise LabError(
                         f"rater {a.rater} already has a different answer to {a.key} in the store",
                         where=f"{path}: item {a.item_id}",

@@ -103,8 +103,9 @@ def _allocate(sizes: pd.Series, n: int) -> pd.Series:
         if out[name] < sizes[name]:
             out[name] += 1
         i += 1
-    while out.sum() > n:  # the minimum of one each overshot: take back from the largest
-        name = (out - share).idxmax()
+    while out.sum() > n:  # the minimum of one each overshot: take back where most was given
+        spare = out > 1  # never from a stratum's only draw (there are no more strata than n)
+        name = (out - share)[spare].idxmax()
         out[name] -= 1
     return out
 
@@ -131,6 +132,7 @@ def systematic_pps(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     probability exactly pi[i] (Σ pi is the number drawn)."""
     order = rng.permutation(len(pi))
     cumulative = np.concatenate([[0.0], np.cumsum(pi[order])])
+    cumulative[-1] = max(cumulative[-1], round(pi.sum()))  # no point past the end by rounding
     start = rng.uniform(0.0, 1.0)
     points = start + np.arange(int(round(pi.sum())))
     taken = np.searchsorted(cumulative, points, side="right") - 1
