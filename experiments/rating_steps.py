@@ -31,6 +31,23 @@ def _opened(folder: Path) -> Any:
     return run
 
 
+def _refuse_unfinished(folder: Path) -> None:
+    """A sample is drawn from a finished run: texts a resumed run adds later would be outside
+    it, and its weights would not describe the run. (A folder from before progress records
+    is taken as it is.)"""
+    from diarylab.experiments.engine.progress import read_progress
+    from diarylab.experiments.engine.runlock import is_held
+
+    progress = read_progress(folder)
+    if is_held(folder) or (progress is not None and progress.get("state") != "complete"):
+        raise LabError(
+            "the run is not finished: a rating sample is drawn from a finished run",
+            where=str(folder),
+            fix="let the run finish (or resume it: diarylab run DESIGN --out FOLDER), then "
+            "draw the sample",
+        )
+
+
 def plan_line(settings: SampleSettings, questions_per_item: float | None = None) -> str:
     """How many items, raters and minutes a rating takes, at the stated seconds per item."""
     per_rater = settings.n * settings.seconds_per_item / 60.0
@@ -66,6 +83,8 @@ def draw_sample(folder: Path, settings: SampleSettings) -> tuple[LockedSample, l
         )
     folder = Path(folder)
     locked = read_lock(folder)
+    if locked is None:
+        _refuse_unfinished(folder)
     if locked is not None and locked.settings != settings:
         raise LabError(
             f"a sample is already locked here, drawn with {locked.settings.describe()}",

@@ -23,7 +23,7 @@ from diarylab.experiments.rating.sample import (
     rater_order,
     systematic_pps,
 )
-from tests.rating_fixtures import example_with_sample, judge_readings
+from tests.rating_fixtures import EXAMPLE, example_with_sample, judge_readings
 
 
 def test_systematic_pps_takes_each_unit_with_its_inclusion_probability():
@@ -201,3 +201,13 @@ def test_every_stratum_keeps_a_draw_when_the_minimum_overshoots():
     assert (
         out.sum() == 5 and (out >= 1).all() and (out <= pd.Series({"a": 10, "b": 3, "c": 1})).all()
     )
+
+
+def test_an_unfinished_run_is_not_sampled(tmp_path, capsys):
+    folder = tmp_path / "run"
+    shutil.copytree(EXAMPLE, folder)
+    (folder / "progress.json").write_text(json.dumps({"state": "running", "phases": []}))
+    assert main(["rate", "sample", str(folder), "--n", "5", "--raters", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "the run is not finished" in err and "fix:" in err
+    assert not (folder / "rating").exists()
