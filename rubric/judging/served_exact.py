@@ -18,6 +18,7 @@ from diarylab.model_access.token_prompts import TokenPromptRequest
 from diarylab.rubric.judging.bounded_walk import Walk
 from diarylab.rubric.judging.exact_asks import TAIL_CHARS, Asked, ExactAsker, ExactSettings
 from diarylab.rubric.judging.expected import path_masses, prob
+from diarylab.rubric.judging.group_encoding import encode_group
 from diarylab.rubric.judging.judge_render import RenderedPrompt, render_judge_prompt
 from diarylab.rubric.judging.number_reading import number_reading
 from diarylab.rubric.judging.number_trie import (
@@ -175,12 +176,12 @@ class ExactReader(ExactAsker):
             render_judge_prompt(self.tokenizer, p, reasoning_effort=self.settings.reasoning_effort)
             for p in prompts
         ]
-        # One tokenizer call for the whole round: the fast tokenizer encodes a batch in Rust
-        # without the interpreter, each text exactly as alone.
-        encoded = self.tokenizer([t.text for t in texts], add_special_tokens=False)
+        # A reply's questions share the whole conversation: encoded once for the group, each
+        # prompt's ids equal to encoding it whole (rubric/judging/group_encoding.py).
+        encoded = encode_group(self.tokenizer, [t.text for t in texts])
         asked = [
-            self._yes_no_asked(prompt, text, list(ids))
-            for prompt, text, ids in zip(prompts, texts, encoded["input_ids"], strict=True)
+            self._yes_no_asked(prompt, text, ids)
+            for prompt, text, ids in zip(prompts, texts, encoded, strict=True)
         ]
         self.ask([item for _, item, _ in asked])
         share = self.http_requests / len(prompts) if prompts else 0.0
