@@ -137,14 +137,14 @@ def import_ratings(folder: Path, files: list[Path]) -> tuple[int, int]:
     from diarylab.experiments.rating.stored import stored_answers
 
     folder = Path(folder)
-    sample = read_lock(folder)
-    if sample is None:
-        raise LabError(
-            "no rating sample is drawn in this run folder",
-            where=str(folder),
-            fix=f"draw one first: diarylab rate sample {folder} --n N --raters K",
-        )
-    with _opened(folder) as run:
+    with _opened(folder) as run:  # first: a folder that is no run is told as such
+        sample = read_lock(folder)
+        if sample is None:
+            raise LabError(
+                "no rating sample is drawn in this run folder",
+                where=str(folder),
+                fix=f"draw one first: diarylab rate sample {folder} --n N --raters K",
+            )
         store = run.store
         before = stored_answers(store, sample)
         rows = rating_rows(files, sample, before)

@@ -210,3 +210,11 @@ def test_the_same_answers_downloaded_again_are_no_change(tmp_path, capsys):
     assert main(["rate", "import", str(folder), str(again)]) == 0
     assert _stored(folder) == stored
     assert "0 answers stored now" in capsys.readouterr().out
+
+
+def test_a_folder_that_is_no_run_is_told_as_such(tmp_path, capsys):
+    assert main(["rate", "import", str(tmp_path / "nowhere"), str(tmp_path / "a.json")]) == 2
+    assert "no such run folder" in capsys.readouterr().err
+    assert main(["rate", "sample", str(tmp_path / "nowhere"), "--n", "3", "--raters", "2"]) == 2
+    assert "no such run folder" in capsys.readouterr().err
+    assert not (tmp_path / "nowhere").exists()

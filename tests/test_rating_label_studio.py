@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 
 import diarylab
 from diarylab.experiments.cli import main
-from tests.rating_fixtures import ROOT, example_with_sample, judge_readings, simulated_answers
+from tests.rating_fixtures import example_with_sample, judge_readings, simulated_answers
 
 TOKEN = "diarylab-rating-tier-token"
 USER = "rater@lab.test"
@@ -161,8 +160,4 @@ def test_a_sample_round_trips_through_label_studio(server, tmp_path, capsys):
             assert got[(item, key)] == want
     assert main(["report", str(folder)]) == 0
     assert "Judges against people" in (folder / "report" / "findings.md").read_text()
-    shutil.rmtree(folder / "report")
 
-
-def test_the_tier_finds_its_setup_script():
-    assert (ROOT / "scripts" / "setup-label-studio.sh").is_file()

@@ -18,6 +18,7 @@ from xml.sax.saxutils import quoteattr
 from diarylab.experiments.rating.contexts import ItemContext
 from diarylab.experiments.rating.lock import LockedSample
 from diarylab.experiments.rating.sheet_text import sheet_text
+from diarylab.foundation.atomic import write_atomic
 
 KINDS = {"entry": "entries", "reply": "replies"}
 
@@ -91,10 +92,8 @@ def write_label_studio(
         tasks = label_tasks(sample, target, contexts)
         if not tasks:
             continue
-        (out / f"{name}.xml").write_text(label_config(sample, target), encoding="utf-8")
-        (out / f"{name}.json").write_text(
-            json.dumps(tasks, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        write_atomic(out / f"{name}.xml", label_config(sample, target))
+        write_atomic(out / f"{name}.json", json.dumps(tasks, indent=1, ensure_ascii=False) + "\n")
         written += [out / f"{name}.xml", out / f"{name}.json"]
     return written
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from diarylab.experiments.rating.form import RatingQuestion
 from diarylab.experiments.rating.sample import SampleItem
+from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 
 SAMPLE_FORMAT = "diarylab-rating-sample/1"
@@ -85,11 +86,8 @@ def sample_path(folder: Path) -> Path:
 def write_lock(folder: Path, sample: LockedSample) -> Path:
     """Write the lock once, atomically (a killed write leaves no half file)."""
     path = sample_path(folder)
-    path.parent.mkdir(parents=True, exist_ok=True)
     record = {**sample.body(), "sample_sha256": sample.sha256}
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return path
 
 

@@ -30,6 +30,13 @@ def _ci(row: pd.Series, name: str, digits: int = 2) -> str:
     return f"{_num(est, digits)} [{_num(low, digits)}, {_num(high, digits)}]"
 
 
+def _subsection(
+    heading: str, text: str, header: Sequence[str], rows: Sequence[Sequence[str]]
+) -> list[str]:
+    """A "### " heading, the paragraph that says what its table holds, and the table."""
+    return [heading, text, *_table(header, rows)]
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [
         "| " + " | ".join(header) + " |",
@@ -72,12 +79,10 @@ def rating_section(
         f"Intervals: {level:.0%}, over diarists.\n"
     )
     if not result.raters.empty:
-        lines += [
+        lines += _subsection(
             "### Between raters\n",
             "AC1 (Gwet, irrCAC) and Krippendorff's alpha "
             "(nominal for yes/no, interval for 0–100), over the sample as drawn.\n",
-        ]
-        lines += _table(
             ["question or score", "items", "raters", "AC1", "alpha"],
             [
                 [r["item"], str(r["items"]), str(r["raters"]), _ci(r, "ac1"), _ci(r, "alpha")]
@@ -87,7 +92,7 @@ def rating_section(
     judges = result.judges
     yes_no = judges[judges["scale"] == "yes_no"] if not judges.empty else judges
     if not yes_no.empty:
-        lines += [
+        lines += _subsection(
             "### Each judge against the raters: yes/no questions\n",
             "AUC of the judge's P(yes) against the raters' majority (ties left out); "
             "how often the judge's call (P(yes) ≥ 0.5) agrees with a rater, beside how "
@@ -97,8 +102,6 @@ def rating_section(
             "where they tie left out), and how often one rater agrees with the majority of the "
             "others. The verdict rests on the pairs: with two raters a majority exists only "
             "where they agree, which would favour the judge.\n",
-        ]
-        lines += _table(
             ["judge", "question", "items", "AUC", "judge agrees with a rater",
              "raters agree", "difference", "as good as a rater",
              "judge agrees with the majority", "a rater agrees with the others"],
@@ -112,14 +115,12 @@ def rating_section(
         )  # fmt: skip
     numbers = judges[judges["scale"] == "number"] if not judges.empty else judges
     if not numbers.empty:
-        lines += [
+        lines += _subsection(
             "### Each judge against the raters: 0–100 scores\n",
             "Spearman's ρ between the judge's reading and the raters' mean; the mean "
             "difference (judge − raters); the judge's mean distance from a rater beside "
             'two raters\' from each other. "As good as a rater": the distance '
             "difference's interval does not lie above 0.\n",
-        ]
-        lines += _table(
             ["judge", "score", "items", "Spearman ρ", "mean difference", "judge–rater distance",
              "rater–rater distance", "as good as a rater"],
             [
@@ -131,13 +132,11 @@ def rating_section(
             ],
         )  # fmt: skip
     if not result.per_rater.empty:
-        lines += [
+        lines += _subsection(
             "### Each rater against each judge\n",
             "Pooled over questions (AUC of the judge's P(yes) against the rater's "
             "answers) and over scores (Spearman's ρ of ranks within each score): a rater "
             "near 0.5 and 0 answered as if at random.\n",
-        ]
-        lines += _table(
             ["judge", "rater", "answers", "AUC", "Spearman ρ"],
             [
                 [r["judge"], r["rater"], str(r["answers"]), _ci(r, "auc"), _ci(r, "spearman")]
@@ -145,12 +144,10 @@ def rating_section(
             ],
         )
     if not result.calibration.empty:
-        lines += [
+        lines += _subsection(
             "### Calibration of P(yes)\n",
             "Per judge, the readings in each P(yes) bin "
             "against the raters' yes rate there (weighted).\n",
-        ]
-        lines += _table(
             ["judge", "P(yes) bin", "readings", "mean P(yes)", "raters' yes rate"],
             [
                 [r["judge"], r["bin"], str(r["readings"]), _num(r["mean_p_yes"]),

@@ -16,6 +16,7 @@ from diarylab.experiments.analysis.html_page import json_block, page_head
 from diarylab.experiments.rating.contexts import ItemContext
 from diarylab.experiments.rating.lock import LockedSample
 from diarylab.experiments.rating.sheet_text import sheet_text
+from diarylab.foundation.atomic import write_atomic
 
 ASSETS = Path(__file__).parent
 CSV_COLUMNS = (
@@ -113,6 +114,6 @@ def write_sheets(
             (".csv", sheet_csv(sample, rater, contexts)),
         ):
             path = out / f"{rater}{suffix}"
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
             written.append(path)
     return written
