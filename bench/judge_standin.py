@@ -5,11 +5,12 @@ server (HTTP/1.1, connections kept alive as by vLLM's uvicorn) and the JSON of v
 and the client's CPU is measured apart from the
 server's. Prints "PORT <n>" when it listens and serves until its stdin closes.
 
-    .venv/bin/python bench/judge_standin.py digits|thousand [--costless]"""
+    .venv/bin/python bench/judge_standin.py digits|thousand|tekken|o200k [--costless]"""
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import threading
 from pathlib import Path
@@ -17,56 +18,117 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+# kind: (how its tokenizer is made, the chat renderer the stand-in's chat endpoint uses)
 TOKENIZERS = {
     "digits": ("mistral_style_tokenizer", "mistral"),
     "thousand": ("thousand_numbers_tokenizer", "trim"),
+    # the seed judges' own vocabularies (model_access/seed_tokenizers.py), as the client reads them
+    "tekken": ("mistralai/Mistral-Small-3.1-24B-Instruct-2503", "mistral"),
+    "o200k": ("openai/gpt-oss-120b", "harmony"),
 }
+SEED_KINDS = ("tekken", "o200k")
 
 
 def make_tokenizer(kind: str) -> Any:
+    if kind in SEED_KINDS:
+        from diarylab.model_access.seed_tokenizers import seed_tokenizer
+
+        return seed_tokenizer(TOKENIZERS[kind][0])
     from tests import judge_tokenizers
 
     return getattr(judge_tokenizers, TOKENIZERS[kind][0])()
 
 
+def answer_like_ids(tokenizer: Any) -> list[int]:
+    """Ids a reading may ask about: every short piece of letters or digits (a number's pieces,
+    yes and no in their spellings), and every special token (the enders). The costless engine
+    draws their logits afresh per prompt; the rest of a row is the same for every prompt."""
+    out = []
+    for token_id, piece in enumerate(tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))):
+        core = str(piece).lstrip("Ġ▁ ")
+        if len(core) <= 3 and core.isalnum():
+            out.append(token_id)
+    specials = {int(i) for i in tokenizer.all_special_ids}
+    specials |= {int(i) for i in tokenizer.added_tokens_decoder}
+    return sorted({*out, *specials})
+
+
 def costless_engine(model: Any) -> Any:
-    """The confident judge's engine without its forward pass: each next-token row is the judge's
-    bigram bias on the last token plus noise seeded by a hash of the prompt, so readings differ a
-    little between prompts (as a model's do) and cost microseconds. A rehearsal's every judge
-    request is new, and a tiny model's pass over a 4,000-token reply prompt was the stand-in's
-    whole cost (py-spy, 2026-12-04: it held both cores while the client waited)."""
+    """The confident judge's engine (tests/confident_judge.py) without its forward pass, so it
+    costs microseconds at any vocabulary size: a rehearsal's every judge request is new, and a
+    tiny model's pass over a 4,000-token reply prompt was the stand-in's whole cost (py-spy,
+    2026-12-04: it held both cores while the client waited). Each next-token row is the judge's
+    bigram bias on the last token plus noise: drawn afresh, seeded by a hash of the prompt, for
+    the ids a reading may ask about (so readings differ a little between prompts, as a model's
+    do), and one fixed draw for the rest of the vocabulary, whose share of the normaliser is
+    summed once. The row is a true log-softmax, normalised in float64."""
     import zlib
 
     import numpy as np
     import torch
 
-    from tests.confident_judge import LOGIT_SCALE, bigram_table
+    from tests.confident_judge import LOGIT_SCALE, bigram_shares, share_bias
     from tests.fake_judge_engine import JudgeEngine
 
     class CostlessEngine(JudgeEngine):
         def __init__(self) -> None:
             super().__init__(model)
-            self.table = bigram_table(self.tokenizer, self.vocab_size)
+            size = self.vocab_size
+            first, after = bigram_shares(self.tokenizer)
+            self.first = self._bias(share_bias(first, size))
+            self.after = {i: self._bias(share_bias(g, size)) for i, g in after.items()}
+            biased = {*first, *(i for g in after.values() for i in g)}
+            self.fresh = torch.tensor(
+                sorted({*answer_like_ids(self.tokenizer), *biased} & set(range(size)))
+            )
+            base = np.random.default_rng(0).standard_normal(size) * LOGIT_SCALE
+            self.base = torch.from_numpy(base)  # float64
+            kept = torch.ones(size, dtype=torch.bool)
+            kept[self.fresh] = False
+            self.kept_sum = float(torch.exp(self.base[kept]).sum())
+
+        @staticmethod
+        def _bias(bias: dict[int, float]) -> tuple[torch.Tensor, torch.Tensor]:
+            ids = sorted(bias)
+            return torch.tensor(ids), torch.tensor([bias[i] for i in ids], dtype=torch.float64)
 
         def next_logprobs(self, ids: Any) -> torch.Tensor:
             ids = [int(i) for i in ids]
             seed = zlib.crc32(np.asarray([len(ids), *ids[-32:]], dtype=np.int64).tobytes())
-            noise = np.random.default_rng(seed).standard_normal(self.vocab_size)
-            logits = torch.from_numpy(noise.astype(np.float32)) * LOGIT_SCALE
-            return torch.log_softmax(logits + self.table[ids[-1]], dim=-1)
+            noise = np.random.default_rng(seed).standard_normal(len(self.fresh)) * LOGIT_SCALE
+            row = self.base.clone()
+            row[self.fresh] = torch.from_numpy(noise)
+            where, bias = self.after.get(ids[-1], self.first)
+            row[where] += bias
+            total = self.kept_sum + float(torch.exp(row[self.fresh]).sum())
+            return (row - math.log(total)).float()
 
     return CostlessEngine()
 
 
-def main() -> None:
+def standin_model(tokenizer: Any, *, costless: bool) -> Any:
+    """What the handler wraps: the confident judge, or, where nothing runs it (costless), a
+    one-block Llama of the vocabulary's size whose only use is its shape (the confident judge's
+    dense bigram table would be vocabulary² floats: 160 GB at o200k's 200k ids)."""
     from tests.confident_judge import confident_judge
+
+    if not costless:
+        return confident_judge(tokenizer)
+    from diarylab.model_access.local import LocalModel
+    from tests.conftest import build_tiny_llama
+
+    tiny = build_tiny_llama(tokenizer, layers=1, hidden=8)
+    return LocalModel(tiny, tokenizer, spec=f"costless-{len(tokenizer)}")
+
+
+def main() -> None:
     from tests.fake_judge_server import judge_handler
     from tests.fake_openai import Reply, Routed, serve
 
     kind = sys.argv[1]
     tokenizer = make_tokenizer(kind)
-    model = confident_judge(tokenizer)
     costless = "--costless" in sys.argv
+    model = standin_model(tokenizer, costless=costless)
     # 32k context: a seed judge's (a study's whole conversation is in its reply prompts)
     handler = judge_handler(
         model,

@@ -8,10 +8,15 @@ model is a zero-cost stand-in on the lab's real code paths, and the stand-ins th
   20-block stand-in wrote 288 texts in 10 minutes here), so the profiles' layers are mapped onto
   them: a calibration sweep over the design's four layers becomes one over blocks 0 and 1.
 - Served judges: the vLLM-faithful judge stand-in (bench/judge_standin.py over
-  tests/fake_judge_server.py, a confident judge on a digit tokenizer) in a process of its own,
-  named with that tokenizer's folder, so every reading is exact by token ids as the seed judges'.
-  It runs --costless: the judge's next-token rows come from its bigram bias and prompt-seeded
-  noise, not from a forward pass, so the stand-in answers at once whatever the prompt's length.
+  tests/fake_judge_server.py, a confident judge) in a process of its own per seed judge, each
+  over that judge's own vocabulary (Tekken for Mistral Small 3.1, o200k-harmony for gpt-oss:
+  the stand-ins the lab builds offline, model_access/seed_tokenizers.py). The design keeps each
+  judge's tokenizer and prompt form, so the client renders, encodes and reads every prompt as in
+  a real run, exactly by token ids. It runs --costless: the judge's next-token rows come from its
+  bigram bias and prompt-seeded noise, not from a forward pass, so the stand-in answers at once
+  whatever the prompt's length. (Before 2026-12-05 both judges read a 382-token test vocabulary
+  that spells most words letter by letter: prompts 3.7 times as long in tokens as a real
+  judge's, and no shared encoding of a reply's questions; docs/scaling.md.)
 - Served chatbots: a loopback OpenAI-compatible stand-in (tests/fake_openai.py) answering each
   request at once with seeded prose of a reply's length (about 120 words).
 - The diarist writes without the nucleus (top_p 1; see rehearsal_design).
@@ -29,7 +34,7 @@ import sys
 import time
 import tomllib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,8 +56,7 @@ WORDS = SENTENCE.split(" ")
 
 @dataclass(frozen=True)
 class StandIns:
-    judge_url: str
-    judge_tokenizer: Path
+    judge_urls: dict[str, str]  # by the judge's tokenizer (hub id)
     chat_url: str
     model_folder: Path
     cards: Path
@@ -111,16 +115,6 @@ def model_folder(work: Path, layers: int = 2) -> Path:
     return folder
 
 
-def judge_tokenizer_folder(work: Path) -> Path:
-    """The judge stand-in's tokenizer, saved so a design can name it as a folder."""
-    folder = work / "judge-tokenizer"
-    if not (folder / "tokenizer.json").is_file():
-        from bench.judge_standin import make_tokenizer
-
-        make_tokenizer("digits").save_pretrained(folder)
-    return folder
-
-
 def cards_folder(work: Path, count: int) -> tuple[Path, list[str]]:
     """A folder of `count` role cards: the shipped eight, then copies under new ids."""
     from diarylab.diarists.cards import CARDS_DIR
@@ -159,10 +153,18 @@ def chat_standin() -> Iterator[str]:
         yield server.base_url
 
 
+# The seed judges' tokenizers (by hub id, as the seed designs name them) and the judge stand-in
+# kind that serves each with the same vocabulary (bench/judge_standin.py).
+JUDGE_KINDS = {
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": "tekken",
+    "openai/gpt-oss-120b": "o200k",
+}
+
+
 @contextmanager
-def judge_standin() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def judge_standin(kind: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "bench" / "judge_standin.py"), "digits", "--costless"],
+        [sys.executable, str(ROOT / "bench" / "judge_standin.py"), kind, "--costless"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -182,9 +184,16 @@ def judge_standin() -> Iterator[tuple[str, subprocess.Popen[str]]]:
 
 @contextmanager
 def stand_ins(work: Path, cards: Path) -> Iterator[StandIns]:
-    """Every stand-in a rehearsal runs on, started for the length of the block."""
-    with chat_standin() as chat_url, judge_standin() as (judge_url, _):
-        yield StandIns(judge_url, judge_tokenizer_folder(work), chat_url, model_folder(work), cards)
+    """Every stand-in a rehearsal runs on, started for the length of the block: one judge
+    stand-in per seed judge tokenizer, each in a process of its own (as each judge is served
+    apart)."""
+    with ExitStack() as stack:
+        chat_url = stack.enter_context(chat_standin())
+        urls = {
+            hub_id: stack.enter_context(judge_standin(kind))[0]
+            for hub_id, kind in JUDGE_KINDS.items()
+        }
+        yield StandIns(urls, chat_url, model_folder(work), cards)
 
 
 def rehearsal_design(
@@ -228,10 +237,12 @@ def rehearsal_design(
             bot["endpoint"] = {"base_url": stand_ins.chat_url, "api_key_env": KEY_ENV,
                                "concurrency": 16}  # fmt: skip
     for judge in data["judges"]:
-        judge.pop("reasoning_effort", None)  # harmony's: the stand-in reads a plain template
+        # Each judge keeps its own tokenizer (the seed stand-in the lab builds offline, as a
+        # machine without the hub cache would run the study) and its prompt form (harmony for
+        # gpt-oss): the client's work per prompt is a real run's.
         judge["model"] = f"hosted_vllm/{judge['id']}"
-        judge["tokenizer"] = str(stand_ins.judge_tokenizer)
-        judge["endpoint"] = {**judge["endpoint"], "base_url": stand_ins.judge_url}
+        url = stand_ins.judge_urls[judge["tokenizer"]]
+        judge["endpoint"] = {**judge["endpoint"], "base_url": url}
     path = work / f"{study}-{len(cards)}{'-small' if small_profiles else ''}.toml"
     path.write_text(dump_toml(data), encoding="utf-8")
     return path

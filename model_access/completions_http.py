@@ -1,7 +1,10 @@
 """The lean transport of token-prompt `/v1/completions` requests: one POST of JSON over a pooled,
-kept-alive httpx connection per replica, instead of litellm's text_completion(), which costs
-~70 ms of client CPU per request (its logging, cost and response-model machinery; measured by
-bench/served_judges.py) where this costs well under one. Chat requests stay on litellm.
+kept-alive connection per replica, instead of litellm's text_completion(), which costs ~70 ms of
+client CPU per request (its logging, cost and response-model machinery; measured by
+bench/served_judges.py). The connections are the standard library's http.client: httpx, used
+before, cost about 1 ms of client CPU per request in its request and response models (timed per
+request in the paper-size rehearsal, docs/scaling.md), where this costs about a tenth of that.
+Chat requests stay on litellm.
 
 It sends what litellm 1.110.2 sent for the same request, so servers see no difference: the
 handler behind `text-completion-openai/<name>` (llms/openai/completion/handler.py, through the
@@ -18,13 +21,13 @@ both doors alike; each keeps the response's headers, where retry_after_s reads R
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import threading
 from collections.abc import Mapping
 from typing import Any
-
-import httpx
+from urllib.parse import SplitResult, urlsplit
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.completions import EmptyResponse
@@ -118,28 +121,15 @@ def route(model: str, url: str | None) -> tuple[str, str, str | None]:
 
 
 class CompletionsHTTP:
-    """Pooled connections, one pool per base URL, shared by every thread of one client."""
+    """Kept-alive connections, at most `connections` per base URL, shared by every thread of one
+    client: a thread takes an idle connection (or opens one), sends, reads the whole answer and
+    gives the connection back unless the server said it closes it."""
 
     def __init__(self, connections: int) -> None:
         self._connections = connections
-        self._pools: dict[str, httpx.Client] = {}
+        self._idle: dict[str, list[http.client.HTTPConnection]] = {}
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._lock = threading.Lock()
-
-    def _pool(self, base: str) -> httpx.Client:
-        pool = self._pools.get(base)
-        if pool is None:
-            with self._lock:
-                pool = self._pools.get(base)
-                if pool is None:
-                    limits = httpx.Limits(
-                        max_connections=self._connections,
-                        max_keepalive_connections=self._connections,
-                    )
-                    # trust_env=False: no proxy from the environment for what is usually a
-                    # server on the same network; retries are the client's own.
-                    pool = httpx.Client(limits=limits, trust_env=False)
-                    self._pools[base] = pool
-        return pool
 
     def post(self, base: str, body: Mapping[str, Any], key: str | None, timeout: float) -> Any:
         """The decoded JSON answer of one POST to <base>/completions."""
@@ -147,28 +137,88 @@ class CompletionsHTTP:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         data = json.dumps(body, separators=(",", ":")).encode()
-        try:
-            response = self._pool(base).post(
-                base.rstrip("/") + "/completions", content=data, headers=headers, timeout=timeout
+        target = urlsplit(base.rstrip("/") + "/completions")
+        path = target.path + (f"?{target.query}" if target.query else "")
+        with self._slot(base):
+            status, reason, answer_headers, content = self._exchange(
+                base, target, path, data, headers, timeout
             )
-        except httpx.TimeoutException as exc:
-            raise Timeout(f"A timeout occurred after {timeout:.1f} s: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise APIConnectionError(f"Connection error: {type(exc).__name__}: {exc}") from exc
-        status = response.status_code
         if status >= 400:
             kind = BY_STATUS.get(status, APIError)
-            raise kind(f"{status} {_error_text(response.content)}", status, response.headers)
+            raise kind(f"{status} {_error_text(content) or reason}", status, answer_headers)
         try:
-            return json.loads(response.content)
+            return json.loads(content)
         except ValueError as exc:
-            raise EmptyResponse(f"the answer is not JSON ({len(response.content)} bytes)") from exc
+            raise EmptyResponse(f"the answer is not JSON ({len(content)} bytes)") from exc
+
+    def _exchange(
+        self,
+        base: str,
+        target: SplitResult,
+        path: str,
+        data: bytes,
+        headers: dict[str, str],
+        timeout: float,
+    ) -> tuple[int, str, dict[str, str], bytes]:
+        """One request and its whole answer. A kept-alive connection the server has closed
+        meanwhile fails before any answer arrives; the request then goes once more on a new
+        connection (as httpcore does with a connection found closed), since reading a judge
+        changes nothing on the server."""
+        for attempt in (0, 1):
+            connection, reused = self._take(base, target, timeout)
+            try:
+                connection.request("POST", path, body=data, headers=headers)
+                response = connection.getresponse()
+                content = response.read()
+            except TimeoutError as exc:
+                connection.close()
+                raise Timeout(f"A timeout occurred after {timeout:.1f} s: {exc}") from exc
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                connection.close()
+                if reused and attempt == 0:
+                    continue
+                raise APIConnectionError(f"Connection error: {type(exc).__name__}: {exc}") from exc
+            except (OSError, http.client.HTTPException) as exc:
+                connection.close()
+                raise APIConnectionError(f"Connection error: {type(exc).__name__}: {exc}") from exc
+            answer_headers = {k.lower(): v for k, v in response.getheaders()}
+            if response.will_close:
+                connection.close()
+            else:
+                with self._lock:
+                    self._idle.setdefault(base, []).append(connection)
+            return response.status, response.reason, answer_headers, content
+        raise AssertionError("unreachable")
+
+    def _slot(self, base: str) -> threading.BoundedSemaphore:
+        with self._lock:
+            slot = self._slots.get(base)
+            if slot is None:
+                slot = self._slots[base] = threading.BoundedSemaphore(self._connections)
+        return slot
+
+    def _take(
+        self, base: str, target: SplitResult, timeout: float
+    ) -> tuple[http.client.HTTPConnection, bool]:
+        with self._lock:
+            idle = self._idle.get(base)
+            if idle:
+                connection = idle.pop()
+                connection.timeout = timeout
+                if connection.sock is not None:
+                    connection.sock.settimeout(timeout)
+                return connection, True
+        host, port = target.hostname or "", target.port
+        if target.scheme == "https":
+            return http.client.HTTPSConnection(host, port, timeout=timeout), False
+        return http.client.HTTPConnection(host, port, timeout=timeout), False
 
     def close(self) -> None:
         with self._lock:
-            for pool in self._pools.values():
-                pool.close()
-            self._pools.clear()
+            for idle in self._idle.values():
+                for connection in idle:
+                    connection.close()
+            self._idle.clear()
 
 
 def _error_text(content: bytes) -> str:

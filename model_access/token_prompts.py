@@ -240,7 +240,9 @@ def _positions(logprobs: Any, sampled_ids: tuple[int, ...] | None) -> tuple[Toke
 
 
 def _echoed(value: Any) -> tuple[int, ...] | None:
-    if isinstance(value, list | tuple) and all(isinstance(t, int) for t in value):
+    # The types checked in one C loop: an echoed prompt is a whole prompt's ids, for every prompt
+    # (a generator of isinstance calls was a tenth of a served judge's client time).
+    if isinstance(value, list | tuple) and {*map(type, value)} <= {int}:
         return tuple(value)
     return None
 

@@ -23,33 +23,49 @@ AFTER_NUMBER = 0.995  # after a whole number, the enders
 LOGIT_SCALE = 0.4
 
 
-def bigram_table(tokenizer: Any, size: int) -> torch.Tensor:
-    """The bias on the next token's logits by the token before it: row = previous token id."""
+def bigram_shares(tokenizer: Any) -> tuple[dict[int, float], dict[int, dict[int, float]]]:
+    """The shares of the next-token mass the judge gives its favoured tokens: after most tokens
+    (the first dict), and after the few that begin or end a number (by previous token id)."""
     vocab = tokenizer.get_vocab()
     enders = [vocab[p] for p in ("Ċ", "<0x0A>") if p in vocab]
     enders += [i for i in {tokenizer.eos_token_id, vocab.get("<|end|>")} if i is not None]
 
-    def shares(group: dict[int, float]) -> torch.Tensor:
-        """A bias row giving each id about its share, the random logits taken as alike."""
-        row = torch.zeros(size)
-        rest = 1.0 - sum(group.values())
-        for i, share in group.items():
-            row[i] = math.log(share / rest * (size - len(group)))
-        return row
-
     def ids(text: str) -> list[int]:
         return [vocab[text]] if text in vocab else [vocab[c] for c in text]
 
-    table = torch.stack([shares({ids(t)[0]: s for t, s in START.items()})] * size)
-    end_row = shares({i: AFTER_NUMBER / len(enders) for i in enders})
+    after: dict[int, dict[int, float]] = {}
+    end = {i: AFTER_NUMBER / len(enders) for i in enders}
     whole = {t for t in START if t in vocab}
     for text in START:
         pieces = ids(text)
         if text in whole:
-            table[pieces[0]] = end_row
+            after[pieces[0]] = end
         else:  # digit by digit: after the first digit its second, after that the enders
-            table[pieces[0]] = shares({pieces[1]: AFTER_FIRST})
-            table[pieces[1]] = end_row
+            after[pieces[0]] = {pieces[1]: AFTER_FIRST}
+            after[pieces[1]] = end
+    return {ids(t)[0]: s for t, s in START.items()}, after
+
+
+def share_bias(group: dict[int, float], size: int) -> dict[int, float]:
+    """The logit bias giving each id of `group` about its share of the mass, the random logits
+    of a `size`-token vocabulary taken as alike."""
+    rest = 1.0 - sum(group.values())
+    return {i: math.log(share / rest * (size - len(group))) for i, share in group.items()}
+
+
+def bigram_table(tokenizer: Any, size: int) -> torch.Tensor:
+    """The bias on the next token's logits by the token before it: row = previous token id."""
+    first, after = bigram_shares(tokenizer)
+
+    def row(group: dict[int, float]) -> torch.Tensor:
+        out = torch.zeros(size)
+        for i, bias in share_bias(group, size).items():
+            out[i] = bias
+        return out
+
+    table = torch.stack([row(first)] * size)
+    for previous, group in after.items():
+        table[previous] = row(group)
     return table
 
 

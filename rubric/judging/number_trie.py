@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from diarylab.foundation.errors import LabError
@@ -54,27 +55,37 @@ class NumberTrie:
 
 def number_trie(tokenizer: Any, prompt_text: str) -> NumberTrie:
     numbers = number_tokens(tokenizer, prompt_text)
+    return NumberTrie(numbers.prompt_ids, _nodes(numbers.tokens, numbers.pieces))
+
+
+@lru_cache(maxsize=64)
+def _nodes(
+    tokens: tuple[tuple[int, ...], ...], pieces: tuple[tuple[str, ...], ...]
+) -> tuple[TrieNode, ...]:
+    """The trie of these numbers' token paths: the same for every prompt with the same tail (a
+    study's prompts end alike), so built once per tail (number_tokens keeps the tails)."""
     text_of: dict[tuple[int, ...], str] = {(): ""}
+    written: set[str] = {""}
     children: dict[tuple[int, ...], list[tuple[str, int]]] = {(): []}
-    for ids, pieces in zip(numbers.tokens, numbers.pieces, strict=True):
+    for ids, parts in zip(tokens, pieces, strict=True):
         for k in range(1, len(ids) + 1):
-            key, text = ids[:k], "".join(pieces[:k])
+            key, text = ids[:k], "".join(parts[:k])
             if key in text_of:
                 continue
-            if text in text_of.values():
+            if text in written:
                 raise LabError(
                     f"two different token paths write {text!r}",
                     where="judge tokenizer",
                     fix="this tokenizer splits numbers inconsistently; use another judge",
                 )
             text_of[key] = text
+            written.add(text)
             children[key] = []
-            children[key[:-1]].append((pieces[k - 1], key[-1]))
-    nodes = tuple(
+            children[key[:-1]].append((parts[k - 1], key[-1]))
+    return tuple(
         TrieNode(key, text_of[key], tuple(children[key]))
         for key in sorted(text_of, key=lambda k: (len(k), k))
     )
-    return NumberTrie(numbers.prompt_ids, nodes)
 
 
 def points_to_follow(node: TrieNode, lookup: Lookup, facts: VocabFacts) -> tuple[int, ...]:

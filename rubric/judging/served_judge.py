@@ -88,6 +88,7 @@ class ServedJudge(Judge):
             )
         self._facts: VocabFacts | None = None
         self._about: dict[str, Any] | None = None
+        self._hashes: tuple[str | None, str | None] | None = None
 
     @property
     def batch_size(self) -> int:
@@ -105,14 +106,22 @@ class ServedJudge(Judge):
             self._facts = vocab_facts(self.tokenizer)
         return self._facts
 
+    def _tokenizer_hashes(self) -> tuple[str | None, str | None]:
+        """The tokenizer's vocabulary and chat template hashes, worked out once per judge: the
+        vocabulary's JSON is 200,000 entries for o200k (0.2 s), and the identity is asked for
+        by every judging step."""
+        if self._hashes is None:
+            tokenizer_sha = template_sha = None
+            if self.tokenizer is not None:
+                vocab = json.dumps(sorted(self.tokenizer.get_vocab().items()))
+                tokenizer_sha = hashlib.sha256(vocab.encode()).hexdigest()
+                template = getattr(self.tokenizer, "chat_template", None) or ""
+                template_sha = hashlib.sha256(str(template).encode()).hexdigest()
+            self._hashes = (tokenizer_sha, template_sha)
+        return self._hashes
+
     def identity(self) -> dict[str, Any]:
-        tokenizer_sha = None
-        template_sha = None
-        if self.tokenizer is not None:
-            vocab = json.dumps(sorted(self.tokenizer.get_vocab().items()))
-            tokenizer_sha = hashlib.sha256(vocab.encode()).hexdigest()
-            template = getattr(self.tokenizer, "chat_template", None) or ""
-            template_sha = hashlib.sha256(str(template).encode()).hexdigest()
+        tokenizer_sha, template_sha = self._tokenizer_hashes()
         out: dict[str, Any] = {
             "kind": "served",
             "model": self.model,
