@@ -19,6 +19,7 @@ from diarylab.rubric.judging.bounded_walk import Walk
 from diarylab.rubric.judging.exact_asks import TAIL_CHARS, Asked, ExactAsker, ExactSettings
 from diarylab.rubric.judging.expected import path_masses, prob
 from diarylab.rubric.judging.group_encoding import encode_group
+from diarylab.rubric.judging.group_render import render_group
 from diarylab.rubric.judging.judge_render import RenderedPrompt, render_judge_prompt
 from diarylab.rubric.judging.number_reading import number_reading
 from diarylab.rubric.judging.number_trie import (
@@ -172,12 +173,12 @@ class ExactReader(ExactAsker):
         prompt is its own choice in the list, read exactly as if sent alone; a record states
         one prompt and its share of the HTTP requests the round took."""
         self.requests = self.http_requests = 0
-        texts = [
-            render_judge_prompt(self.tokenizer, p, reasoning_effort=self.settings.reasoning_effort)
-            for p in prompts
-        ]
-        # A reply's questions share the whole conversation: encoded once for the group, each
-        # prompt's ids equal to encoding it whole (rubric/judging/group_encoding.py).
+        # A reply's questions share the whole conversation: rendered and encoded once for the
+        # group, each prompt's text and ids equal to rendering and encoding it alone
+        # (rubric/judging/group_render.py, group_encoding.py).
+        texts = render_group(
+            self.tokenizer, prompts, reasoning_effort=self.settings.reasoning_effort
+        )
         encoded = encode_group(self.tokenizer, [t.text for t in texts])
         asked = [
             self._yes_no_asked(prompt, text, ids)
