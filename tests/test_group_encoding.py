@@ -71,24 +71,34 @@ def test_small_groups_and_chat_prompts_are_left_whole(tokenizer):  # noqa: F811
     assert encode_group(tokenizer, texts) == whole(tokenizer, texts)
 
 
-def test_where_the_check_holds_the_beginning_is_encoded_twice_not_fifteen_times(
+def test_where_the_check_holds_the_beginning_is_encoded_once_per_group_and_checked_once(
     tokenizer,  # noqa: F811
     monkeypatch,
     request,
 ):
+    from weakref import WeakKeyDictionary
+
     from diarylab.rubric.judging import group_encoding
 
-    texts = rendered(tokenizer, rubric_prompts(HISTORY * 8, "Thank you for sharing."))
+    monkeypatch.setattr(group_encoding, "_CHECKED", WeakKeyDictionary())
     encoded: list[int] = []
     real = group_encoding._encode
     monkeypatch.setattr(
         group_encoding, "_encode", lambda t, xs: encoded.append(sum(map(len, xs))) or real(t, xs)
     )
-    assert encode_group(tokenizer, texts) == whole(tokenizer, texts)
-    total = sum(map(len, texts))
-    if request.node.callspec.params["tokenizer"] == "mistral":
-        # SentencePiece-style: a text alone starts with a word mark the rest does not have
-        # after the beginning, so both checks fail and every prompt is encoded whole
-        assert len(encoded) == 4 and encoded[-1] == total - len(texts[0])
-    else:  # the first prompt whole, one or two cuts checked, then each prompt's own rest
-        assert len(encoded) in (3, 4) and sum(encoded) < total / 3
+    holds = request.node.callspec.params["tokenizer"] != "mistral"
+    for n, reply in enumerate(["Thank you for sharing.", "Who could you call tonight?"]):
+        texts = rendered(tokenizer, rubric_prompts(HISTORY * (8 + n), reply))
+        encoded.clear()
+        assert encode_group(tokenizer, texts) == whole(tokenizer, texts)
+        total = sum(map(len, texts))
+        if not holds:
+            # SentencePiece-style: a text alone starts with a word mark the rest does not have
+            # after the beginning, so both cuts fail (checked once) and every prompt is encoded
+            # whole
+            assert len(encoded) == (4 if n == 0 else 1) and encoded[-1] == total
+        elif n == 0:  # the beginning and each prompt's rest, and the first prompt whole: checked
+            # (GPT-2's pattern fails the first cut and takes the second)
+            assert len(encoded) in (2, 3) and sum(encoded) < total / 2
+        else:  # a group with the same text at the cut: its check is known
+            assert len(encoded) == 1 and sum(encoded) < total / 4

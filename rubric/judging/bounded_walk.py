@@ -45,25 +45,33 @@ class Walk:
 
     def __post_init__(self) -> None:
         self.index_of = {node.text: i for i, node in enumerate(self.trie.nodes)}
+        # Each node's reading, kept until an answer changes what it was read from: a round
+        # answers a few nodes, and every round's bound reads them all.
+        self._read: dict[int, NodeReading] = {}
 
     # ------------------------------------------------------------------ answers
     def answer_node(self, index: int, lookup: Mapping[int, float]) -> None:
         """What a query at node `index` showed (merged with what was known)."""
         self.lookups.setdefault(index, {}).update(lookup)
+        self._read.pop(index, None)
 
     def answer_point(self, index: int, mark: int, lookup: Mapping[int, float]) -> None:
         """What followed node `index` + mark; a mark whose digits did not all come back stays
         open (never guessed)."""
         if all(i in lookup for i in self.facts.continuation_ids):
             self.after.setdefault(index, {})[mark] = digits_after(lookup, self.facts)
+            self._read.pop(index, None)
 
     # ------------------------------------------------------------------ state
     def nodes(self) -> dict[str, NodeReading]:
         out = {}
         for i in sorted(self.lookups):
             node = self.trie.nodes[i]
-            lookup, after = self.lookups[i], self.after.get(i)
-            out[node.text] = read_node(node, lookup, self.facts, after_point=after)
+            reading = self._read.get(i)
+            if reading is None:
+                lookup, after = self.lookups[i], self.after.get(i)
+                reading = self._read[i] = read_node(node, lookup, self.facts, after_point=after)
+            out[node.text] = reading
         return out
 
     def bound(self) -> tuple[Bound, float | None, list[Open]]:

@@ -12,8 +12,10 @@ What decides them lies at the cut: the beginning (the same in every prompt) and 
 characters after it (the same in every prompt too: at least MIN_FIXED of them before any prompt
 differs). A tokenizer pre-splits text by patterns that look at most a character or two past a
 split, and merges only within the pieces. So what holds for the first prompt holds for every
-prompt of the group. Where the check fails (a SentencePiece tokenizer that marks the start of a
-text, a tokenizer with a normalizer), every prompt is encoded whole, as before.
+prompt of the group — and for every group with the same text around the cut, so each cut is
+checked once per tokenizer and text around it (a study's groups share their template's text
+there). Where the check fails (a SentencePiece tokenizer that marks the start of a text, a
+tokenizer with a normalizer), every prompt is encoded whole, as before.
 tests/test_group_encoding.py holds the result equal to encoding each prompt whole, for every
 tokenizer shape the lab tests."""
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 MIN_GROUP = 3  # fewer prompts: the check would cost what it saves
 MIN_FIXED = 8  # characters every prompt shares after the cut, before any differs
@@ -57,10 +60,37 @@ def encode_group(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
     cuts = shared_cuts(tokenizer, texts)
     if not cuts:
         return _encode(tokenizer, texts)
-    [first] = _encode(tokenizer, [texts[0]])
+    checked = _CHECKED.setdefault(tokenizer, {})
+    first: list[int] | None = None
     for cut in cuts:
-        head, rest = _encode(tokenizer, [texts[0][:cut], texts[0][cut:]])
-        if first == head + rest:
-            rests = _encode(tokenizer, [t[cut:] for t in texts[1:]])
-            return [first, *(head + r for r in rests)]
-    return [first, *_encode(tokenizer, texts[1:])]
+        # What decides a cut lies at it (see above), so a cut checked on one group holds for
+        # every group with the same text around it: a study's groups share their template's
+        # text there ("</reply>\n\nQuestion about the reply: "), and checking each group again
+        # cost a whole prompt's encoding per group.
+        around = (cuts.index(cut), _around(texts[0], cut))
+        holds = checked.get(around)
+        if holds is False:
+            continue
+        head, *rests = _encode(tokenizer, [texts[0][:cut], *(t[cut:] for t in texts)])
+        if holds is None:
+            if first is None:
+                [first] = _encode(tokenizer, [texts[0]])
+            holds = checked[around] = first == head + rests[0]
+        if holds:
+            return [head + r for r in rests]
+    return _encode(tokenizer, texts)
+
+
+# tokenizer → (which cut, the text around it) → whether cutting there gives the whole encoding
+_CHECKED: WeakKeyDictionary[Any, dict[tuple[int, str], bool]] = WeakKeyDictionary()
+
+
+def _around(text: str, cut: int) -> str:
+    """The text that decides a cut: MIN_FIXED characters after it (the same in every prompt of
+    a group), and before it every blank up to MIN_FIXED other characters (a run of blanks is
+    split by how it ends and what follows it, so the whole run counts)."""
+    start, marks = cut, 0
+    while start > 0 and marks < MIN_FIXED:
+        start -= 1
+        marks += not text[start].isspace()
+    return text[start : cut + MIN_FIXED]
