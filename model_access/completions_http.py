@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+import orjson
+
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.completions import EmptyResponse
 
@@ -136,7 +138,7 @@ class CompletionsHTTP:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        data = json.dumps(body, separators=(",", ":")).encode()
+        data = orjson.dumps(body)
         target = urlsplit(base.rstrip("/") + "/completions")
         path = target.path + (f"?{target.query}" if target.query else "")
         with self._slot(base):
@@ -146,10 +148,7 @@ class CompletionsHTTP:
         if status >= 400:
             kind = BY_STATUS.get(status, APIError)
             raise kind(f"{status} {_error_text(content) or reason}", status, answer_headers)
-        try:
-            return json.loads(content)
-        except ValueError as exc:
-            raise EmptyResponse(f"the answer is not JSON ({len(content)} bytes)") from exc
+        return decode(content)
 
     def _exchange(
         self,
@@ -219,6 +218,19 @@ class CompletionsHTTP:
                 for connection in idle:
                     connection.close()
             self._idle.clear()
+
+
+def decode(content: bytes) -> Any:
+    """An answer's JSON. orjson reads standard JSON only; the standard library also reads the
+    NaN and Infinity some servers write, so what orjson refuses is read by it instead."""
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(content)
+    except ValueError as exc:
+        raise EmptyResponse(f"the answer is not JSON ({len(content)} bytes)") from exc
 
 
 def _error_text(content: bytes) -> str:
