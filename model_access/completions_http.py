@@ -24,6 +24,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -209,8 +210,8 @@ class CompletionsHTTP:
                 return connection, True
         host, port = target.hostname or "", target.port
         if target.scheme == "https":
-            return http.client.HTTPSConnection(host, port, timeout=timeout), False
-        return http.client.HTTPConnection(host, port, timeout=timeout), False
+            return _HTTPSConnection(host, port, timeout=timeout), False
+        return _HTTPConnection(host, port, timeout=timeout), False
 
     def close(self) -> None:
         with self._lock:
@@ -218,6 +219,22 @@ class CompletionsHTTP:
                 for connection in idle:
                     connection.close()
             self._idle.clear()
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    """With TCP_NODELAY: http.client sends a body over 2,000 bytes apart from its headers, and
+    without it Nagle's algorithm holds the body back until the server's delayed ACK of the
+    headers: 40 ms a request (measured against the judge stand-in, one reading at a time)."""
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def decode(content: bytes) -> Any:

@@ -146,6 +146,34 @@ def test_harmony_prompts_are_rendered_by_openai_harmony_and_encode_to_its_ids(ha
         assert harmony.harmony_encoding.decode(ids) == head
 
 
+def test_harmony_renderings_carry_the_ids_the_tokenizer_encodes_them_to(harmony):
+    # What number readings read in place of encoding the text again (RenderedPrompt.ids): the
+    # lab's own judge prompts, a reply's rubric questions with an earlier exchange included.
+    from diarylab.rubric.behavior_rubric import load_behavior_rubric
+    from diarylab.rubric.prompts import load_template
+
+    entry = "Ünïcode — “quotes”, tabs\tand  double  spaces, 3.5 and 1,000; 🙂\n\nSecond line."
+    prompts = [
+        JudgePrompt.chat([{"role": r, "content": c} for r, c in chat], prefill="Score: ")
+        for chat in CHATS
+    ]
+    prompts += [
+        load_template(name).prompt(entry=entry, pattern_name="x", pattern_definition="y")
+        for name in ("pattern", "coherence", "realism")
+    ]
+    question = load_behavior_rubric().questions[0].question
+    history = "Earlier in this conversation:\n\n<earlier_entry>\nHi.\n</earlier_entry>\n\n"
+    prompts.append(
+        load_template("reply_question").prompt(
+            history=history, entry=entry, reply="That sounds hard.", question=question
+        )
+    )
+    for prompt in prompts:
+        rendered = render_judge_prompt(harmony, prompt, reasoning_effort="low")
+        assert rendered.ids is not None
+        assert list(rendered.ids) == harmony.encode(rendered.text, add_special_tokens=False)
+
+
 def test_a_seed_hub_id_missing_from_the_hub_cache_loads_its_stand_in(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # an empty hub cache
     tokenizer = load_tokenizer(GPT_OSS)

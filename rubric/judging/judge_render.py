@@ -22,7 +22,7 @@ Three forms:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from diarylab.foundation.errors import LabError
@@ -43,6 +43,11 @@ class RenderedPrompt:
     text: str  # exactly what the judge reads before its answer
     form: Literal["raw", "chat", "harmony"]
     reasoning_effort: str | None  # harmony only
+    # The text's token ids where the renderer gives them (openai-harmony encodes what it
+    # renders; tests/test_seed_tokenizers.py holds them equal to the tokenizer's encoding of the
+    # text), so the text need not be encoded again; None: encode the text. Derived from the
+    # text, so not part of what makes two renderings equal.
+    ids: tuple[int, ...] | None = field(default=None, compare=False)
 
 
 def is_harmony(tokenizer: Any) -> bool:
@@ -62,7 +67,7 @@ def render_judge_prompt(
         return RenderedPrompt(prompt.text, "raw", None)
     encoding = getattr(tokenizer, "harmony_encoding", None)
     if encoding is not None:
-        return _harmony_by_library(encoding, prompt, reasoning_effort)
+        return _harmony_by_library(tokenizer, encoding, prompt, reasoning_effort)
     if not isinstance(getattr(tokenizer, "chat_template", None), str):
         raise LabError(
             "the judge's tokenizer has no chat template, so a chat prompt cannot be rendered",
@@ -112,7 +117,9 @@ def _check_effort(effort: str) -> None:
         )
 
 
-def _harmony_by_library(encoding: Any, prompt: JudgePrompt, effort: str) -> RenderedPrompt:
+def _harmony_by_library(
+    tokenizer: Any, encoding: Any, prompt: JudgePrompt, effort: str
+) -> RenderedPrompt:
     from openai_harmony import (
         Conversation,
         DeveloperContent,
@@ -147,7 +154,11 @@ def _harmony_by_library(encoding: Any, prompt: JudgePrompt, effort: str) -> Rend
     text = encoding.decode(ids)
     if not text.endswith(HARMONY_GENERATION_PROMPT):
         raise _no_prefill(prompt.prefill, text)
-    return RenderedPrompt(text + HARMONY_FINAL_CHANNEL + prompt.prefill, "harmony", effort)
+    # The opened final channel starts with a special token, which a tokenizer splits at first:
+    # the whole text encodes to the rendered ids followed by the channel's own.
+    opened = HARMONY_FINAL_CHANNEL + prompt.prefill
+    tail = tokenizer(opened, add_special_tokens=False)["input_ids"]
+    return RenderedPrompt(text + opened, "harmony", effort, ids=(*ids, *tail))
 
 
 def _apply(tokenizer: Any, messages: list[dict[str, str]], **options: Any) -> str:

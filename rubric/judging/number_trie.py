@@ -47,14 +47,27 @@ class NumberTrie:
 
     def needed_ids(self, node: TrieNode, facts: VocabFacts) -> tuple[int, ...]:
         """The ids whose log-probabilities read this node exactly."""
-        ids = {i for _, i in node.children}
+        return _needed_ids(node, facts)
+
+
+def _needed_ids(node: TrieNode, facts: VocabFacts) -> tuple[int, ...]:
+    # The same nodes are read for every prompt with the same tail: worked out once each, kept
+    # with the vocabulary's facts (hashing the facts themselves would hash the whole vocabulary).
+    known = facts.needed_by_node
+    ids = known.get(node)
+    if ids is None:
+        wanted = {i for _, i in node.children}
         if node.is_number:
-            ids.update(facts.leaving_ids)
-        return tuple(sorted(ids))
+            wanted.update(facts.leaving_ids)
+        ids = known[node] = tuple(sorted(wanted))
+    return ids
 
 
-def number_trie(tokenizer: Any, prompt_text: str) -> NumberTrie:
-    numbers = number_tokens(tokenizer, prompt_text)
+def number_trie(
+    tokenizer: Any, prompt_text: str, prompt_ids: tuple[int, ...] | None = None
+) -> NumberTrie:
+    """`prompt_ids`: the text's token ids where the renderer gave them (else it is encoded)."""
+    numbers = number_tokens(tokenizer, prompt_text, prompt_ids)
     return NumberTrie(numbers.prompt_ids, _nodes(numbers.tokens, numbers.pieces))
 
 
@@ -139,7 +152,7 @@ def read_node(
         end = max(0.0, 1.0 - cont - decimal)
         unseen = None
     else:
-        leaving = set(facts.leaving_ids)
+        leaving = facts.leaving_set
         end = min(1.0, sum(prob(lp) for i, lp in lookup.items() if i not in leaving) + marks_end)
         unseen = safe_log(max(0.0, 1.0 - seen))
     return NodeReading(

@@ -43,7 +43,7 @@ class ExactReader(ExactAsker):
         rendered = render_judge_prompt(
             self.tokenizer, prompt, reasoning_effort=self.settings.reasoning_effort
         )
-        trie = number_trie(self.tokenizer, rendered.text)
+        trie = number_trie(self.tokenizer, rendered.text, rendered.ids)
         self.requests = self.http_requests = 0
         if self.settings.max_error > 0:
             return self._bounded_record(rendered, trie)
@@ -220,7 +220,7 @@ class ExactReader(ExactAsker):
         rendered = render_judge_prompt(
             self.tokenizer, prompt, reasoning_effort=self.settings.reasoning_effort
         )
-        trie = number_trie(self.tokenizer, rendered.text)
+        trie = number_trie(self.tokenizer, rendered.text, rendered.ids)
         root = trie.nodes[0]
         item = Asked(trie.prompt_ids, trie.needed_ids(root, self.facts))
         self.ask([item])

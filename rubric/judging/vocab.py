@@ -8,6 +8,7 @@ import contextlib
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -31,10 +32,20 @@ class VocabFacts:
     point_ids: tuple[int, ...] = ()  # a bare decimal mark ("." or ",")
     decimal_ids: tuple[int, ...] = ()  # a mark and a digit at once (".5")
 
-    @property
+    @cached_property
     def leaving_ids(self) -> tuple[int, ...]:
-        """Every token that, after a number, keeps it from ending there (trie-v2)."""
+        """Every token that, after a number, keeps it from ending there (trie-v2). Worked out
+        once: o200k has over a thousand, and every read of a number node asks for them."""
         return tuple(sorted({*self.continuation_ids, *self.point_ids, *self.decimal_ids}))
+
+    @cached_property
+    def leaving_set(self) -> frozenset[int]:
+        return frozenset(self.leaving_ids)
+
+    @cached_property
+    def needed_by_node(self) -> dict[Any, tuple[int, ...]]:
+        """A number trie node → the ids that read it (rubric/judging/number_trie.py)."""
+        return {}
 
 
 def _byte_decoder() -> dict[str, int]:
@@ -171,7 +182,9 @@ class NumberTokens:
     pieces: tuple[tuple[str, ...], ...]
 
 
-def number_tokens(tokenizer: Any, prompt_text: str) -> NumberTokens:
+def number_tokens(
+    tokenizer: Any, prompt_text: str, prompt_ids: tuple[int, ...] | None = None
+) -> NumberTokens:
     """Tokenize prompt + str(n) for every n and check that the prompt's tokens are unchanged (the
     number starts a new token). If a number merged with the prompt's last token, reading the
     next-token distribution after the prompt would not be reading that number.
@@ -182,7 +195,7 @@ def number_tokens(tokenizer: Any, prompt_text: str) -> NumberTokens:
     are worked out once per tokenizer and tail: a study's thousands of judge prompts end alike,
     and tokenizing each whole prompt 101 times was most of a served judge's client time
     (bench/rehearsal.py). A prompt with no special token is checked whole."""
-    prompt = _encode(tokenizer, prompt_text)
+    prompt = list(prompt_ids) if prompt_ids is not None else _encode(tokenizer, prompt_text)
     if not prompt:
         raise LabError("the judge prompt encodes to no tokens", where="judge prompt")
     cut = _tail_start(tokenizer, prompt_text, prompt)
