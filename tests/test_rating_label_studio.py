@@ -160,4 +160,3 @@ def test_a_sample_round_trips_through_label_studio(server, tmp_path, capsys):
             assert got[(item, key)] == want
     assert main(["report", str(folder)]) == 0
     assert "Judges against people" in (folder / "report" / "findings.md").read_text()
-

@@ -156,3 +156,34 @@ def test_a_failing_replica_is_retried_on_the_next_and_counted():
     assert reading.readable and served == reading.record["http_requests"]
     assert stats["failures"].get(dead, 0) >= 1 and stats["failovers"] >= 1
     assert stats["tries"][good.base_url] == served
+
+
+@pytest.mark.parametrize("name", list(TOKENIZERS))
+def test_readings_walked_in_step_equal_each_read_alone_in_fewer_requests(name):
+    make, renderer = TOKENIZERS[name]
+    tokenizer = make()
+    model = confident_judge(tokenizer)
+    prompts = [
+        JudgePrompt.chat([{"role": "user", "content": f"Entry {i}: {text}"}], prefill="Score: ")
+        for i in range(6)
+        for text in ("I stayed in again.", "Nobody called today.")
+    ]
+    with serve(judge_handler(model, renderer=renderer)) as server:
+
+        def judge() -> ServedJudge:
+            door = client(server.base_url, prompts_per_request=16, concurrency=4)
+            return ServedJudge(door, tokenizer=tokenizer, exact=ExactSettings(max_error=0.05))
+
+        alone = [judge().number_record(p) for p in prompts]
+        sent_alone = len(server.requests)
+        together = judge().records("number", prompts)
+        sent_together = len(server.requests) - sent_alone
+    volatile = ("requests", "http_requests")
+    for one, many in zip(alone, together, strict=True):
+        assert {k: v for k, v in many.items() if k not in volatile} == {
+            k: v for k, v in one.items() if k not in volatile
+        }
+        assert many["requests"] == one["requests"]  # the same prompts, each read as alone
+    assert sent_together < sent_alone / 3
+    # every reading's share of the HTTP requests, summed, is the requests sent
+    assert sum(r["http_requests"] for r in together) == pytest.approx(sent_together, abs=1e-4)

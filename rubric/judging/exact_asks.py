@@ -55,6 +55,8 @@ class Asked:
     scout: int = 0  # > 0: one top-k request of this many instead of ids (a bounded reading)
     lookup: dict[int, float] = field(default_factory=dict)
     asked: set[int] = field(default_factory=set)
+    sent: int = 0  # prompts sent for it
+    http: float = 0.0  # its share of the HTTP requests they went in (a list is shared evenly)
 
     @property
     def missing(self) -> list[int]:
@@ -158,9 +160,13 @@ class ExactAsker:
     def _round(self, blocks: list[tuple[Asked, tuple[int, ...]]]) -> None:
         if not blocks:
             return
+        before = self.http_requests
         answers = self._send([self._request(item.seq, ids, item.scout) for item, ids in blocks])
+        share = (self.http_requests - before) / len(blocks)
         for (item, ids), answer in zip(blocks, answers, strict=True):
             item.asked.update(ids)
+            item.sent += 1
+            item.http += share
             if not answer.positions:
                 raise LabError(
                     "the judge's response has no log-probabilities",
@@ -176,8 +182,15 @@ class ExactAsker:
             if position.token_id is not None:
                 item.lookup.setdefault(position.token_id, max(position.logprob, LOG_ZERO))
 
-    def _about(self, rendered: RenderedPrompt, prompt_tokens: int) -> dict[str, Any]:
-        """What every exact record says of how it was read."""
+    def _about(
+        self,
+        rendered: RenderedPrompt,
+        prompt_tokens: int,
+        counts: tuple[int, float] | None = None,
+    ) -> dict[str, Any]:
+        """What every exact record says of how it was read; `counts`: its prompts and share of
+        HTTP requests where the reader read others with it (else the reader's own counts)."""
+        requests, http = counts if counts is not None else (self.requests, self.http_requests)
         return {
             "backend": "served",
             "mode": "exact",
@@ -186,8 +199,8 @@ class ExactAsker:
             "reasoning_effort": rendered.reasoning_effort,
             "prompt_tokens": prompt_tokens,
             "prompt_tail": rendered.text[-TAIL_CHARS:],
-            "requests": self.requests,
-            "http_requests": self.http_requests,
+            "requests": requests,
+            "http_requests": round(http, 6) if counts is not None else http,
             # what the server says it is (vLLM: version and a hash of its whole configuration,
             # dtype included); None where it says nothing
             "system_fingerprint": ",".join(sorted(self.fingerprints)) or None,

@@ -171,12 +171,19 @@ class ServedJudge(Judge):
     def records(self, question: Question, prompts: Sequence[JudgePrompt]) -> list[dict[str, Any]]:
         """Prompts in parallel, as many at once as the endpoint's concurrency allows (the
         client's semaphore holds the same number, so no request waits on a free slot); an
-        exact judge's yes/no prompts in one round of prompt lists."""
+        exact judge's yes/no prompts in one round of prompt lists, and its bounded 0–100
+        readings in step, round by round, each round's prompts in lists."""
         if question == "yes_no" and self.mode == "exact":
             # one round of token prompts, sent as lists (ExactReader.yes_no_records)
             reader = self._reader()
             assert isinstance(reader, ExactReader)
             return reader.yes_no_records(list(prompts))
+        if question == "number" and self.mode == "exact" and self.exact_settings.max_error > 0:
+            # bounded readings walked in step, each round's prompts sent as lists
+            # (ExactReader.number_records)
+            reader = self._reader()
+            assert isinstance(reader, ExactReader)
+            return reader.number_records(list(prompts))
         one = self.number_record if question == "number" else self.yes_no_record
         if len(prompts) <= 1:
             return [one(p) for p in prompts]
