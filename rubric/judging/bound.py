@@ -97,10 +97,13 @@ def number_range(text: str) -> tuple[int, int]:
     return min(inside), max(inside)
 
 
-def open_items(nodes: Mapping[str, NodeReading]) -> list[Open] | None:
+def open_items(
+    nodes: Mapping[str, NodeReading], mass: Mapping[str, float] | None = None
+) -> list[Open] | None:
     """Every mass the records leave open; None when some record cannot say how much it left
-    (a node read incompletely before trie-v3 kept its unseen tail)."""
-    mass = path_masses(nodes)
+    (a node read incompletely before trie-v3 kept its unseen tail). `mass`: path_masses(nodes),
+    where the caller has it already."""
+    mass = path_masses(nodes) if mass is None else mass
     items = []
     for text, m in sorted(mass.items()):
         if text not in nodes and m > 0 and text in ALL_NODE_TEXTS:

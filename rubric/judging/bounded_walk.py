@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from diarylab.rubric.judging.bound import Bound, Open, bound_of, open_items, worth
-from diarylab.rubric.judging.expected import NUMBERS, POINT_FLOOR, NodeReading, distribution, prob
+from diarylab.rubric.judging.expected import (
+    NUMBERS,
+    POINT_FLOOR,
+    NodeReading,
+    distribution,
+    path_masses,
+    prob,
+)
 from diarylab.rubric.judging.number_trie import NumberTrie, digits_after, read_node
 from diarylab.rubric.judging.vocab import VocabFacts
 
@@ -76,8 +83,9 @@ class Walk:
 
     def bound(self) -> tuple[Bound, float | None, list[Open]]:
         nodes = self.nodes()
-        items = open_items(nodes) or []
-        dist = distribution(nodes)
+        mass = path_masses(nodes)  # once for both
+        items = open_items(nodes, mass) or []
+        dist = distribution(nodes, mass)
         c0 = sum(dist)
         s0 = sum(n * p for n, p in zip(NUMBERS, dist, strict=True))
         return bound_of(c0, s0, items), (s0 / c0 if c0 > 0 else None), items

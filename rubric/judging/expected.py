@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from diarylab.foundation.errors import LabError
@@ -70,6 +71,7 @@ def continues_number(piece: str) -> bool:
     return bool(piece) and piece[0] in DIGITS
 
 
+@lru_cache(maxsize=1 << 16)  # called per node and child for every round's bound
 def is_child_piece(node: str, piece: str) -> bool:
     """Is `piece` a step from `node` toward some valid number? Only the root may take a space
     (alone or before digits)."""
@@ -183,8 +185,11 @@ def path_masses(nodes: Mapping[str, NodeReading]) -> dict[str, float]:
     return mass
 
 
-def distribution(nodes: Mapping[str, NodeReading]) -> list[float]:
-    mass = path_masses(nodes)
+def distribution(
+    nodes: Mapping[str, NodeReading], mass: Mapping[str, float] | None = None
+) -> list[float]:
+    """`mass`: path_masses(nodes), where the caller has it already."""
+    mass = path_masses(nodes) if mass is None else mass
     out = [0.0] * len(NUMBERS)
     for text, node in nodes.items():
         n = number_of(text)
