@@ -21,6 +21,7 @@ import json
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from diarylab.foundation.errors import LabError
@@ -78,7 +79,7 @@ class TokenPromptRequest:
                 where="TokenPromptRequest",
                 fix="max_tokens ≥ 1 and top_logprobs ≥ 0",
             )
-        extra = json.loads(self.extra_body)
+        extra = _extra(self.extra_body)
         if not isinstance(extra, dict) or set(extra) & set(_OWN_FIELDS):
             raise LabError(
                 f"extra_body {self.extra_body} is not a JSON object or sets one of the "
@@ -123,7 +124,7 @@ class TokenPromptRequest:
         # (to_sampling_params: logprobs=None if self.logprob_token_ids): 0 is enough then.
         if self.top_logprobs or self.logprob_token_ids:
             fields["logprobs"] = self.top_logprobs
-        extra = json.loads(self.extra_body)
+        extra = dict(_extra(self.extra_body))
         if self.logprob_token_ids:
             extra["logprob_token_ids"] = list(self.logprob_token_ids)
         if extra:
@@ -237,6 +238,13 @@ def _positions(logprobs: Any, sampled_ids: tuple[int, ...] | None) -> tuple[Toke
         )
         positions.append(TokenLogprob(text, logprob_of(values[i]), alternatives, token_id))
     return tuple(positions)
+
+
+@lru_cache(maxsize=64)
+def _extra(extra_body: str) -> Any:
+    """extra_body read once per text: every request of a reading carries the same one. Callers
+    copy what they change."""
+    return json.loads(extra_body)
 
 
 def _echoed(value: Any) -> tuple[int, ...] | None:
