@@ -7,6 +7,8 @@ differ elsewhere, every prompt is rendered whole."""
 
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 import pytest
 
 import diarylab.rubric.judging.group_render as group_render
@@ -45,6 +47,7 @@ def counted(monkeypatch) -> list[JudgePrompt]:
         return real(tok, prompt, **kwargs)
 
     monkeypatch.setattr(group_render, "render_judge_prompt", render)
+    monkeypatch.setattr(group_render, "_CHECKED", WeakKeyDictionary())
     return seen
 
 
@@ -56,6 +59,12 @@ def test_a_replys_rubric_prompts_render_as_each_alone(tokenizer, history, monkey
     seen = counted(monkeypatch)
     assert render_group(tokenizer, prompts, reasoning_effort="low") == expected
     assert seen == [prompts[0], prompts[-1]]  # the shortcut: two renders for fifteen prompts
+    # Another reply's group in the same frame: its last prompt's check is known, so only its
+    # first prompt is rendered whole.
+    other = rubric_prompts(history, "Have you told anyone how you feel?")
+    seen.clear()
+    assert render_group(tokenizer, other, reasoning_effort="low") == alone(tokenizer, other)
+    assert seen == [other[0]]
 
 
 def test_a_template_that_changes_the_content_is_rendered_whole(monkeypatch):

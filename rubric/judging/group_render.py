@@ -8,16 +8,20 @@ The first prompt is rendered whole; where its last message's content appears in 
 once, the text around it is the frame every prompt of the group shares, and each prompt's text is
 the frame around its own content. That holds where the renderer writes a message's content as it
 is, whatever the content — as harmony's renderer and the chat templates of the lab's judges do.
-It is checked where a renderer could differ: the last prompt is rendered whole too, and both
-must equal their framed texts; otherwise every prompt is rendered whole, as before. The prompts'
-contents share their beginning and end (the conversation, and the line after the question), so
-a template that trims or marks a content's edges frames each of them alike.
+It is checked where a renderer could differ: the first prompt's content must appear in its
+rendering as it is (every group), and the last prompt, rendered whole, must equal its framed text
+(once per frame and last question: the questions, where a group's prompts differ, are the same
+in every group); otherwise every prompt is rendered whole, as before. The prompts' contents share
+their beginning and end (the conversation, and the line after the question), so a template that
+trims or marks a content's edges frames each of them alike.
 tests/test_group_render.py holds the result equal to rendering each prompt whole."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from diarylab.rubric.judging.judge_render import RenderedPrompt, render_judge_prompt
 from diarylab.rubric.prompts import JudgePrompt
@@ -35,18 +39,36 @@ def render_group(
 
     if not _framed_alike(prompts):
         return [whole(p) for p in prompts]
-    first, last = whole(prompts[0]), whole(prompts[-1])
+    first = whole(prompts[0])
     content = prompts[0].messages[-1][1]
     if not content or first.text.count(content) != 1:
-        return [first, *(whole(p) for p in prompts[1:-1]), last]
+        return [first, *(whole(p) for p in prompts[1:])]
     head, tail = first.text.split(content)
     framed = [
         RenderedPrompt(head + p.messages[-1][1] + tail, first.form, first.reasoning_effort)
         for p in prompts
     ]
-    if framed[0] != first or framed[-1] != last:
-        return [first, *(whole(p) for p in prompts[1:-1]), last]
-    return framed
+    # The last prompt is checked once per frame and ending: what differs between the prompts
+    # of a group is their contents' ending (a rubric question), the same in every group, and
+    # each group's own beginning is checked above, in its first prompt's rendering.
+    known = _CHECKED.setdefault(tokenizer, {})
+    key = (head, tail, reasoning_effort, _ending(content, prompts[-1].messages[-1][1]))
+    holds = known.get(key)
+    if holds is None:
+        last = whole(prompts[-1])
+        holds = known[key] = framed[-1] == last
+        if not holds:
+            return [first, *(whole(p) for p in prompts[1:-1]), last]
+    return framed if holds else [first, *(whole(p) for p in prompts[1:])]
+
+
+# tokenizer → (frame, effort, the last prompt's own ending) → whether framing gave its rendering
+_CHECKED: WeakKeyDictionary[Any, dict[tuple[str, str, str, str], bool]] = WeakKeyDictionary()
+
+
+def _ending(first: str, last: str) -> str:
+    """What the last content has after what it shares with the first."""
+    return last[len(os.path.commonprefix([first, last])) :]
 
 
 def _framed_alike(prompts: Sequence[JudgePrompt]) -> bool:
