@@ -126,8 +126,11 @@ def main() -> None:
     from tests.fake_openai import Reply, Routed, serve
 
     kind = sys.argv[1]
-    tokenizer = make_tokenizer(kind)
     costless = "--costless" in sys.argv
+    if kind in SEED_KINDS and not costless:
+        # the confident judge's forward pass needs its dense bigram table: vocabulary² floats
+        raise SystemExit(f"{kind}: the seed vocabularies are served --costless only")
+    tokenizer = make_tokenizer(kind)
     model = standin_model(tokenizer, costless=costless)
     # 32k context: a seed judge's (a study's whole conversation is in its reply prompts)
     handler = judge_handler(
