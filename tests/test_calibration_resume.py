@@ -82,9 +82,15 @@ def stored_prompts(folder: Path) -> list[str]:
 
 def asked(requests: list[dict], tokenizer, prompts: list[str]) -> Counter[str]:
     """How many server requests read each of `prompts` (an exact reading sends the rendered
-    prompt as token ids, one request per trie node batch)."""
-    texts = [tokenizer.decode(r["prompt"]) for r in requests if isinstance(r.get("prompt"), list)]
-    return Counter({p: sum(p in t for t in texts) for p in prompts})
+    prompt as token ids; a request holds one prompt or a list of them: bounded readings of a
+    batch are walked in step, each round's prompts in lists)."""
+    sent = []
+    for r in requests:
+        prompt = r.get("prompt")
+        if isinstance(prompt, list) and prompt:
+            lists = prompt if isinstance(prompt[0], list) else [prompt]
+            sent.append([tokenizer.decode(ids) for ids in lists])
+    return Counter({p: sum(any(p in t for t in texts) for texts in sent) for p in prompts})
 
 
 def profile_store(folder: Path) -> list[tuple]:
