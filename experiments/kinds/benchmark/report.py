@@ -12,7 +12,6 @@ one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,19 +21,24 @@ from diarylab.experiments.analysis import manifest_view, readings
 from diarylab.experiments.analysis import markdown as md
 from diarylab.experiments.analysis import usage as calls
 from diarylab.experiments.analysis.html_page import write_page
-from diarylab.experiments.analysis.verdicts import MIN_CLUSTERS
 from diarylab.experiments.engine.runfolder import replaced_folder
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.benchmark import html
 from diarylab.experiments.kinds.benchmark.calibrate import AnchorPoint
 from diarylab.experiments.kinds.benchmark.inputs import conversations_of
-from diarylab.experiments.kinds.benchmark.leaderboard import Board, agreement, board
+from diarylab.experiments.kinds.benchmark.leaderboard import Board, board
 from diarylab.experiments.kinds.benchmark.report_answers import (
     malformed_answers,
     malformed_section,
     strata_section,
     stratum_label,
     stratum_word,
+)
+from diarylab.experiments.kinds.benchmark.report_board import (
+    comparisons_section,
+    flags_table,
+    judges_section,
+    leaderboard_section,
 )
 from diarylab.experiments.kinds.benchmark.report_grading import (
     axes_section,
@@ -53,8 +57,6 @@ from diarylab.experiments.kinds.benchmark.validation import validation_section
 
 if TYPE_CHECKING:
     from diarylab.experiments.engine.contract import Design
-
-Shown = Callable[[pd.Series], str]
 
 
 def write_report(folder: Path, store: Store, design: Design, resamples: int) -> Path:
@@ -89,13 +91,13 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
         _header(design, manifest, resamples, table.format),
         manifest_view.section(manifest, folder),
         *_anchors_note(table.calibration, placeholder),
-        *_leaderboard(boards[0], scale, "published reading: met = P(met) ≥ 0.5"),
-        *_leaderboard(boards[1], scale, "expected points: Σ P(met) × points"),
+        *leaderboard_section(boards[0], scale, "published reading: met = P(met) ≥ 0.5"),
+        *leaderboard_section(boards[1], scale, "expected points: Σ P(met) × points"),
         axes_section(boards[0]),
         tags_section(boards[0]),
         strata_section(boards[0], table.format),
         "## Replies flagged (graded as returned)\n",
-        _flags(flags(store)),
+        flags_table(flags(store)),
         "## Grading\n",
         md.table(
             grading_counts(store, judges, criteria),
@@ -107,8 +109,8 @@ def write_report(folder: Path, store: Store, design: Design, resamples: int) -> 
         *readings.section(judge_readings, "chatbot", design.coverage_floor, UNREAD_WHY),
         *calls.section(usage, folder),
         *calls.plan_section(store, folder),
-        _comparisons(boards[0]),
-        _judges(boards[0]),
+        comparisons_section(boards[0]),
+        judges_section(boards[0]),
         validation_section(store, design, graded, resamples),
     ]
     out = Path(folder)
@@ -232,95 +234,4 @@ def _header(design: Design, manifest: dict[str, Any], resamples: int, fmt: str) 
         )
         + "\nDemo-sized runs on the embedded default model are not findings: a 135M judge is "
         "not a grader.\n"
-    )
-
-
-def _leaderboard(b: Board, scale: str | None, title: str) -> list[str]:
-    rows = pd.DataFrame(
-        [
-            {
-                "judge": s.judge,
-                "chatbot": s.chatbot,
-                "score": md.interval(s.score, s.low, s.high, 3),
-                scale or "published scale": md.interval(*s.mapped, 3) if s.mapped else md.MISSING,
-                "scored": s.scored,
-                "no score": ", ".join(f"{k} {v}" for k, v in s.excluded.items() if v) or "0",
-            }
-            for s in sorted(b.scores, key=lambda s: (s.judge, -_sortable(s.score)))
-        ]
-    )
-    columns = ["judge", "chatbot", "score"]
-    columns += [scale] if scale else []
-    return [
-        f"## Leaderboard — {title} ({b.convention} convention)\n",
-        md.table(rows, _shown([*columns, "scored", "no score"])),
-    ]
-
-
-def _shown(columns: Iterable[str], digits: int | None = None) -> dict[str, Shown]:
-    """Table columns printed as they are, or as numbers with `digits` decimals."""
-
-    def show(c: str) -> Shown:
-        if digits is None:
-            return lambda r: str(r[c])
-        return lambda r: md.number(r[c], digits)
-
-    return {c: show(c) for c in columns}
-
-
-def _sortable(value: float) -> float:
-    return value if value == value else -1e9
-
-
-def _flags(frame: pd.DataFrame) -> str:
-    if frame.empty:
-        return "_no replies_\n"
-    shown = frame.reset_index()
-    return md.table(shown, _shown(shown.columns))
-
-
-def _comparisons(b: Board) -> str:
-    rows = pd.DataFrame(
-        [
-            {
-                "judge": c.judge,
-                "pair": f"{c.a} − {c.b}",
-                "difference": md.interval(c.difference, c.low, c.high, 3),
-                "conversations": c.n,
-                "p": md.number(c.p, 4) if c.n >= MIN_CLUSTERS else "too few conversations",
-                "p (Holm)": md.number(c.p_holm, 4) if c.n >= MIN_CLUSTERS else md.MISSING,
-            }
-            for c in b.comparisons
-        ]
-    )
-    compared = b.comparisons[0].quantity if b.comparisons else ""
-    return (
-        "## Paired comparisons (exploratory; sign-flip test, Holm-corrected per judge)\n\n"
-        + (
-            f"Difference, its 95% bootstrap interval and the p-value are all of one quantity: "
-            f"the {compared}, over the conversations scored for both chatbots.\n\n"
-            if compared
-            else ""
-        )
-        + md.table(rows, _shown(rows.columns))
-    )
-
-
-def _judges(b: Board) -> str:
-    found = agreement(b.scores)
-    severity = pd.DataFrame(
-        [{"judge": j, "severity": md.number(v, 3)} for j, v in found.severity.items()]
-    )
-    tau = pd.DataFrame(
-        [
-            {"judges": f"{a} / {b2}", "Kendall τ": md.number(t, 3), "chatbots": n}
-            for a, b2, t, n in found.tau
-        ]
-    )
-    return (
-        "## Judges\n\nSeverity: the judge's mean offset from the judges' mean score per chatbot "
-        "(negative: stricter).\n\n"
-        + md.table(severity, {"judge": "judge", "severity": "severity"})
-        + "\nAgreement: Kendall τ between the judges' chatbot rankings.\n\n"
-        + (md.table(tau, {c: c for c in tau.columns}) if len(tau) else "_one judge_\n")
     )
