@@ -101,6 +101,7 @@ def one(study: str, scale: int, work: Path) -> dict[str, Any]:
         calls = store.count("calls")
     finally:
         store.close()
+    figures_http = plan_against_run(out, asks)
     prompts = sum(a.prompts or 0 for a in asks)
     readings = sum(a.readings for a in asks)
     judging = phases.get("judging", {"wall_s": 0.0, "cpu_s": 0.0})
@@ -120,6 +121,7 @@ def one(study: str, scale: int, work: Path) -> dict[str, Any]:
         "store_mb": round(folder_bytes(out, "store.sqlite*") / 1e6, 2),
         "profile_store_mb": round(folder_bytes(out / "profiles", "store.sqlite*") / 1e6, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "http_plan_vs_run": figures_http,
     }
     figures["report_s"], figures["report_peak_mb"] = measured_command(["report", str(out)], env)
     page = out / "report" / "index.html"
@@ -128,6 +130,37 @@ def one(study: str, scale: int, work: Path) -> dict[str, Any]:
     figures["export_s"], figures["export_peak_mb"] = measured_command(["export", str(out)], env)
     figures["status_s"], figures["status_peak_mb"] = measured_command(["status", str(out)], env)
     return figures
+
+
+def plan_against_run(out: Path, asks: list[Any]) -> dict[str, Any]:
+    """Per judge: the HTTP requests the plan kept beside the run said (expected, and if each
+    batch's readings agree) against what the run's readings state, the run's 0–100 and yes/no
+    readings and the inline profiles' (their own store) apart."""
+    from diarylab.experiments.engine.store import Store
+
+    plan = json.loads((out / "plan.json").read_text())["requests"]
+    profiles: list[Any] = []
+    if (out / "profiles" / "store.sqlite").is_file():
+        store = Store(out / "profiles" / "store.sqlite")
+        try:
+            profiles = store.judge_asks()
+        finally:
+            store.close()
+    took = {(a.judge, a.question): a.http_requests or 0.0 for a in asks}
+    made = {a.judge: a.http_requests or 0.0 for a in profiles if a.question == "number"}
+    out_ = {}
+    for judge, cost in plan.items():
+        parts = cost["http_parts"]
+        out_[judge] = {
+            "number": (parts["number"], parts["number_if_alike"], took.get((judge, "number"), 0)),
+            "yes_no": (parts["yes_no"], parts["yes_no"], took.get((judge, "yes_no"), 0)),
+            "profiles": (
+                parts["number_profiles"],
+                parts["number_profiles_if_alike"],
+                made.get(judge, 0.0),
+            ),
+        }
+    return out_
 
 
 def child(study: str, scale: int, work: Path) -> dict[str, Any]:
@@ -168,6 +201,18 @@ def print_figures(f: dict[str, Any]) -> None:
         f"{f['status_s']} s (their peaks {f['report_peak_mb']}, {f['export_peak_mb']} and "
         f"{f['status_peak_mb']} MB)"
     )
+    print_http(f)
+
+
+def print_http(f: dict[str, Any]) -> None:
+    """The plan's HTTP requests (expected / if each batch's readings agree) against the run's."""
+    for judge, parts in f.get("http_plan_vs_run", {}).items():
+        said = []
+        for name, (expected, alike, took) in parts.items():
+            if expected or took:
+                ratio = f" ({took / alike:.2f}x the agreeing figure)" if alike else ""
+                said.append(f"{name} planned {expected:g} / {alike:g}, took {took:.0f}{ratio}")
+        print(f"  HTTP requests, {judge}: " + "; ".join(said))
 
 
 def print_growth(rows: list[dict[str, Any]]) -> None:

@@ -136,8 +136,9 @@ def cards_folder(work: Path, count: int) -> tuple[Path, list[str]]:
 
 
 def reply_text(body: dict[str, Any]) -> str:
-    """Seeded prose of a chatbot reply's length, different per request."""
-    seed = json.dumps(body.get("messages", ""), sort_keys=True)
+    """Seeded prose of a chatbot reply's length, different per request and per chatbot (the
+    model it names), as two chatbots' replies to one entry are."""
+    seed = json.dumps([body.get("model", ""), body.get("messages", "")], sort_keys=True)
     rng = random.Random(seed)
     return " ".join(rng.choice(WORDS) for _ in range(120)).capitalize() + "."
 

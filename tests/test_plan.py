@@ -12,6 +12,7 @@ import pytest
 import diarylab
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine.store import Store
+from diarylab.experiments.engine.workload import read_batches
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.judging.vocab import vocab_facts
@@ -164,6 +165,23 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
     assert "× the plan" in section
 
 
+def batches_read(tasks, question: str, width: int) -> dict[int, int]:
+    """{size: count} of the batches experiments/engine/judging.py reads a question's tasks in:
+    consecutive tasks of one (question, group) together, a group whole, others `width` at a
+    time."""
+    from itertools import groupby
+
+    out: dict[int, int] = {}
+    for (asked, group), run in groupby(tasks, key=lambda t: (t.question, t.group)):
+        if asked != question:
+            continue
+        n = len(list(run))
+        sizes = [n] if group else [min(width, n - k) for k in range(0, n, width)]
+        for size in sizes:
+            out[size] = out.get(size, 0) + 1
+    return out
+
+
 def _asks(folder):
     store = Store(folder / "store.sqlite", (EntryRow, ReplyRow))
     try:
@@ -266,9 +284,16 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
             )  # fmt: skip
 
     cards = {c.id: c for c in load_cards(spec.pairs.card_ids)}
-    asked = Counter(t.question for t in letter_tasks(Letters(), spec.scores, cells, cards))
+    tasks = list(letter_tasks(Letters(), spec.scores, cells, cards))
+    asked = Counter(t.question for t in tasks)
     plan = plan_json("experiments/designs/friends.toml", capsys)
     assert plan["readings"]["mistral-small-3.1"] == dict(asked) == {"number": 8064, "yes_no": 2016}
+    # ... and the batches the judging phase reads them in are the ones the plan counts
+    workload = design.kind.workload(design, cells)
+    for question in ("number", "yes_no"):
+        planned = read_batches(workload.together, question, asked[question], 16)
+        assert batches_read(tasks, question, 16) == planned, question
+    assert read_batches(workload.together, "yes_no", 2016, 16) == {1: 2016}  # one per letter
     texts = {t["what"]: t["count"] for t in plan["texts"]}
     assert texts["letters"] + texts["fixed letters"] == sum(2 * p.letters for p in cells)
     # The shipped friends design names its judges' tokenizers: read exactly, within max_error.
@@ -340,3 +365,59 @@ def test_a_judge_that_cannot_be_reached_keeps_the_assumption_and_says_why(
     cost = plan["requests"]["served"]
     assert cost["expected_basis"] == "trie" and cost["note"].startswith("not measured (")
     assert cost["measured"] is None
+
+
+def test_bounded_readings_read_together_take_the_http_requests_the_plan_counts(
+    tmp_path, capsys, tiny_model_folder, judge_model
+):
+    """An entry's 0–100 readings walk in step and share each round's requests: the run sends
+    exactly the HTTP requests the plan counts for batches whose readings agree (the confident
+    test judge writes 72 on every prompt), and the plan's expected figure, each reading by a
+    judge of its own number, is no fewer. The batches are the ones the judging phase reads."""
+    from diarylab.experiments.kinds.diary.tasks import diary_tasks
+    from diarylab.experiments.opening import load_design
+    from diarylab.experiments.profile_refs import profile_ids
+
+    model, _, tokenizer_folder = judge_model
+    with serve(judge_handler(model, renderer="mistral")) as server:
+        path = tmp_path / "design.toml"
+        text = design(tiny_model_folder, tokenizer_folder, server.base_url, max_error=0.05)
+        text = text.replace("entries = 1", "entries = 2").replace(
+            'entry = ["pattern"]\npatterns = ["social_isolation"]',
+            'entry = ["pattern", "coherence", "realism"]\n'
+            'patterns = ["social_isolation", "entitlement"]',
+        )
+        path.write_text(text)
+        plan = plan_json(path, capsys)
+        assert main(["run", str(path), "--out", str(tmp_path / "run"), "--no-progress"]) == 0
+    sent = [b for b in server.requests if "prompt" in b]
+    assert plan["readings"]["served"]["number"] == 8  # two entries, four scores each
+    asks = {a.question: a for a in _asks(tmp_path / "run")}
+    parts = plan["requests"]["served"]["http_parts"]
+    # yes/no groups go as the plan says, to the request; the probe is the run's first 3
+    assert parts["yes_no"] == pytest.approx(asks["yes_no"].http_requests, abs=1e-3)
+    assert parts["probe"] + asks["yes_no"].http_requests + asks["number"].http_requests == (
+        pytest.approx(len(sent), abs=1e-3)
+    )
+    # 0–100 readings in step: within a quarter of the run (a reading that asks one node more
+    # than the stated judge spills a list: 7 requests here against 6 planned) ...
+    taken = asks["number"].http_requests
+    assert parts["number_if_alike"] <= parts["number"]
+    assert parts["number_if_alike"] == pytest.approx(taken, rel=0.25)
+    assert plan["total_http"] == pytest.approx(len(sent), rel=0.25)
+    assert taken < asks["number"].readings  # fewer requests than readings: they shared
+    # the run's own task order gives the batches the plan read its readings in
+    design_ = load_design(path)
+    cells = design_.kind.cells(design_, profile_ids(design_))
+    store = Store(tmp_path / "run" / "store.sqlite", (EntryRow, ReplyRow))
+    try:
+        tasks = list(diary_tasks(store, design_.spec, cells))  # type: ignore[arg-type]
+    finally:
+        store.close()
+    workload = design_.kind.workload(design_, cells)
+    for question in ("number", "yes_no"):
+        n = sum(1 for t in tasks if t.question == question)
+        assert batches_read(tasks, question, 4) == read_batches(
+            workload.together, question, n, 4
+        ), question
+    assert batches_read(tasks, "number", 4) == {4: 2}

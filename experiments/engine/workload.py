@@ -34,6 +34,48 @@ class Texts:
 
 
 @dataclass(frozen=True)
+class ReadTogether:
+    """`count` times, `size` readings of one question next to each other in a run's task order
+    (experiments/engine/judging.py reads them as one batch): a task group (a reply's rubric
+    questions) is read whole; a run of ungrouped readings (an entry's 0–100 scores) in batches
+    of the judge's concurrency."""
+
+    question: str
+    size: int
+    count: int
+    whole: bool = False
+
+    def batches(self, concurrency: int) -> dict[int, int]:
+        """{readings in one batch: how many such batches}."""
+        width = max(concurrency, 1)
+        if self.whole or self.size <= width:
+            return {self.size: self.count}
+        full, rest = divmod(self.size, width)
+        return {width: full * self.count, **({rest: self.count} if rest else {})}
+
+
+def read_batches(
+    together: Sequence[ReadTogether], question: str, n: int, width: int
+) -> dict[int, int]:
+    """{readings read together: how many such batches} for n readings of a question read as
+    `together` says (else `width` at a time)."""
+    width = max(width, 1)
+    out: dict[int, int] = {}
+    for part in together:
+        if part.question == question:
+            for size, count in part.batches(width).items():
+                out[size] = out.get(size, 0) + count
+    if sum(size * count for size, count in out.items()) != n:
+        out = chunks(n, width)
+    return out
+
+
+def chunks(n: int, width: int) -> dict[int, int]:
+    """n readings a batch of `width` at a time: {batch size: how many}."""
+    return {k: v for k, v in ((width, n // width), (n % width, 1)) if k and v and n}
+
+
+@dataclass(frozen=True)
 class Workload:
     texts: tuple[Texts, ...]
     readings: Mapping[str, int]  # per judge: "number" (0–100) and "yes_no" readings
@@ -47,10 +89,9 @@ class Workload:
     # and the store tables that hold the texts a judge reads.
     sample_with: Callable[[str], Mapping[str, JudgePrompt]] | None = None
     text_tables: tuple[str, ...] = ()
-    # The yes/no readings a run reads together (one Task group: a reply's rubric questions),
-    # as {questions in a group: how many such groups}; empty: no groups (read a judge's
-    # batch at a time).
-    yes_no_groups: Mapping[int, int] = field(default_factory=dict)
+    # The readings a run reads together, by question (batches: ReadTogether.batches); a
+    # question left out is read a judge's batch at a time.
+    together: tuple[ReadTogether, ...] = ()
     # 0–100 readings each judge is asked while the inline profiles are made (calibration), in
     # the profile maker's store: counted in the judge's prompts, not in the run's progress.
     profile_readings: Mapping[str, int] = field(default_factory=dict)

@@ -7,10 +7,18 @@ chat, where the count depends on the judge alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from diarylab.experiments.planning.simulated import CONFIDENT, StatedChat, StatedJudge, StatedServer
+from diarylab.experiments.planning.simulated import (
+    CONFIDENT,
+    StatedChat,
+    StatedJudge,
+    StatedServer,
+    confident_at,
+    variant,
+)
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.loading import load_tokenizer
 from diarylab.model_access.served import ServedClient
@@ -52,15 +60,25 @@ class ReadingCost:
     # The run's preflight reads each served judge's probe prompt once before any reading
     # (experiments/preflight.py: the root, a list of two prompts, the first tokens written).
     probe: Count = Count(0, 0, "local")
+    # Bounded 0–100 readings read together walk in step (rubric/judging/served_bounded.py):
+    # {readings in a batch: the batch's prompts and HTTP requests}, for the batch sizes the
+    # run reads (Workload.together), each reading by a confident judge of its own number;
+    # `_alike`: every reading of the batch by the same one (they walk alike: the fewest
+    # requests). Empty: readings counted one by one.
+    number_batches: Mapping[int, Count] = field(default_factory=dict)
+    number_batches_alike: Mapping[int, Count] = field(default_factory=dict)
 
 
 def reading_cost(
     spec: LocalJudgeSpec | ServedJudgeSpec,
     samples: dict[str, JudgePrompt],
     tokenizer_name: str | None = None,
+    batch_sizes: Sequence[int] = (),
 ) -> ReadingCost:
     """`tokenizer_name` counts with another tokenizer than the design names (one that splits
-    numbers alike, where the judge's own is not on this machine); the note says so."""
+    numbers alike, where the judge's own is not on this machine); the note says so.
+    `batch_sizes`: how many 0–100 readings a run reads together (a bounded judge's batches are
+    counted in step)."""
     number = samples["number"]
     if isinstance(spec, LocalJudgeSpec):
         # Counted in readings (each a few batched forward passes), so a rate in readings per
@@ -106,7 +124,8 @@ def reading_cost(
     trie = number_trie(tokenizer, rendered.text)
     facts = vocab_facts(tokenizer)
     end = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    stated = StatedJudge(trie, len(tokenizer), int(end), CONFIDENT)
+    stated_end = (len(tokenizer), int(end))
+    stated = StatedJudge(trie, *stated_end, CONFIDENT)
 
     def counted(
         max_error: float, prompt: JudgePrompt, question: str, marks: tuple[int, ...] = ()
@@ -134,6 +153,26 @@ def reading_cost(
         reader.first_tokens(probe)
         return Count(server.prompts, server.http_requests, "trie")
 
+    def in_step(size: int, alike: bool = False) -> Count:
+        """`size` bounded readings of the sample, each by a confident judge of its own number
+        (simulated.confident_at; `alike`: all by CONFIDENT), walked in step as a run's batch
+        is."""
+        prompts = [variant(number, k) for k in range(size)]
+        judges: list[StatedJudge] = []
+        for prompt in prompts:
+            text = render_judge_prompt(
+                tokenizer, prompt, reasoning_effort=exact_settings.reasoning_effort
+            )
+            numbers = CONFIDENT if alike else confident_at(len(judges))
+            judges.append(StatedJudge(number_trie(tokenizer, text.text), *stated_end, numbers))
+        server = StatedServer(judges, spec.endpoint, spec.model)
+        judge = ServedJudge(
+            cast(ServedClient, server), tokenizer=tokenizer, mode="exact", exact=exact_settings
+        )
+        judge._facts = facts
+        judge.records("number", prompts)
+        return Count(server.prompts, server.http_requests, "estimate")
+
     full = counted(0.0, number, "number")
     worst = counted(0.0, number, "number", facts.point_ids)
     bounded = spec.max_error > 0
@@ -153,6 +192,8 @@ def reading_cost(
         f"nodes, {spec.ids_per_request} ids per request",
         *_lists(spec),
         probed(),
+        {size: in_step(size) for size in sorted(set(batch_sizes))} if bounded else {},
+        {size: in_step(size, alike=True) for size in sorted(set(batch_sizes))} if bounded else {},
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from diarylab.diarists.cards import load_cards
 from diarylab.experiments.engine.contract import Design
-from diarylab.experiments.engine.workload import Workload
+from diarylab.experiments.engine.workload import Workload, read_batches
 from diarylab.experiments.planning.costs import Count, ReadingCost
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge, default_load_local
@@ -96,7 +96,16 @@ def measure_judges(
             by_question = {}
             for question in sorted({q for p in prompts for q in p}):
                 asked = [p[question] for p in prompts if question in p]
-                records = judge.records(question, asked)  # type: ignore[arg-type]
+                # read as the run reads them: its most common batch together (a bounded
+                # judge's readings in step share HTTP requests)
+                n = workload.readings.get(question, 0)
+                sizes = read_batches(workload.together, question, n, spec.endpoint.concurrency)
+                size = max(sizes, key=lambda s: (sizes[s], s)) if sizes else len(asked)
+                records = [
+                    record
+                    for k in range(0, len(asked), max(size, 1))
+                    for record in judge.records(question, asked[k : k + size])  # type: ignore[arg-type]
+                ]
                 by_question[question] = Measured(
                     question,
                     tuple(int(r.get("requests", 1)) for r in records),

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from diarylab.experiments.engine.contract import Design, PlanSupport
 from diarylab.experiments.engine.runfolder import PLAN_FILE
-from diarylab.experiments.engine.workload import Texts, Workload
+from diarylab.experiments.engine.workload import (
+    ReadTogether,
+    Texts,
+    Workload,
+    chunks,
+    read_batches,
+)
 from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
 from diarylab.experiments.planning.measured import JudgeMeasure, with_measures
 from diarylab.experiments.profile_refs import profile_ids
@@ -36,7 +42,7 @@ class JudgePlan:
     cost: ReadingCost
     judged_tokens: int
     measure: JudgeMeasure | None = None  # `plan --measure`: what the judge itself took
-    yes_no_groups: Mapping[int, int] = field(default_factory=dict)  # Workload.yes_no_groups
+    together: tuple[ReadTogether, ...] = ()  # Workload.together
     profile_readings: int = 0  # 0–100 readings while the inline profiles are made (calibration)
 
     def all_readings(self) -> dict[str, int]:
@@ -72,16 +78,46 @@ class JudgePlan:
         probe = self.cost.probe.prompts
         return None if total is None or probe is None else total + probe
 
-    def http(self) -> float | None:
-        c = self.cost
-        number = _total(
-            {"number": self.all_readings().get("number", 0)}, c.number_expected, c.yes_no,
-            self.grader_answers, "http",
-        )  # fmt: skip
-        yes_no, probe = self.yes_no_http(), c.probe.http
+    def http(self, alike: bool = False) -> float | None:
+        """HTTP requests in all; `alike`: if every batch's bounded readings walked alike."""
+        number, yes_no, probe = self.number_http(alike), self.yes_no_http(), self.cost.probe.http
         if number is None or yes_no is None or probe is None:
             return None
-        return number + yes_no + probe
+        return number + yes_no + probe + self.grader_answers
+
+    def batches(self, question: str) -> dict[int, int]:
+        """{readings read together: how many such batches} for the run's readings of a question
+        (Workload.together), else a judge's batch at a time."""
+        n = self.readings.get(question, 0)
+        return read_batches(self.together, question, n, self.cost.batch)
+
+    def number_http(self, alike: bool = False, part: str = "all") -> float | None:
+        """Bounded 0–100 readings read together walk in step and share each round's HTTP
+        requests (ReadingCost.number_batches, or number_batches_alike); other readings are
+        counted one by one. `part`: "run" (the run's readings, in its batches), "profiles"
+        (the inline profiles' readings, a judge's batch at a time) or "all"."""
+        if part == "all":
+            run, profiles = self.number_http(alike, "run"), self.number_http(alike, "profiles")
+            return None if run is None or profiles is None else run + profiles
+        c = self.cost
+        in_step = c.number_batches_alike if alike else c.number_batches
+        per = c.number_expected.http
+        width = max(c.batch, 1)
+        run = part == "run"
+        sizes = self.batches("number") if run else chunks(self.profile_readings, width)
+        n = sum(size * count for size, count in sizes.items())
+        if not n:
+            return 0.0
+        if per is None:
+            return None
+        if not in_step or c.number_expected.basis == "measured":
+            return n * per
+        return float(
+            sum(
+                count * (in_step[size].http or 0) if size in in_step else count * size * per
+                for size, count in sizes.items()
+            )
+        )  # fmt: skip
 
     def yes_no_http(self) -> float | None:
         """A batch of yes/no readings goes as one round of prompt lists: ⌈batch ÷ list⌉ HTTP
@@ -95,10 +131,7 @@ class JudgePlan:
         size = self.cost.yes_no_list
         if size <= 1 or per == 0:
             return n * per
-        groups = dict(self.yes_no_groups)
-        if sum(g * count for g, count in groups.items()) != n:
-            batch = max(self.cost.batch, 1)
-            groups = {batch: n // batch, **({n % batch: 1} if n % batch else {})}
+        groups = self.batches("yes_no")
         return float(sum(count * -(-g // size) for g, count in groups.items()) * per)
 
     def prompt_tokens(self) -> float | None:
@@ -177,6 +210,7 @@ class Plan:
             "total_exact": self.total("exact"),
             "total_worst": self.total("worst"),
             "total_http": _sum([j.http() for j in self.judges]),
+            "total_http_if_alike": _sum([j.http(alike=True) for j in self.judges]),
             "tokens": {
                 "generated_at_most": self.generated_tokens(),
                 "judge_prompt_at_most": {j.judge: j.prompt_tokens() for j in self.judges},
@@ -197,6 +231,16 @@ def _judge_json(j: JudgePlan) -> dict[str, Any]:
         "exact": j.requests("exact"),
         "worst": j.requests("worst"),
         "http_expected": j.http(),
+        "http_if_alike": j.http(alike=True),
+        "http_parts": {
+            "number": j.number_http(part="run"),
+            "number_if_alike": j.number_http(alike=True, part="run"),
+            "number_profiles": j.number_http(part="profiles"),
+            "number_profiles_if_alike": j.number_http(alike=True, part="profiles"),
+            "yes_no": j.yes_no_http(),
+            "probe": c.probe.http,
+            "grader_answers": j.grader_answers,
+        },
         "per_reading": {
             "number_expected": c.number_expected.prompts,
             "number_exact": c.number_exact.prompts,
@@ -221,6 +265,16 @@ def _judge_json(j: JudgePlan) -> dict[str, Any]:
 
 def _sum(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else sum(v or 0 for v in values)
+
+
+def _number_sizes(workload: Workload, spec: Any) -> list[int]:
+    """The batch sizes a run reads this judge's 0–100 readings in (the inline profiles' a
+    batch at a time)."""
+    endpoint = getattr(spec, "endpoint", None)
+    width = endpoint.concurrency if endpoint is not None else 1
+    n = workload.readings.get("number", 0)
+    sizes = set(read_batches(workload.together, "number", n, width))
+    return sorted(sizes | set(chunks(workload.profile_readings.get(spec.id, 0), width)))
 
 
 def _reused(workload: Workload) -> Workload:
@@ -273,11 +327,12 @@ def plan_design(
             workload.readings,
             answers,
             with_measures(
-                reading_cost(spec, samples, tokenizers.get(spec.id)), measures.get(spec.id)
+                reading_cost(spec, samples, tokenizers.get(spec.id), _number_sizes(workload, spec)),
+                measures.get(spec.id),
             ),
             workload.judged_tokens,
             measures.get(spec.id),
-            workload.yes_no_groups,
+            workload.together,
             workload.profile_readings.get(spec.id, 0),
         )
         for spec in design.spec.judges

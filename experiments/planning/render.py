@@ -81,11 +81,18 @@ def _judge_lines(j: JudgePlan) -> list[str]:
         "measured": "measured on the judge",
     }.get(per.basis, "from its trie")
     if j.all_readings().get("number"):
+        alone = " read alone" if c.number_batches and per.basis != "measured" else ""
         lines.append(
-            f"    per 0–100 reading: {n(per.prompts)} prompts / {n(per.http)} HTTP requests "
-            f"({label}); every trie node {n(c.number_exact.prompts)}, with every mark "
+            f"    per 0–100 reading: {n(per.prompts)} prompts / {n(per.http)} HTTP requests"
+            f"{alone} ({label}); every trie node {n(c.number_exact.prompts)}, with every mark "
             f"followed {n(c.number_worst.prompts)}"
         )
+        if alone:
+            lines.append(
+                f"    0–100 readings read together walk in step, sharing requests: "
+                f"{n(j.number_http())} HTTP requests, {n(j.number_http(alike=True))} if each "
+                f"batch's readings agree (batches of {_sizes(j.batches('number'))})"
+            )
     if j.readings.get("yes_no") and c.yes_no_list > 1:
         lines.append(
             f"    yes/no readings: {n(c.yes_no.prompts)} prompt each, read together and sent "
@@ -109,6 +116,10 @@ def _judge_lines(j: JudgePlan) -> list[str]:
     if c.note:
         lines.append(f"    {c.note}")
     return lines
+
+
+def _sizes(batches: dict[int, int]) -> str:
+    return ", ".join(f"{size} ×{count}" for size, count in sorted(batches.items()))
 
 
 def _duration(hours: float | None) -> str:

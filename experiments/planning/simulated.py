@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from diarylab.model_access.completions import (
@@ -34,11 +34,36 @@ from diarylab.model_access.settings import EndpointSettings
 from diarylab.model_access.token_prompts import TokenCompletion, TokenPromptRequest
 from diarylab.rubric.judging.expected import LOG_ZERO, POINT_FLOOR
 from diarylab.rubric.judging.number_trie import NumberTrie, TrieNode
+from diarylab.rubric.prompts import JudgePrompt
 
 # Share of a confident judge's mass on each number it writes; the rest is spread evenly.
 CONFIDENT: Mapping[str, float] = {"72": 0.93, "62": 0.065}
+# Where the confident judges of a batch read in step put their mass (confident_at): spread
+# over the scale and over one, two and three digits, so the batch's walks part ways.
+FAVOURITES = ("72", "15", "88", "40", "100", "55", "5", "95", "30", "64", "80", "22", "47", "9")
 MARK_SHARE = 10 * POINT_FLOOR  # a mark the worst case follows up
 CHAT_VOCAB = 100_000  # a chat judge's vocabulary, for the even share (its tokenizer is unknown)
+
+
+def confident_at(k: int) -> Mapping[str, float]:
+    """The k-th reading's confident judge in a batch: CONFIDENT's shares on a favourite of its
+    own and the number ten below it (k = 0: CONFIDENT itself)."""
+    if k == 0:
+        return CONFIDENT
+    first, second = CONFIDENT.values()
+    favourite = FAVOURITES[k % len(FAVOURITES)]
+    other = str(int(favourite) - 10) if int(favourite) >= 10 else str(int(favourite) + 10)
+    return {favourite: first, other: second}
+
+
+def variant(prompt: JudgePrompt, k: int) -> JudgePrompt:
+    """The k-th of a batch's prompts: the sample with a mark of its own in the first message,
+    so each reading has its own prompt ids and its own stated judge (k = 0: the sample). A raw
+    prompt is not changed: the batch then reads alike."""
+    if k == 0 or not prompt.messages:
+        return prompt
+    (role, content), *rest = prompt.messages
+    return replace(prompt, messages=((role, f"{content} [{k}]"), *rest))
 
 
 @dataclass(frozen=True)
@@ -99,10 +124,17 @@ class StatedJudge:
 
 class StatedServer:
     """Stands where a ServedClient stands for ExactReader: model, settings and
-    complete_prompts_counted. Counts every prompt and HTTP request it answers."""
+    complete_prompts_counted. Counts every prompt and HTTP request it answers. Several stated
+    judges: one per prompt of a batch read in step, each answering the prompts that begin with
+    its trie's prompt ids."""
 
-    def __init__(self, judge: StatedJudge, settings: EndpointSettings, model: str) -> None:
-        self.judge = judge
+    def __init__(
+        self,
+        judge: StatedJudge | Sequence[StatedJudge],
+        settings: EndpointSettings,
+        model: str,
+    ) -> None:
+        self.judges = (judge,) if isinstance(judge, StatedJudge) else tuple(judge)
         self.settings = settings
         self.model = model
         self.prompts = 0
@@ -124,8 +156,15 @@ class StatedServer:
         self.http_requests += 1
         return [self._answer(r) for r in requests]
 
+    def _judge_for(self, ids: Sequence[int]) -> StatedJudge:
+        for judge in self.judges:
+            start = len(judge.trie.prompt_ids)
+            if tuple(ids[:start]) == tuple(judge.trie.prompt_ids):
+                return judge
+        return self.judges[0]
+
     def _answer(self, request: TokenPromptRequest) -> TokenCompletion:
-        judge = self.judge
+        judge = self._judge_for(request.prompt_ids)
         start = len(judge.trie.prompt_ids)
         dist = judge.distribution(request.prompt_ids[start:])
         greedy = max(dist, key=lambda i: dist[i]) if dist else judge.end_id

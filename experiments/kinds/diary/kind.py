@@ -21,7 +21,7 @@ from diarylab.experiments.kinds.diary.tasks import (
     diary_tasks,
     planned_per_judge,
     planned_readings,
-    planned_yes_no_groups,
+    planned_together,
     sample_prompts,
 )
 
@@ -76,7 +76,7 @@ class DiaryKind(TaskJudging):
             samples=sample_prompts(spec),
             sample_with=lambda text: sample_prompts(spec, text),
             text_tables=("entries",),
-            yes_no_groups=planned_yes_no_groups(spec, cells),
+            together=planned_together(spec, cells),
         )
 
     def _writer(self, run: RunContext) -> DiaryWriter:

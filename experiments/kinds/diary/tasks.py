@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from diarylab.diarists.patterns import load_pattern
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import Task
-from diarylab.experiments.engine.workload import PLACEHOLDER
+from diarylab.experiments.engine.workload import PLACEHOLDER, ReadTogether
 from diarylab.experiments.kinds.diary.cells import Cell
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow, history
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
@@ -38,17 +38,18 @@ def planned_readings(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[str, 
     }
 
 
-def planned_yes_no_groups(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[int, int]:
-    """The groups diary_tasks reads its yes/no questions in: the person questions of each
-    entry, the rubric's questions of each reply."""
+def planned_together(spec: DiaryDesignFile, cells: Sequence[Cell]) -> tuple[ReadTogether, ...]:
+    """How diary_tasks lines its readings up: each new entry's 0–100 scores next to each other,
+    then its person questions (a group), then each reply's rubric questions (a group)."""
     rubric = load_behavior_rubric()
     entries = len({c.entry_id(k) for c in cells for k in range(1, spec.design.entries + 1)})
-    out: dict[int, int] = {}
     replies = len(cells) * spec.design.entries
-    for size, count in ((len(rubric.person), entries), (len(rubric.questions), replies)):
-        if size and count:
-            out[size] = out.get(size, 0) + count
-    return out
+    parts = (
+        ReadTogether("number", len(entry_items(spec)), entries),
+        ReadTogether("yes_no", len(rubric.person), entries, whole=True),
+        ReadTogether("yes_no", len(rubric.questions), replies, whole=True),
+    )
+    return tuple(p for p in parts if p.size and p.count)
 
 
 def planned_per_judge(spec: DiaryDesignFile, cells: Sequence[Cell]) -> int:

@@ -25,6 +25,7 @@ from diarylab.experiments.kinds.friends.tasks import (
     model_letters,
     planned_per_judge,
     planned_readings,
+    planned_together,
     sample_prompts,
 )
 
@@ -79,6 +80,7 @@ class FriendsKind(TaskJudging):
                 ),
             ),
             readings=planned_readings(spec.scores, cells),
+            together=planned_together(spec.scores, cells),
             progress_readings=planned_per_judge(spec.scores, cells),
             judged_tokens=most,
             profile_readings=profile_readings,

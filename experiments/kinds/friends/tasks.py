@@ -12,7 +12,7 @@ from diarylab.diarists.cards import RoleCard
 from diarylab.diarists.patterns import load_pattern
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import Task
-from diarylab.experiments.engine.workload import PLACEHOLDER
+from diarylab.experiments.engine.workload import PLACEHOLDER, ReadTogether
 from diarylab.experiments.kinds.friends.contrast import FIXED
 from diarylab.experiments.kinds.friends.pairs import Pair
 from diarylab.experiments.kinds.friends.rows import LetterRow
@@ -37,6 +37,17 @@ def planned_readings(scores: LetterScores, pairs: Sequence[Pair]) -> dict[str, i
     """Per judge, by question: what letter_tasks yields when no letter came back empty."""
     letters = model_letters(pairs)
     return {"number": letters * len(letter_items(scores)), "yes_no": letters}  # + identity
+
+
+def planned_together(scores: LetterScores, pairs: Sequence[Pair]) -> tuple[ReadTogether, ...]:
+    """How letter_tasks lines its readings up: each letter's 0–100 scores next to each other,
+    then its identity check alone."""
+    letters = model_letters(pairs)
+    parts = (
+        ReadTogether("number", len(letter_items(scores)), letters),
+        ReadTogether("yes_no", 1, letters),
+    )
+    return tuple(p for p in parts if p.size and p.count)
 
 
 def planned_per_judge(scores: LetterScores, pairs: Sequence[Pair]) -> int:
