@@ -70,13 +70,11 @@ def judge_tasks(
         return
     judge = get_judge()
     identity = judge.identity()
-    # Consecutive tasks of one group share a prompt prefix: one batch, so a local judge reads
-    # them in one pass; otherwise batches as large as the judge can keep busy.
     jobs = [
-        lambda batch=list(items), question=question, group=group: _judge_batch(
-            store, judge_id, judge, identity, batch, question, floor, tick, bool(group)
+        lambda batch=items, question=question, grouped=grouped: _judge_batch(
+            store, judge_id, judge, identity, batch, question, floor, tick, grouped
         )
-        for (question, group), items in groupby(pending, key=lambda t: (t.question, t.group))
+        for question, grouped, items in reading_runs(pending)
     ]
     width = store.executor.width
     if width > 1 and len(jobs) > 1 and identity.get("kind") == "local":
@@ -85,6 +83,26 @@ def judge_tasks(
         return
     for job in jobs:
         job()
+
+
+def reading_runs(tasks: Iterable[Task]) -> list[tuple[str, bool, list[Task]]]:
+    """(question, grouped, tasks) in the order the judging phase reads them. Consecutive tasks
+    of one group share a prompt prefix: one batch, so a local judge reads them in one pass. A
+    question's ungrouped tasks are read together wherever the kind lists them (an entry's
+    scores between its replies' question groups, a letter's identity check after its scores),
+    in batches as large as the judge keeps busy: a bounded judge's readings in step share more
+    requests, and a served judge gets full lists."""
+    runs: list[tuple[str, bool, list[Task]]] = []
+    loose: dict[str, list[Task]] = {}
+    for (question, group), items in groupby(tasks, key=lambda t: (t.question, t.group)):
+        if group:
+            runs.append((question, True, list(items)))
+        elif question in loose:
+            loose[question].extend(items)
+        else:
+            loose[question] = list(items)
+            runs.append((question, False, loose[question]))
+    return runs
 
 
 def _judge_batch(

@@ -39,13 +39,14 @@ def planned_readings(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[str, 
 
 
 def planned_together(spec: DiaryDesignFile, cells: Sequence[Cell]) -> tuple[ReadTogether, ...]:
-    """How diary_tasks lines its readings up: each new entry's 0–100 scores next to each other,
-    then its person questions (a group), then each reply's rubric questions (a group)."""
+    """How the judging phase reads diary_tasks (experiments/engine/judging.py reading_runs):
+    every entry's 0–100 scores together, each entry's person questions and each reply's rubric
+    questions as a group."""
     rubric = load_behavior_rubric()
     entries = len({c.entry_id(k) for c in cells for k in range(1, spec.design.entries + 1)})
     replies = len(cells) * spec.design.entries
     parts = (
-        ReadTogether("number", len(entry_items(spec)), entries),
+        ReadTogether("number", entries * len(entry_items(spec)), 1),
         ReadTogether("yes_no", len(rubric.person), entries, whole=True),
         ReadTogether("yes_no", len(rubric.questions), replies, whole=True),
     )

@@ -40,12 +40,12 @@ def planned_readings(scores: LetterScores, pairs: Sequence[Pair]) -> dict[str, i
 
 
 def planned_together(scores: LetterScores, pairs: Sequence[Pair]) -> tuple[ReadTogether, ...]:
-    """How letter_tasks lines its readings up: each letter's 0–100 scores next to each other,
-    then its identity check alone."""
+    """How the judging phase reads letter_tasks (experiments/engine/judging.py reading_runs):
+    every letter's 0–100 scores together, and every letter's identity check together."""
     letters = model_letters(pairs)
     parts = (
-        ReadTogether("number", len(letter_items(scores)), letters),
-        ReadTogether("yes_no", 1, letters),
+        ReadTogether("number", letters * len(letter_items(scores)), 1),
+        ReadTogether("yes_no", letters, 1),
     )
     return tuple(p for p in parts if p.size and p.count)
 
