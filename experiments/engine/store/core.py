@@ -19,7 +19,8 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, fields
+from dataclasses import fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,7 @@ class Store(OneWriter, StoreEdits):
             inserted = 0
             with self.transaction() as db:
                 for i, result in zip(batch, computed, strict=True):
+                    text = json.dumps(result, sort_keys=True)
                     added = db.execute(
                         "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
                         (
@@ -161,14 +163,14 @@ class Store(OneWriter, StoreEdits):
                             kind,
                             model,
                             json.dumps(requests[i], sort_keys=True, default=str),
-                            json.dumps(result, sort_keys=True),
+                            text,
                             time.time(),
                         ),
                     ).rowcount
                     inserted += added
-                    # Another lane may have stored the same call first: its result is the one
-                    # kept, so it is the one used (what a resume would read).
-                    stored = json.loads(json.dumps(result)) if added else self._get(keys[i])
+                    # What is used is what was stored, read back as a resume reads it; another
+                    # lane may have stored the same call first: its result is the one kept.
+                    stored = json.loads(text) if added else self._get(keys[i])
                     results[i] = stored
                     for row in rows(i, stored or {}, keys[i]) if rows else ():
                         self._insert(db, row)
@@ -245,12 +247,8 @@ class Store(OneWriter, StoreEdits):
         table = row.TABLE
         if table not in self.row_types:
             raise RuntimeError(f"the store has no table {table}")
-        values = asdict(row)
-        cols = ", ".join(values)
-        marks = ", ".join("?" for _ in values)
-        db.execute(
-            f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", tuple(values.values())
-        )
+        sql, names = _insert_sql(row.__class__)
+        db.execute(sql, tuple(getattr(row, name) for name in names))
 
     # ------------------------------------------------------------------ reads
     def get(self, row_type: Any, ident: str) -> Any:
@@ -268,3 +266,13 @@ class Store(OneWriter, StoreEdits):
     def ids(self, row_type: Any) -> set[str]:
         query = f"SELECT {fields(row_type)[0].name} FROM {row_type.TABLE}"
         return self.on_writer(lambda: {r[0] for r in self.db.execute(query)})
+
+
+@cache
+def _insert_sql(row_type: Any) -> tuple[str, tuple[str, ...]]:
+    """A row type's INSERT statement and its field names, in order (worked out once per type:
+    a run inserts a row per reading). Rows hold plain values, so reading the fields is what
+    asdict gave without its deep copy."""
+    names = tuple(f.name for f in fields(row_type))
+    marks = ", ".join("?" for _ in names)
+    return f"INSERT OR IGNORE INTO {row_type.TABLE} ({', '.join(names)}) VALUES ({marks})", names
