@@ -26,14 +26,16 @@ from collections.abc import Sequence
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from diarylab.rubric.judging.line_encoding import encode_texts
+
 MIN_GROUP = 3  # fewer prompts: the check would cost what it saves
 MIN_FIXED = 8  # characters every prompt shares after the cut, before any differs
 
 
 def _encode(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
-    # One tokenizer call for the lot: a fast tokenizer encodes a batch in Rust, each text
-    # exactly as alone.
-    return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
+    # A line at a time, each line's ids remembered (line_encoding.py): each text exactly as
+    # encoded whole.
+    return encode_texts(tokenizer, texts)
 
 
 def shared_cuts(tokenizer: Any, texts: Sequence[str]) -> list[int]:

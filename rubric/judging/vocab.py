@@ -16,6 +16,7 @@ from weakref import WeakKeyDictionary
 from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.expected import NUMBERS, continues_number, is_decimal, is_point
+from diarylab.rubric.judging.line_encoding import encode_texts
 from diarylab.rubric.judging.yes_no import answer_of
 
 # SentencePiece byte-fallback tokens ("<0x30>" is the byte of "0").
@@ -229,7 +230,8 @@ def _special_ids(tokenizer: Any) -> frozenset[int]:
 
 
 def _encode(tokenizer: Any, text: str) -> list[int]:
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    # a line at a time, each line's ids remembered (line_encoding.py): as encoded whole
+    return encode_texts(tokenizer, [text])[0]
 
 
 def _tail_start(tokenizer: Any, text: str, prompt: list[int]) -> tuple[int, str] | None:
