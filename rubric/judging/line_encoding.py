@@ -35,6 +35,7 @@ class _Known:
 
 
 _KNOWN: WeakKeyDictionary[Any, _Known] = WeakKeyDictionary()
+_Cut = tuple[int, tuple[str, int]]  # where a cut falls, and the text around it with its place
 
 
 def encode_whole(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
@@ -54,19 +55,20 @@ def encode_texts(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
     if known is None:
         known = _KNOWN[tokenizer] = _Known()
     if len(known.pieces) > KEPT or len(known.cuts) > KEPT:
-        known.pieces.clear()
-        known.cuts.clear()
+        # afresh, not cleared: a judge on another thread may be using the same tokenizer's
+        known.pieces, known.cuts = {}, {}
+    remembered, cuts = known.pieces, known.cuts
     keyed = [[(cut, _around(text, cut)) for cut in _line_starts(text)] for text in texts]
-    _check_cuts(tokenizer, known, keyed)
-    split = [_pieces(text, cuts, known) for text, cuts in zip(texts, keyed, strict=True)]
-    missing = list({piece for pieces in split for piece in pieces if piece not in known.pieces})
+    _check_cuts(tokenizer, cuts, keyed)
+    split = [_pieces(text, keys, cuts) for text, keys in zip(texts, keyed, strict=True)]
+    missing = list({piece for pieces in split for piece in pieces if piece not in remembered})
     if missing:
-        known.pieces.update(zip(missing, encode_whole(tokenizer, missing), strict=True))
+        remembered.update(zip(missing, encode_whole(tokenizer, missing), strict=True))
     out = []
     for pieces in split:
         ids: list[int] = []
         for piece in pieces:
-            ids += known.pieces[piece]
+            ids += remembered[piece]
         out.append(ids)
     return out
 
@@ -95,23 +97,23 @@ def _around(text: str, cut: int) -> tuple[str, int]:
 
 
 def _check_cuts(
-    tokenizer: Any, known: _Known, keyed: Sequence[list[tuple[int, tuple[str, int]]]]
+    tokenizer: Any, cuts: dict[tuple[str, int], bool], keyed: Sequence[list[_Cut]]
 ) -> None:
     """Check every cut not yet known, in one tokenizer call."""
-    order = list({key for cuts in keyed for _, key in cuts if key not in known.cuts})
+    order = list({key for keys in keyed for _, key in keys if key not in cuts})
     if not order:
         return
     asked = [part for window, at in order for part in (window, window[:at], window[at:])]
     encoded = encode_whole(tokenizer, asked)
     for k, key in enumerate(order):
         whole, before, after = encoded[3 * k : 3 * k + 3]
-        known.cuts[key] = bool(before) and bool(after) and whole == before + after
+        cuts[key] = bool(before) and bool(after) and whole == before + after
 
 
-def _pieces(text: str, cuts: list[tuple[int, tuple[str, int]]], known: _Known) -> list[str]:
+def _pieces(text: str, keys: list[_Cut], cuts: dict[tuple[str, int], bool]) -> list[str]:
     out, start = [], 0
-    for cut, key in cuts:
-        if known.cuts[key]:
+    for cut, key in keys:
+        if cuts[key]:
             out.append(text[start:cut])
             start = cut
     out.append(text[start:])
