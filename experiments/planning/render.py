@@ -88,10 +88,17 @@ def _judge_lines(j: JudgePlan) -> list[str]:
             f"followed {n(c.number_worst.prompts)}"
         )
         if alone:
+            profiles = ""
+            if j.profile_readings:
+                profiles = (
+                    f"; the inline profiles' {n(j.number_http(part='profiles'))} "
+                    f"({n(j.number_http(alike=True, part='profiles'))})"
+                )
             lines.append(
                 f"    0–100 readings read together walk in step, sharing requests: "
-                f"{n(j.number_http())} HTTP requests, {n(j.number_http(alike=True))} if each "
-                f"batch's readings agree (batches of {_sizes(j.batches('number'))})"
+                f"{n(j.number_http(part='run'))} HTTP requests, "
+                f"{n(j.number_http(alike=True, part='run'))} if each batch's readings agree "
+                f"(batches of {_sizes(j.batches('number'))}){profiles}"
             )
     if j.readings.get("yes_no") and c.yes_no_list > 1:
         lines.append(
