@@ -129,12 +129,14 @@ def main() -> None:
                     name = f"{judge} {question}"
                     ratios = f"{m / taken:14.2f}  {c / taken:11.2f}  {s / taken:12.2f}"
                     print(f"{name:>30}  {s:8.2f}  {c:8.2f}  {m:8.2f}  {taken:8.2f}  {ratios}")
+                # the readings state their own requests; the plan's figure holds the run's
+                # probe of the judge too, which is no reading
                 http_taken = group["http_requests"].sum()
-                print(f"{judge + ' HTTP in all':>30}  {s_cost['http_expected']:8.0f}  "
-                      f"{c_cost['http_expected']:8.0f}  {m_cost['http_expected']:8.0f}  "
-                      f"{http_taken:8.0f}  {m_cost['http_expected'] / http_taken:14.2f}  "
-                      f"{c_cost['http_expected'] / http_taken:11.2f}  "
-                      f"{s_cost['http_expected'] / http_taken:12.2f}")  # fmt: skip
+                hs, hc, hm = (c["http_expected"] - (c["probe"]["http_requests"] or 0)
+                              for c in (s_cost, c_cost, m_cost))  # fmt: skip
+                print(f"{judge + ' HTTP, readings':>30}  {hs:8.0f}  {hc:8.0f}  {hm:8.0f}  "
+                      f"{http_taken:8.0f}  {hm / http_taken:14.2f}  {hc / http_taken:11.2f}  "
+                      f"{hs / http_taken:12.2f}")  # fmt: skip
                 print(f"{'':>30}  measured: {m_cost['note']}")
                 print(f"{'':>30}  cards: {c_cost['note']}")
     finally:
