@@ -121,3 +121,18 @@ def test_minimum_detectable_effect_shrinks_with_n_and_grows_with_stricter_alpha(
     assert minimum_detectable_effect(10.0, 8, alpha=0.01) > at8
     # Large-n limit: (1.96 + 0.84) · sd / √n
     assert minimum_detectable_effect(1.0, 10_000) == pytest.approx(2.80 / 100, rel=0.01)
+
+
+def test_many_rows_a_few_at_a_time_give_what_all_at_once_gives(monkeypatch):
+    """The bounds and p-values are worked out a few rows at a time (memory: 2^16 patterns at
+    16 clusters); each row's figures are its own, so the chunks change nothing."""
+    import numpy as np
+
+    from diarylab.experiments.analysis import verdicts
+
+    x = np.random.default_rng(5).normal(0.3, 1.0, size=(300, 16))
+    monkeypatch.setattr(verdicts, "SUMS_AT_ONCE", 10**12)
+    whole = (*verdicts.sign_flip_bounds(x), *verdicts.sign_flip_p(x))
+    monkeypatch.setattr(verdicts, "SUMS_AT_ONCE", 70_000)  # one row at a time at 2^16
+    chunked = (*verdicts.sign_flip_bounds(x), *verdicts.sign_flip_p(x))
+    assert all(np.array_equal(a, b) for a, b in zip(whole, chunked, strict=True))

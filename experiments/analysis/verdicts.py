@@ -31,6 +31,7 @@ VERDICTS: tuple[Verdict, ...] = ("supported", "contradicted", "inconclusive", "t
 MIN_CLUSTERS = 6
 EXACT_LIMIT = 16  # 2^16 sign patterns enumerated; beyond that a seeded sample
 SAMPLED_PATTERNS = 20_000
+SUMS_AT_ONCE = 4_000_000  # pattern sums held at once (32 MB of float64)
 ALPHA = 0.05  # two-sided, i.e. 0.025 in the predicted direction
 # Sums equal up to float noise count as ties (a pattern "as extreme as" the observed one).
 _TIE = 1e-9
@@ -81,6 +82,15 @@ def sign_flip_p(values: np.ndarray, *, seed: int = 0) -> tuple[np.ndarray, np.nd
     very function the verdicts use."""
     x = np.atleast_2d(np.asarray(values, dtype=float))
     signs, _ = _signs(x.shape[1], seed)
+    # Rows a few at a time: a datasets × patterns table of sums at 2^16 patterns was 2.4 GB for
+    # the report's simulations at 16 clusters (docs/scaling.md); each row's p is its own.
+    step = max(1, SUMS_AT_ONCE // len(signs))
+    parts = [_p_rows(x[k : k + step], signs) for k in range(0, len(x), step)]
+    greater, less, two = (np.concatenate(ps) for ps in zip(*parts, strict=True))
+    return greater, less, two
+
+
+def _p_rows(x: np.ndarray, signs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sums = x @ signs.T  # datasets × patterns
     observed = x.sum(axis=1, keepdims=True)
     scale = _TIE * np.maximum(1.0, np.abs(x).sum(axis=1, keepdims=True))
@@ -160,13 +170,19 @@ def sign_flip_bounds(
     flipped = signs < 0
     sizes = flipped.sum(axis=1)
     subsets = flipped[sizes > 0].astype(float)
-    means = (x @ subsets.T) / sizes[sizes > 0]  # datasets × subsets
     k = math.ceil(len(signs) * alpha / 2 - 1 - 1e-9)
     if k < 1:
         return np.full(rows, -np.inf), np.full(rows, np.inf)
-    low = np.partition(means, k - 1, axis=1)[:, k - 1]
-    high = -np.partition(-means, k - 1, axis=1)[:, k - 1]
-    return low, high
+    # Rows a few at a time (each row's bounds are its own): at 2^16 patterns a whole block's
+    # datasets × subsets table and its partitions took the report to 2.4 GB at 16 clusters.
+    step = max(1, SUMS_AT_ONCE // len(subsets))
+    lows, highs = [], []
+    for start in range(0, rows, step):
+        means = (x[start : start + step] @ subsets.T) / sizes[sizes > 0]  # datasets × subsets
+        lows.append(np.partition(means, k - 1, axis=1)[:, k - 1])
+        means *= -1
+        highs.append(-np.partition(means, k - 1, axis=1)[:, k - 1])
+    return np.concatenate(lows), np.concatenate(highs)
 
 
 def sign_flip_interval(
