@@ -23,6 +23,7 @@ from diarylab.experiments.engine.workload import (
 )
 from diarylab.experiments.planning.costs import Count, ReadingCost, reading_cost
 from diarylab.experiments.planning.measured import JudgeMeasure, with_measures
+from diarylab.experiments.planning.plan_json import judge_json
 from diarylab.experiments.profile_refs import profile_ids
 from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
@@ -205,7 +206,7 @@ class Plan:
             ],
             "readings": {j.judge: dict(j.readings) for j in self.judges},
             "profile_readings": {j.judge: j.profile_readings for j in self.judges},
-            "requests": {j.judge: _judge_json(j) for j in self.judges},
+            "requests": {j.judge: judge_json(j) for j in self.judges},
             "total": self.total("expected"),
             "total_exact": self.total("exact"),
             "total_worst": self.total("worst"),
@@ -220,47 +221,6 @@ class Plan:
             "progress_total": self.workload.units(len(self.judges)),
             "not_counted": list(self.workload.uncounted),
         }
-
-
-def _judge_json(j: JudgePlan) -> dict[str, Any]:
-    c = j.cost
-    return {
-        "mode": c.mode,
-        "expected": j.requests("expected"),
-        "expected_basis": c.number_expected.basis if j.readings.get("number") else "trie",
-        "exact": j.requests("exact"),
-        "worst": j.requests("worst"),
-        "http_expected": j.http(),
-        "http_if_alike": j.http(alike=True),
-        "http_parts": {
-            "number": j.number_http(part="run"),
-            "number_if_alike": j.number_http(alike=True, part="run"),
-            "number_profiles": j.number_http(part="profiles"),
-            "number_profiles_if_alike": j.number_http(alike=True, part="profiles"),
-            "yes_no": j.yes_no_http(),
-            "probe": c.probe.http,
-            "grader_answers": j.grader_answers,
-        },
-        "per_reading": {
-            "number_expected": c.number_expected.prompts,
-            "number_exact": c.number_exact.prompts,
-            "number_worst": c.number_worst.prompts,
-            "yes_no": c.yes_no.prompts,
-        },
-        "grader_answers": j.grader_answers,
-        "probe": {"prompts": c.probe.prompts, "http_requests": c.probe.http},
-        "profile_readings": j.profile_readings,
-        "note": c.note,
-        "measured": None
-        if j.measured_range() is None
-        else {
-            "prompts_range": list(j.measured_range() or ()),
-            "per_reading": {
-                q: {"prompts": list(m.prompts), "http_requests": list(m.http)}
-                for q, m in (j.measure.by_question.items() if j.measure else ())
-            },
-        },
-    }
 
 
 def _sum(values: list[float | None]) -> float | None:
