@@ -3,10 +3,9 @@ HTTP requests, expected and at most, per reading and in all, and what `--measure
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from diarylab.experiments.planning.plan import JudgePlan
+from diarylab.experiments.planning.judge_plan import JudgePlan
 
 
 def judge_json(j: JudgePlan) -> dict[str, Any]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from diarylab.experiments.planning.plan import JudgePlan, Plan
+from diarylab.experiments.planning.judge_plan import JudgePlan
+from diarylab.experiments.planning.plan import Plan
 
 QUESTION = {"number": "0–100", "yes_no": "yes/no"}
 
