@@ -161,17 +161,18 @@ def _closest(schema: type[BaseModel], data: Any, loc: Sequence[int | str]) -> st
         return None
     unknown, siblings = loc[-1], set(node) - {loc[-1]}
     names: set[str] = set()
-    for model in _models(schema):
+    for model in models_of(schema):
         fields = set(model.model_fields)
         if model is schema and len(loc) == 1 or fields & siblings:
             names |= fields
     if not names:  # nothing else in the table to go by: any field of the schema
-        names = {name for model in _models(schema) for name in model.model_fields}
+        names = {name for model in models_of(schema) for name in model.model_fields}
     found = difflib.get_close_matches(unknown, sorted(names - siblings), n=1, cutoff=0.6)
     return found[0] if found else None
 
 
-def _models(schema: type[BaseModel]) -> list[type[BaseModel]]:
+def models_of(schema: type[BaseModel]) -> list[type[BaseModel]]:
+    """The schema and every model its fields can hold (through lists, unions, Annotated)."""
     import typing
 
     seen: list[type[BaseModel]] = []

@@ -4,30 +4,10 @@ editor tell a user what a setting means, its unit and what its default does."""
 
 from __future__ import annotations
 
-import typing
-
 from pydantic import BaseModel
 
 from diarylab.experiments.kinds import get_kind, kind_names
-
-
-def models_of(schema: type[BaseModel]) -> list[type[BaseModel]]:
-    """The schema and every model its fields can hold (through lists, unions, Annotated)."""
-    seen: list[type[BaseModel]] = []
-    todo = [schema]
-    while todo:
-        model = todo.pop()
-        if model in seen:
-            continue
-        seen.append(model)
-        for info in model.model_fields.values():
-            stack = [info.annotation]
-            while stack:
-                annotation = stack.pop()
-                if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-                    todo.append(annotation)
-                stack += [a for a in typing.get_args(annotation) if a is not Ellipsis]
-    return seen
+from diarylab.foundation.validation_errors import models_of
 
 
 def undescribed(schema: type[BaseModel]) -> list[str]:
