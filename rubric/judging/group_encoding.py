@@ -26,10 +26,9 @@ from collections.abc import Sequence
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from diarylab.rubric.judging.line_encoding import encode_texts
+from diarylab.rubric.judging.line_encoding import MIN_FIXED, encode_texts, text_around
 
 MIN_GROUP = 3  # fewer prompts: the check would cost what it saves
-MIN_FIXED = 8  # characters every prompt shares after the cut, before any differs
 
 
 def _encode(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
@@ -69,7 +68,7 @@ def encode_group(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
         # every group with the same text around it: a study's groups share their template's
         # text there ("</reply>\n\nQuestion about the reply: "), and checking each group again
         # cost a whole prompt's encoding per group.
-        around = (cuts.index(cut), _around(texts[0], cut))
+        around = (cuts.index(cut), text_around(texts[0], cut)[0])
         holds = checked.get(around)
         if holds is False:
             continue
@@ -85,14 +84,3 @@ def encode_group(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
 
 # tokenizer → (which cut, the text around it) → whether cutting there gives the whole encoding
 _CHECKED: WeakKeyDictionary[Any, dict[tuple[int, str], bool]] = WeakKeyDictionary()
-
-
-def _around(text: str, cut: int) -> str:
-    """The text that decides a cut: MIN_FIXED characters after it (the same in every prompt of
-    a group), and before it every blank up to MIN_FIXED other characters (a run of blanks is
-    split by how it ends and what follows it, so the whole run counts)."""
-    start, marks = cut, 0
-    while start > 0 and marks < MIN_FIXED:
-        start -= 1
-        marks += not text[start].isspace()
-    return text[start : cut + MIN_FIXED]

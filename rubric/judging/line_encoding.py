@@ -58,7 +58,7 @@ def encode_texts(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
         # afresh, not cleared: a judge on another thread may be using the same tokenizer's
         known.pieces, known.cuts = {}, {}
     remembered, cuts = known.pieces, known.cuts
-    keyed = [[(cut, _around(text, cut)) for cut in _line_starts(text)] for text in texts]
+    keyed = [[(cut, text_around(text, cut)) for cut in _line_starts(text)] for text in texts]
     _check_cuts(tokenizer, cuts, keyed)
     split = [_pieces(text, keys, cuts) for text, keys in zip(texts, keyed, strict=True)]
     missing = list({piece for pieces in split for piece in pieces if piece not in remembered})
@@ -85,7 +85,7 @@ def _line_starts(text: str) -> list[int]:
     return out
 
 
-def _around(text: str, cut: int) -> tuple[str, int]:
+def text_around(text: str, cut: int) -> tuple[str, int]:
     """The text that decides a cut and the cut's place in it: MIN_FIXED characters after it,
     and before it every blank up to MIN_FIXED other characters (a run of blanks is split by
     how it ends and what follows it, so the whole run counts)."""
