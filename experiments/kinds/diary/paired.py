@@ -8,7 +8,7 @@ was computed from."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -83,7 +83,7 @@ def first_entry_steering(entries: pd.DataFrame, judge: str, profile: str | None)
         )
         for name, pattern in _profiles(entries, profile)
     ]
-    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+    return _pooled(parts)
 
 
 def drift_rows(entries: pd.DataFrame, judge: str, profile: str) -> pd.DataFrame:
@@ -112,17 +112,9 @@ def drift(
 ) -> pd.DataFrame:
     """Per diarist: drift under `chatbot` at `entry` (None: mean over entries ≥ 2), minus the
     same diarist's drift under `baseline` when one is given. profile=None pools profiles."""
-    parts = []
-    for name, _ in _profiles(entries, profile):
-        rows = drift_rows(entries, judge, name)
-        if entry is not None:
-            rows = rows[rows["entry_index"] == entry]
-        mine = per_diarist(rows[rows["chatbot"] == chatbot])
-        if baseline is not None:
-            theirs = per_diarist(rows[rows["chatbot"] == baseline])
-            mine = subtract(mine, theirs)
-        parts.append(mine)
-    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+    return _per_profile(
+        entries, profile, lambda name: drift_rows(entries, judge, name), chatbot, entry, baseline
+    )
 
 
 def drift_change_rows(entries: pd.DataFrame, judge: str, profile: str) -> pd.DataFrame:
@@ -164,16 +156,9 @@ def drift_change(
     stays in, rather than dropping out of a contrast that never uses entry 1."""
     if baseline is not None:
         return drift(entries, judge, profile, chatbot, entry, baseline)
-    parts = []
-    for name, _ in _profiles(entries, profile):
-        rows = drift_change_rows(entries, judge, name)
-        if entry is not None:
-            rows = rows[rows["entry_index"] == entry]
-        mine = per_diarist(rows[rows["chatbot"] == chatbot])
-        if baseline is not None:
-            mine = subtract(mine, per_diarist(rows[rows["chatbot"] == baseline]))
-        parts.append(mine)
-    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+    return _per_profile(
+        entries, profile, lambda name: drift_change_rows(entries, judge, name), chatbot, entry
+    )
 
 
 def steered_vs_baseline_rows(
@@ -212,13 +197,11 @@ def steered_vs_baseline(
     baseline: str,
 ) -> pd.DataFrame:
     """Per diarist: S_chatbot(k) − S_baseline(k) (None: mean over entries ≥ 2)."""
-    parts = []
-    for name, _ in _profiles(entries, profile):
-        rows = steered_vs_baseline_rows(entries, judge, name, baseline)
-        if entry is not None:
-            rows = rows[rows["entry_index"] == entry]
-        parts.append(per_diarist(rows[rows["chatbot"] == chatbot]))
-    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+
+    def rows_of(name: str) -> pd.DataFrame:
+        return steered_vs_baseline_rows(entries, judge, name, baseline)
+
+    return _per_profile(entries, profile, rows_of, chatbot, entry)
 
 
 def quality(entries: pd.DataFrame, judge: str, profile: str | None, score: str) -> pd.DataFrame:
@@ -233,7 +216,7 @@ def quality(entries: pd.DataFrame, judge: str, profile: str | None, score: str) 
         )
         for name, _ in _profiles(entries, profile)
     ]
-    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
+    return _pooled(parts)
 
 
 def subtract(mine: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
@@ -244,6 +227,34 @@ def subtract(mine: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
         out[column] = both[column] - both[f"{column}_b"]
     out["sources"] = [a + b for a, b in zip(both["sources"], both["sources_b"], strict=True)]
     return out
+
+
+def _per_profile(
+    entries: pd.DataFrame,
+    profile: str | None,
+    rows_of: Callable[[str], pd.DataFrame],
+    chatbot: str,
+    entry: int | None,
+    baseline: str | None = None,
+) -> pd.DataFrame:
+    """Per diarist, pooled over the contrast's profiles: each profile's matched rows
+    (`rows_of`) under `chatbot` at `entry` (None: every entry the rows hold), minus the same
+    diarist's under `baseline` when one is given."""
+    parts = []
+    for name, _ in _profiles(entries, profile):
+        rows = rows_of(name)
+        if entry is not None:
+            rows = rows[rows["entry_index"] == entry]
+        mine = per_diarist(rows[rows["chatbot"] == chatbot])
+        if baseline is not None:
+            mine = subtract(mine, per_diarist(rows[rows["chatbot"] == baseline]))
+        parts.append(mine)
+    return _pooled(parts)
+
+
+def _pooled(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per-profile tables pooled: each diarist's mean over the profiles it has."""
+    return per_diarist(pd.concat(parts, ignore_index=True)) if parts else per_diarist(_empty())
 
 
 def _empty(keys: Sequence[str] = ()) -> pd.DataFrame:
