@@ -84,6 +84,22 @@ class TemplateRef:
     def from_record(record: Mapping[str, Any]) -> TemplateRef:
         return TemplateRef(str(record["id"]), int(record["version"]), str(record["sha256"]))
 
+    @staticmethod
+    def attach(record: Mapping[str, Any], template: TemplateRef | None) -> dict[str, Any]:
+        """A reading's stored record: its raw call record, plus the template it came from
+        (enough to recompute the reading and to know which file asked)."""
+        out = dict(record)
+        if template is not None:
+            out["template"] = template.to_record()
+        return out
+
+    @staticmethod
+    def split(record: Mapping[str, Any]) -> tuple[dict[str, Any], TemplateRef | None]:
+        """A stored reading's raw call record and its template (None where it names none)."""
+        raw = {k: v for k, v in record.items() if k != "template"}
+        named = record.get("template")
+        return raw, TemplateRef.from_record(named) if named else None
+
 
 class Template(HashedDataFile):
     """A judge template file's `[template]` table; `sha256` and `path` are those of the file."""

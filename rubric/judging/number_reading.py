@@ -44,26 +44,16 @@ class NumberReading:
 
     def to_record(self) -> dict[str, Any]:
         """The raw call record plus the template it came from: enough to recompute the reading."""
-        out = dict(self.record)
-        if self.template is not None:
-            out["template"] = self.template.to_record()
-        return out
+        return TemplateRef.attach(self.record, self.template)
 
     @staticmethod
     def from_record(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> NumberReading:
         if record.get("kind") != "number":
             raise LabError(f"not a number record (kind={record.get('kind')!r})", where="record")
         nodes = [NodeReading.from_record(r) for r in record.get("nodes", [])]
-        template = record.get("template")
-        raw = {k: v for k, v in record.items() if k != "template"}
+        raw, template = TemplateRef.split(record)
         reading = number_reading(nodes, floor=floor, record=raw)
-        if template:
-            reading = _with_template(reading, TemplateRef.from_record(template))
-        return reading
-
-
-def _with_template(reading: NumberReading, ref: TemplateRef) -> NumberReading:
-    return replace(reading, template=ref)
+        return reading if template is None else replace(reading, template=template)
 
 
 def number_reading(

@@ -49,20 +49,15 @@ class YesNoReading:
         return bool(self.record.get("exact", True))
 
     def to_record(self) -> dict[str, Any]:
-        out = dict(self.record)
-        if self.template is not None:
-            out["template"] = self.template.to_record()
-        return out
+        return TemplateRef.attach(self.record, self.template)
 
     @staticmethod
     def from_record(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> YesNoReading:
         if record.get("kind") != "yes_no":
             raise LabError(f"not a yes/no record (kind={record.get('kind')!r})", where="record")
-        raw = {k: v for k, v in record.items() if k != "template"}
+        raw, template = TemplateRef.split(record)
         reading = yes_no_reading(raw["yes"], raw["no"], floor=floor, record=raw)
-        if record.get("template"):
-            reading = replace(reading, template=TemplateRef.from_record(record["template"]))
-        return reading
+        return reading if template is None else replace(reading, template=template)
 
 
 def yes_no_reading(
