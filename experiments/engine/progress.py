@@ -17,7 +17,7 @@ from typing import Any
 from tqdm import tqdm
 
 from diarylab.experiments.engine.store import Store
-from diarylab.foundation.atomic import write_atomic
+from diarylab.foundation.atomic import read_kept_json, write_atomic
 
 PROGRESS_FILE = "progress.json"
 ETA_AFTER = 5  # steps before an ETA is shown: a pace from fewer is noise
@@ -148,11 +148,4 @@ class Progress:
 
 def read_progress(folder: Path) -> dict[str, Any] | None:
     """The run folder's progress record (None for a folder whose run predates it)."""
-    path = Path(folder) / PROGRESS_FILE
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_kept_json(Path(folder) / PROGRESS_FILE)

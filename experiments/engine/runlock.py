@@ -14,17 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from diarylab.foundation.atomic import read_kept_json
 from diarylab.foundation.errors import LabError
 
 LOCK_NAME = ".lock"
 
 
 def _holder(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_kept_json(path) or {}
 
 
 def refuse_if_held(folder: Path) -> None:

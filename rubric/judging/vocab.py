@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from diarylab.foundation.atomic import write_atomic
+from diarylab.foundation.atomic import read_kept_json, write_atomic
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.expected import NUMBERS, continues_number, is_decimal, is_point
 from diarylab.rubric.judging.line_encoding import encode_texts
@@ -122,13 +122,8 @@ def vocab_facts(tokenizer: Any) -> VocabFacts:
 
 
 def _read_kept(path: Path) -> VocabFacts | None:
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if record.get("key") != _facts_key():
+    record = read_kept_json(path)
+    if record is None or record.get("key") != _facts_key():
         return None
     return VocabFacts(*(tuple(record[f]) for f in _FACT_FIELDS))
 
