@@ -9,23 +9,12 @@
 # label-studio-venv, outside the clone, so every worktree and CI job on a machine shares it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-PY=${PYTHON:-python3}
+# shellcheck source=side-venv.sh
+source "$here/side-venv.sh"
 VENV=${DIARYLAB_LABEL_STUDIO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/diarylab/label-studio-venv}
 stamp="$VENV/.diarylab-label-studio-installed"
-want=$(sha256sum "$here/setup-label-studio.sh" | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  echo "$VENV/bin/label-studio"
-  exit 0
-fi
-mkdir -p "$(dirname "$VENV")"
-# One installer at a time per venv (two CI jobs or worktrees starting together).
-exec 9>"$VENV.lock"
-flock 9
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  echo "$VENV/bin/label-studio"
-  exit 0
-fi
-[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+want=$(side_venv_want "$here/setup-label-studio.sh")
+side_venv_open "$VENV" "$stamp" "$want" "$VENV/bin/label-studio"
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
 echo "setup-label-studio: installing Label Studio into $VENV (once; about 1 GB)" >&2
 pip install -q --upgrade pip >&2

@@ -9,23 +9,12 @@
 # clone, so every worktree and CI job on a machine shares one 3.4 GB install).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-PY=${PYTHON:-python3}
+# shellcheck source=side-venv.sh
+source "$here/side-venv.sh"
 VENV=${DIARYLAB_VLLM_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/diarylab/vllm-venv}
 stamp="$VENV/.diarylab-vllm-installed"
-want=$(sha256sum "$here/setup-vllm.sh" | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  echo "$VENV/bin/python"
-  exit 0
-fi
-mkdir -p "$(dirname "$VENV")"
-# One installer at a time per venv (two CI jobs or worktrees starting together).
-exec 9>"$VENV.lock"
-flock 9
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  echo "$VENV/bin/python"
-  exit 0
-fi
-[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+want=$(side_venv_want "$here/setup-vllm.sh")
+side_venv_open "$VENV" "$stamp" "$want" "$VENV/bin/python"
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
 echo "setup-vllm: installing vLLM into $VENV (once; about 3 minutes, 3.4 GB)" >&2
 pip install -q --upgrade pip >&2

@@ -138,3 +138,28 @@ def test_many_rows_a_few_at_a_time_give_what_all_at_once_gives(monkeypatch):
     chunked = (*verdicts.sign_flip_bounds(x), *verdicts.sign_flip_p(x))
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 16, 21])
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.3, 1e-6])
+def test_the_simulations_count_decides_as_the_lower_bound_does(n, alpha):
+    """The simulated verdicts ask only whether the lower bound lies above 0, and find that by
+    counting subset means at or below 0: the same decision as the bound itself on every row,
+    exact (16 clusters) and sampled (21), with the ties whole-number values make and the rows a
+    level too strict to bound (1e-6)."""
+    from diarylab.experiments.analysis.verdicts import (
+        sign_flip_bounds,
+        sign_flip_low_above_zero,
+    )
+
+    rng = np.random.default_rng(n)
+    smooth = rng.normal(0.6, 1.0, size=(120, n))
+    tied = rng.integers(-1, 4, size=(120, n)).astype(float)
+    for x in (smooth, tied, np.zeros((3, n))):
+        expected = sign_flip_bounds(x, alpha=alpha)[0] > 0
+        got = sign_flip_low_above_zero(x, alpha=alpha)
+        assert got.dtype == bool and got.shape == (len(x),)
+        np.testing.assert_array_equal(got, expected)
+    if n >= 8 and alpha >= 0.05:
+        # The comparison is not empty: both answers occur among these rows.
+        assert 0 < sign_flip_low_above_zero(smooth, alpha=alpha).sum() < len(smooth)

@@ -34,6 +34,7 @@ from diarylab.experiments.analysis.verdicts import (
     EXACT_LIMIT,
     SAMPLED_PATTERNS,
     sign_flip_bounds,
+    sign_flip_low_above_zero,
 )
 from diarylab.experiments.engine.design import AnalysisSettings
 
@@ -187,7 +188,7 @@ def supports(rule: Rule, values: np.ndarray, hypotheses: int, alpha: float = ALP
     """For each row of (datasets × n) values: would the rule support "greater" from it (as the
     first of `hypotheses` under Holm)? The simulations of power and error rate use this."""
     gamma = one_sided_level(rule, hypotheses, alpha)
-    return np.asarray(sign_flip_bounds(values, alpha=2 * gamma)[0] > 0)
+    return sign_flip_low_above_zero(values, alpha=2 * gamma)
 
 
 def needed_clusters(rule: Rule, min_clusters: int, hypotheses: int, alpha: float = ALPHA) -> int:

@@ -14,7 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from diarylab.experiments.analysis.rules import Rule, can_support, judge_noise
-from diarylab.experiments.analysis.verdicts import ALPHA, sign_flip_bounds, sign_flip_p
+from diarylab.experiments.analysis.verdicts import (
+    ALPHA,
+    sign_flip_low_above_zero,
+    sign_flip_p,
+)
 
 _BLOCK = 512
 
@@ -36,13 +40,13 @@ def _judge_supports(rule: Rule, values: np.ndarray, alpha: float) -> np.ndarray:
     draws, m, n = values.shape
     flat = values.reshape(draws * m, n)
     if rule == "intervals":
-        low = np.concatenate(
+        above = np.concatenate(
             [
-                sign_flip_bounds(flat[i : i + _BLOCK], alpha=alpha)[0]
+                sign_flip_low_above_zero(flat[i : i + _BLOCK], alpha=alpha)
                 for i in range(0, len(flat), _BLOCK)
             ]
         )
-        return (low > 0).reshape(draws, m)
+        return above.reshape(draws, m)
     two = np.concatenate(
         [sign_flip_p(flat[i : i + _BLOCK])[2] for i in range(0, len(flat), _BLOCK)]
     ).reshape(draws, m)
