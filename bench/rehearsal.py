@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import resource
@@ -216,14 +217,19 @@ def print_http(f: dict[str, Any]) -> None:
 
 
 def print_growth(rows: list[dict[str, Any]]) -> None:
-    print("growth per doubling of the role cards (each figure ÷ the one at half the cards):")
+    print("growth per doubling of the role cards (each figure's ratio, per doubling where a step")
+    print("spans more than one: --scales 1 4 gives the geometric mean of the two doublings):")
     for a, b in zip(rows, rows[1:], strict=False):
+        doublings = math.log2(b["cards"] / a["cards"])
         ratios = []
         for name in GROWN:
             x, y = a.get(name), b.get(name)
             if isinstance(x, int | float) and isinstance(y, int | float) and x:
-                ratios.append(f"{name} {y / x:.2f}x")
-        print(f"  {a['study']} {a['cards']} -> {b['cards']}: " + ", ".join(ratios))
+                ratios.append(f"{name} {(y / x) ** (1 / doublings):.2f}x")
+        step = f"{a['cards']} -> {b['cards']}"
+        if doublings != 1:
+            step += f" ({doublings:g} doublings)"
+        print(f"  {a['study']} {step}: " + ", ".join(ratios))
 
 
 def main() -> None:
