@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from diarylab.experiments.engine.workload import ReadTogether, chunks, read_batches
 from diarylab.experiments.planning.costs import Count, ReadingCost
 from diarylab.experiments.planning.measured import JudgeMeasure
+
+PlanPart = Literal["run", "profiles", "all"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class JudgePlan:
         n = self.readings.get(question, 0)
         return read_batches(self.together, question, n, self.cost.batch)
 
-    def number_http(self, alike: bool = False, part: str = "all") -> float | None:
+    def number_http(self, alike: bool = False, part: PlanPart = "all") -> float | None:
         """Bounded 0–100 readings read together walk in step and share each round's HTTP
         requests (ReadingCost.number_batches, or number_batches_alike); other readings are
         counted one by one. `part`: "run" (the run's readings, in its batches), "profiles"
