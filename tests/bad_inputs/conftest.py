@@ -1,0 +1,37 @@
+"""The corpus's fixtures: one profile file and one finished run for the whole package."""
+
+from __future__ import annotations
+
+import pytest
+
+from diarylab.experiments.opening import load_design
+from diarylab.experiments.runner import run_design
+from tests.bad_inputs.lab import FIXED_ONLY, Lab
+from tests.lab_fixtures import design_text, make_profile
+
+
+@pytest.fixture(scope="package")
+def shared(tmp_path_factory, tiny_model_folder):
+    """A profile file and its vector (random directions on the tiny model)."""
+    folder = tmp_path_factory.mktemp("bad-inputs")
+    return folder, make_profile(folder, tiny_model_folder)
+
+
+@pytest.fixture(scope="package")
+def finished(shared, tiny_model_folder):
+    """A small finished run (one diarist, one entry, fixed replies, the tiny local judge)."""
+    folder, profile = shared
+    text = design_text(
+        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
+    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    design = folder / "finished.toml"
+    design.write_text(text)
+    run = folder / "finished-run"
+    run_design(load_design(design), run, progress=False)
+    return run
+
+
+@pytest.fixture
+def lab(request, tmp_path, tiny_model_folder, shared):
+    folder, profile = shared
+    return Lab(tmp_path, tiny_model_folder, folder, profile, request)
