@@ -101,7 +101,7 @@ def actors_ready(settings: ExecutorSettings, model: str, count: int) -> float:
             time.sleep(0.5)  # each actor holds a batch a moment, so every actor gets one
             return [{"layers": here.num_layers} for _ in batch]
 
-        list(executor.batches(hold, batches, label="warm", local=True))
+        list(executor.batches(hold, batches, label="warm", to_actors=True))
         return time.perf_counter() - start - 0.5
     finally:
         executor.close()

@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.phase_clock import PhaseClock, cpu_seconds  # noqa: E402
 from bench.rehearsal_kills import kills  # noqa: E402
 from bench.rehearsal_setup import (  # noqa: E402
     KEY_ENV,
@@ -39,46 +40,14 @@ from bench.rehearsal_setup import (  # noqa: E402
 )
 
 
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-class PhaseClock:
-    """Wall and CPU time per progress phase, taken where the run names its phases."""
-
-    def __init__(self) -> None:
-        self.marks: list[tuple[str, float, float]] = []
-
-    def install(self) -> None:
-        from diarylab.experiments.engine.progress import Progress
-
-        clock = self
-        named = Progress.phase
-
-        def phase(progress: Progress, name: str) -> None:
-            clock.marks.append((name, time.perf_counter(), cpu_seconds()))
-            named(progress, name)
-
-        Progress.phase = phase  # type: ignore[method-assign]
-
-    def spans(self, start: tuple[float, float], end: tuple[float, float]) -> dict[str, Any]:
-        """Per phase: wall and CPU seconds; "profiles" is everything before the first phase
-        (making the inline profiles: contrast texts, calibration samples and their readings)."""
-        marks = [("profiles", *start), *self.marks, ("end", *end)]
-        out = {}
-        for (name, wall, cpu), (_, wall2, cpu2) in zip(marks, marks[1:], strict=False):
-            out[name] = {"wall_s": round(wall2 - wall, 2), "cpu_s": round(cpu2 - cpu, 2)}
-        return out
-
-
 def folder_bytes(folder: Path, pattern: str) -> int:
     return sum(p.stat().st_size for p in folder.glob(pattern) if p.is_file())
 
 
-def one(study: str, scale: int, work: Path) -> dict[str, Any]:
-    """One rehearsal in this process: the run, then report, export and status as a user runs
-    them (fresh processes)."""
+def one(study: str, scale: int, work: Path, actors: int = 0) -> dict[str, Any]:
+    """One rehearsal in this process: the run (on `actors` Ray actors, or in-process), then
+    report, export and status as a user runs them (fresh processes)."""
+    from diarylab.experiments.engine.executor import ExecutorSettings
     from diarylab.experiments.engine.store import Store
     from diarylab.experiments.opening import load_design
     from diarylab.experiments.runner import run_design
@@ -88,12 +57,15 @@ def one(study: str, scale: int, work: Path) -> dict[str, Any]:
     os.environ[KEY_ENV] = "sk-rehearsal-not-a-key"
     clock = PhaseClock()
     clock.install()
+    executor = ExecutorSettings(kind="ray", actors=actors) if actors else None
+    if actors:
+        clock.watch_ray()
     with stand_ins(work, cards) as models:
         path = rehearsal_design(study, work, models, ids)
-        out = work / f"{study}-{len(ids)}-run"
+        out = work / (f"{study}-{len(ids)}-run" + (f"-ray{actors}" if actors else ""))
         design = load_design(path)
         start = (time.perf_counter(), cpu_seconds())
-        summary = run_design(design, out, progress=False)
+        summary = run_design(design, out, progress=False, executor=executor)
         end = (time.perf_counter(), cpu_seconds())
     phases = clock.spans(start, end)
     store = Store(out / "store.sqlite")
@@ -118,6 +90,10 @@ def one(study: str, scale: int, work: Path) -> dict[str, Any]:
         "run_wall_s": round(end[0] - start[0], 2),
         "cpu_ms_per_call": round(1000 * (end[1] - start[1]) / max(calls, 1), 3),
         "cpu_ms_per_judge_prompt": round(1000 * judging["cpu_s"] / max(prompts, 1), 3),
+        "actors": actors,
+        "actor_cpu_ms_per_judge_prompt": round(
+            1000 * judging.get("actors_cpu_s", 0.0) / max(prompts, 1), 3
+        ),
         "prompts_per_s": round(prompts / judging["wall_s"], 1) if judging["wall_s"] else None,
         "store_mb": round(folder_bytes(out, "store.sqlite*") / 1e6, 2),
         "profile_store_mb": round(folder_bytes(out / "profiles", "store.sqlite*") / 1e6, 2),
@@ -164,9 +140,10 @@ def plan_against_run(out: Path, asks: list[Any]) -> dict[str, Any]:
     return out_
 
 
-def child(study: str, scale: int, work: Path) -> dict[str, Any]:
+def child(study: str, scale: int, work: Path, actors: int = 0) -> dict[str, Any]:
+    more = ["--actors", str(actors)] if actors else []
     done = subprocess.run(
-        [sys.executable, __file__, "--one", study, str(scale), "--work", str(work)],
+        [sys.executable, __file__, "--one", study, str(scale), "--work", str(work), *more],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -186,12 +163,21 @@ def print_figures(f: dict[str, Any]) -> None:
     print(
         f"{f['study']} with {f['cards']} role cards: {f['calls']} calls, {f['judge_readings']} "
         f"judge readings in {f['judge_prompts']} prompts; run {f['run_wall_s']} s"
+        + (f" on {f['actors']} Ray actors" if f.get("actors") else " in-process")
     )
     for name, span in f["phases"].items():
-        print(f"  phase {name:<9} wall {span['wall_s']:>8.1f} s  cpu {span['cpu_s']:>8.1f} s")
+        actors = f"  actors' cpu {span['actors_cpu_s']:>8.1f} s" if "actors_cpu_s" in span else ""
+        print(
+            f"  phase {name:<9} wall {span['wall_s']:>8.1f} s  cpu {span['cpu_s']:>8.1f} s{actors}"
+        )
+    on_actors = (
+        f" in this process, + {f['actor_cpu_ms_per_judge_prompt']} ms on the actors"
+        if f.get("actors")
+        else ""
+    )
     print(
-        f"  lab CPU {f['cpu_ms_per_judge_prompt']} ms per judge prompt (judging phase, the "
-        f"stand-in's own CPU apart), {f['prompts_per_s']} prompts/s sustained; "
+        f"  lab CPU {f['cpu_ms_per_judge_prompt']} ms per judge prompt{on_actors} (judging "
+        f"phase, the stand-in's own CPU apart), {f['prompts_per_s']} prompts/s sustained; "
         f"{f['cpu_ms_per_call']} ms CPU per call over the run (the random diarist's arithmetic "
         "included)"
     )
@@ -241,10 +227,16 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     parser.add_argument("--kills", type=int, help="kill and resume the first study this often")
     parser.add_argument("--seed", type=int, default=0, help="where the kills fall")
+    parser.add_argument(
+        "--actors",
+        type=int,
+        default=0,
+        help="run on this many Ray actors (--executor ray): writing and judges' readings there",
+    )
     args = parser.parse_args()
     if args.one:
         study, scale = args.one[0], int(args.one[1])
-        print(json.dumps(one(study, scale, args.work)))
+        print(json.dumps(one(study, scale, args.work, args.actors)))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="rehearsal-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -260,7 +252,7 @@ def main() -> None:
     for study in args.studies:
         rows = []
         for scale in args.scales:
-            figures = child(study, scale, work)
+            figures = child(study, scale, work, args.actors)
             print_figures(figures)
             rows.append(figures)
             sys.stdout.flush()

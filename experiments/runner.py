@@ -15,7 +15,7 @@ from diarylab.chatbots.specs import build_chatbot
 from diarylab.diarists.profiles import Profile
 from diarylab.experiments.derived_checks import reuse_for_run
 from diarylab.experiments.engine.contract import Design, PlanSupport, RunContext
-from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef
+from diarylab.experiments.engine.executor import ExecutorSettings, JudgeRef, ModelRef, Ref
 from diarylab.experiments.engine.executor_choice import open_executor
 from diarylab.experiments.engine.manifest import local_placements, manifest_of, served_judges
 from diarylab.experiments.engine.progress import Progress
@@ -37,7 +37,7 @@ from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings, VllmSettings
 from diarylab.model_access.vllm_twin import attach_vllm
 from diarylab.rubric.judging.judge_base import Judge
-from diarylab.rubric.judging.judges import build_judge
+from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge
 from diarylab.rubric.judging.served_judge import ProbeResult
 from diarylab.steering.vectors import vector_paths
 
@@ -67,8 +67,9 @@ class ModelCache:
     def __init__(self) -> None:
         self._models: dict[tuple[str, str], LocalModel] = {}
         self._engines: dict[tuple[str, str], LocalModel] = {}
-        # How another process loads each model held here: what the Ray executor's actors load.
-        self._refs: dict[int, ModelRef] = {}
+        # How another process loads each model held here (and builds each served judge of the
+        # run's JudgeSet): what the Ray executor's actors load.
+        self._refs: dict[int, Ref] = {}
 
     def get(self, spec: str, settings: LocalSettings) -> LocalModel:
         how = settings.model_dump(exclude={"batch_size"})
@@ -90,9 +91,13 @@ class ModelCache:
             self._refs[id(self._engines[key])] = ModelRef(spec, settings, vllm, where)
         return self._engines[key]
 
-    def refs(self) -> dict[int, ModelRef]:
-        """id(model) → how to load it, for every model loaded so far."""
+    def refs(self) -> dict[int, Ref]:
+        """id(model or served judge) → how to make it, for every one made so far."""
         return dict(self._refs)
+
+    def remember(self, judge: Judge, spec: ServedJudgeSpec) -> None:
+        """A served judge of the run, which an actor builds from its spec."""
+        self._refs[id(judge)] = JudgeRef(spec.model_dump_json())
 
     def close(self) -> None:
         """Stop the vLLM workers this run started (their GPU memory is not the next run's)."""
@@ -111,7 +116,11 @@ class JudgeSet:
 
     def get(self, judge_id: str) -> Judge:
         if judge_id not in self._built:
-            self._built[judge_id] = build_judge(self.design.spec.judge(judge_id), self.models.get)
+            spec = self.design.spec.judge(judge_id)
+            judge = build_judge(spec, self.models.get)
+            if isinstance(spec, ServedJudgeSpec):
+                self.models.remember(judge, spec)
+            self._built[judge_id] = judge
         return self._built[judge_id]
 
 

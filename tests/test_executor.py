@@ -27,7 +27,7 @@ def test_in_process_is_the_default_and_computes_each_batch_in_order():
         seen.append(batch)
         return [{"i": i} for i in batch]
 
-    out = list(executor.batches(compute, [[0, 1], [2]], label="x", local=True))
+    out = list(executor.batches(compute, [[0, 1], [2]], label="x", to_actors=True))
     assert out == [([0, 1], [{"i": 0}, {"i": 1}]), ([2], [{"i": 2}])] and seen == [[0, 1], [2]]
 
 

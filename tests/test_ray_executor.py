@@ -1,7 +1,8 @@
 """The Ray executor on a local Ray cluster this module starts once (2 CPUs, 2 actors) and the
 tiny random model: a diary run and a friends run make the very store an in-process run makes,
-and so does a run whose actor is killed mid-batch (its batch is sent again, nothing is stored
-twice)."""
+and so do a run whose served judge reads on the actors (each actor its own client of the
+vLLM-faithful stand-in) and a run whose actor is killed mid-batch (its batch is sent again,
+nothing is stored twice)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,20 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from diarylab.experiments.engine import ray_executor, writes  # noqa: E402
-from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef  # noqa: E402
+from diarylab.experiments.engine import ray_actor, ray_executor, writes  # noqa: E402
+from diarylab.experiments.engine.executor import ExecutorSettings, JudgeRef, ModelRef  # noqa: E402
 from diarylab.experiments.opening import load_design  # noqa: E402
 from diarylab.experiments.runner import run_design  # noqa: E402
 from diarylab.foundation.errors import LabError  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402
-from diarylab.model_access.settings import LocalSettings  # noqa: E402
+from diarylab.model_access.settings import EndpointSettings, LocalSettings  # noqa: E402
+from diarylab.rubric.judging.judges import build_judge, judge_spec  # noqa: E402
 from diarylab.steering.apply import write_steered  # noqa: E402
+from tests.conftest import TINY_SPEC, build_tiny_llama  # noqa: E402
+from tests.fake_judge_server import judge_handler  # noqa: E402
+from tests.fake_openai import serve  # noqa: E402
 from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
+from tests.judge_helpers import bias_logits  # noqa: E402
 from tests.lab_fixtures import design_text, make_profile  # noqa: E402
 from tests.stores import opened as opened_store  # noqa: E402
 from tests.stores import snapshot  # noqa: E402
@@ -113,6 +119,47 @@ def test_a_friends_run_on_two_actors_makes_the_in_process_store(
     assert store_tables(tmp_path / "ray") == expected
 
 
+SERVED_JUDGE = """
+[[judges]]
+id = "tiny-judge"
+kind = "openai-compatible"
+model = "hosted_vllm/fake-judge"
+tokenizer = "{model}"
+probe_floor = 0.0
+endpoint = {{ base_url = "{url}", concurrency = 2 }}
+"""
+
+
+def test_a_served_judge_reads_on_the_actors_and_makes_the_in_process_store(
+    tmp_path, tiny_model_folder, shipped_tokenizer, opened
+):
+    """Each actor builds its own client of the served judge from the judge's spec (its
+    tokenizer, caches and connections) and walks the bounded readings there; the store is the
+    in-process run's, and no judge batch was computed in this process."""
+    judge = LocalModel(
+        build_tiny_llama(shipped_tokenizer, seed=3), shipped_tokenizer, spec=TINY_SPEC
+    )
+    digits = shipped_tokenizer.convert_tokens_to_ids([str(d) for d in range(10)])
+    bias_logits(judge, dict.fromkeys([*digits, shipped_tokenizer.eos_token_id], 30.0))
+    with serve(judge_handler(judge)) as server:
+        text = design_text(
+            tiny_model_folder,
+            None,
+            entries=1,
+            diarists='["amara"]',
+            chatbots='\n[[chatbots]]\nid = "thanks"\nkind = "fixed"\n',
+            judges=SERVED_JUDGE.format(model=tiny_model_folder, url=server.base_url),
+        )
+        design = tmp_path / "design.toml"
+        design.write_text(text)
+        run_design(load_design(design), tmp_path / "inprocess", progress=False)
+        run_design(load_design(design), tmp_path / "ray", progress=False, executor=TWO_ACTORS)
+    assert opened[0].here == 0  # the writer's batches and every judge batch went to actors
+    expected = store_tables(tmp_path / "inprocess")
+    assert len(expected["judgments"]) > 4
+    assert store_tables(tmp_path / "ray") == expected
+
+
 def slow_write_steered(*args, **kwargs):
     """steering's write_steered, a second slower: a batch is surely still on its actor when the
     test kills it. The write closure is pickled with this function in write_steered's place (by
@@ -174,16 +221,38 @@ def tiny_ref(tiny_model_folder):
 
 def test_a_closure_travels_with_its_local_models_as_references(tiny_ref):
     model, ref = tiny_ref
-    data = ray_executor.dumps(lambda batch: [{"layers": model.num_layers}], {id(model): ref})
+    data = ray_actor.dumps(lambda batch: [{"layers": model.num_layers}], {id(model): ref})
     assert data is not None and len(data) < 10_000  # the reference, not the weights
     # Unpickled, the reference becomes whatever model the loading side holds for it.
     seen: list[ModelRef] = []
-    loaded = ray_executor.loads(data, lambda got: seen.append(got) or model)
+    loaded = ray_actor.loads(data, lambda got: seen.append(got) or model)
     assert loaded([0]) == [{"layers": 2}] and seen == [ref]
     # A closure without a local model (a served call) or with one the run did not load stays
     # in this process.
-    assert ray_executor.dumps(lambda batch: [{"n": len(batch)}], {id(model): ref}) is None
-    assert ray_executor.dumps(lambda batch: [{"l": model.num_layers}], {}) is None
+    assert ray_actor.dumps(lambda batch: [{"n": len(batch)}], {id(model): ref}) is None
+    assert ray_actor.dumps(lambda batch: [{"l": model.num_layers}], {}) is None
+
+
+def test_a_closure_travels_with_its_served_judge_as_its_spec(tiny_model_folder):
+    """A served judge travels as the spec the design gave it (not its tokenizer or client), and
+    the actor side builds its own judge from it: the same identity, the same reading settings."""
+    spec = judge_spec(
+        "litellm:hosted_vllm/fake-judge",
+        endpoint=EndpointSettings(base_url="http://127.0.0.1:9/v1", concurrency=3),
+        served={"tokenizer": str(tiny_model_folder), "node_cutoff": 0.03},
+    )
+    judge = build_judge(spec, LocalModel.load)
+    ref = JudgeRef(spec.model_dump_json())
+    data = ray_actor.dumps(lambda batch: [{"id": judge.identity()["model"]}], {id(judge): ref})
+    assert data is not None and len(data) < 10_000  # the spec, not the tokenizer
+    actor = ray_actor.ModelActor(0)
+    loaded = ray_actor.loads(data, actor.made)
+    assert loaded([0]) == [{"id": "hosted_vllm/fake-judge"}]
+    built = actor.judges[ref]
+    assert built is not judge and built.identity() == judge.identity()
+    assert built.batch_size == 3 and built.exact_settings == judge.exact_settings
+    # A served judge the run did not build itself stays in this process.
+    assert ray_actor.dumps(lambda batch: [{"m": judge.model}], {}) is None
 
 
 def test_executor_settings_reach_the_actors(tiny_ref):
@@ -206,7 +275,7 @@ def test_executor_settings_reach_the_actors(tiny_ref):
                 lambda batch: [{"i": i, "layers": model.num_layers} for i in batch],
                 [[0, 1], [2], [3]],
                 label="test",
-                local=True,
+                to_actors=True,
             )
         }
         assert done == {
@@ -220,7 +289,7 @@ def test_executor_settings_reach_the_actors(tiny_ref):
             raise LabError(f"no good ({model.num_layers} layers)", where="test")
 
         with pytest.raises(LabError, match=r"test: no good \(2 layers\)"):
-            list(executor.batches(bad, [[0]], label="bad", local=True))
+            list(executor.batches(bad, [[0]], label="bad", to_actors=True))
 
         def slow(batch):
             time.sleep(5)
@@ -235,7 +304,7 @@ def test_executor_settings_reach_the_actors(tiny_ref):
         thread = threading.Thread(target=kill, daemon=True)
         thread.start()
         with pytest.raises(LabError, match="lost with its actor 1 times"):
-            list(executor.batches(slow, [[0]], label="slow", local=True))
+            list(executor.batches(slow, [[0]], label="slow", to_actors=True))
         thread.join()
     finally:
         executor.close()

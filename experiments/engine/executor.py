@@ -1,6 +1,9 @@
 """Where the batches of the store's cached-call door are computed: here, in this process (the
-default), or on Ray actors that each hold their own copy of the run's local models
-(experiments/engine/ray_executor.py, opened by executor_choice.py only when a run asks for it).
+default), or on Ray actors that each hold their own copy of the run's local models and their own
+client of each served judge (experiments/engine/ray_executor.py, opened by executor_choice.py
+only when a run asks for it). A served judge's reading is the lab's own work (rendering,
+encoding, the bounded walk, the HTTP round trips): on actors it runs in as many processes as
+there are actors, so one Python process no longer caps how fast a fast judge server is read.
 
 The executor is a run option, never part of a design: a preregistered design hashes the same
 whatever hardware runs it, and the store it makes is the same too — the same requests, cut into
@@ -23,7 +26,8 @@ Compute = Callable[[list[int]], Sequence[Mapping[str, Any]]]
 
 
 class ExecutorSettings(DataModel):
-    """`diarylab run --executor ...`: where local model calls run. Not a design field."""
+    """`diarylab run --executor ...`: where local model calls and served judges' readings run.
+    Not a design field."""
 
     kind: Literal["inprocess", "ray"] = Field(
         "inprocess", description="inprocess: this process's models; ray: Ray actors"
@@ -63,13 +67,28 @@ class ModelRef:
     where: str = ""
 
 
+@dataclass(frozen=True)
+class JudgeRef:
+    """How an actor builds its own client of one of the run's served judges: the judge's spec
+    as the design gave it (JSON, so the reference is hashable), read by the same judge builder.
+    Each actor's client keeps the endpoint's concurrency: under Ray a served judge may have
+    actors x concurrency requests in flight."""
+
+    spec: str
+
+
+Ref = ModelRef | JudgeRef
+
+
 class Executor(Protocol):
     width: int  # batches one cached call may have in flight at once
 
     def batches(
-        self, compute: Compute, batches: Sequence[list[int]], *, label: str, local: bool
+        self, compute: Compute, batches: Sequence[list[int]], *, label: str, to_actors: bool
     ) -> Iterator[tuple[list[int], Sequence[Mapping[str, Any]]]]:
-        """Each batch with its computed results, as each is ready (any order)."""
+        """Each batch with its computed results, as each is ready (any order). `to_actors`: the
+        call is a local model's or a judge's, which an actor can compute (a served chatbot's
+        or writer's calls stay here)."""
         ...
 
     def status(self) -> str: ...
@@ -83,7 +102,7 @@ class InProcess:
     width = 1
 
     def batches(
-        self, compute: Compute, batches: Sequence[list[int]], *, label: str, local: bool
+        self, compute: Compute, batches: Sequence[list[int]], *, label: str, to_actors: bool
     ) -> Iterator[tuple[list[int], Sequence[Mapping[str, Any]]]]:
         for batch in batches:
             yield batch, compute(batch)

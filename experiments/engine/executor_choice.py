@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from diarylab.experiments.engine.executor import Executor, ExecutorSettings, InProcess, ModelRef
+from diarylab.experiments.engine.executor import Executor, ExecutorSettings, InProcess, Ref
 from diarylab.foundation.errors import LabError
 
 
-def open_executor(
-    settings: ExecutorSettings, refs: Callable[[], Mapping[int, ModelRef]]
-) -> Executor:
+def open_executor(settings: ExecutorSettings, refs: Callable[[], Mapping[int, Ref]]) -> Executor:
     """The run's executor. `refs()` maps id(model) → ModelRef for every local model the run has
-    loaded so far (it grows as judges are built)."""
+    loaded so far, and id(judge) → JudgeRef for every served judge it has built (it grows as
+    judges are built)."""
     if settings.kind == "inprocess":
         return InProcess()
     try:

@@ -77,7 +77,7 @@ def judge_tasks(
         for question, grouped, items in reading_runs(pending)
     ]
     width = store.executor.width
-    if width > 1 and len(jobs) > 1 and identity.get("kind") == "local":
+    if width > 1 and len(jobs) > 1:
         # Under the Ray executor each group (one batch) can go to an actor of its own.
         run_spread(store, jobs, width)
         return

@@ -1,130 +1,38 @@
-"""The Ray executor: the store's batches of local model calls computed on Ray actors, each actor
-holding its own copy of the run's local models (one actor per GPU, or per group of GPUs a
-sharded model spans). Imported only by `diarylab run --executor ray`.
+"""The Ray executor: the store's batches of local model calls and of judges' readings computed
+on Ray actors, each actor holding its own copy of the run's local models (one actor per GPU, or
+per group of GPUs a sharded model spans) and its own client of each served judge. Imported only
+by `diarylab run --executor ray`.
 
 What travels to an actor is the batch's own compute function (the closure the store's cached
 door was handed: a write, a chatbot's replies, a judge's readings) pickled once per cached call
 and put in Ray's object store. Every local model the closure holds is pickled as a reference —
 the spec and load settings the run loaded it with (executor.ModelRef) — and the actor resolves
-it to its own loaded copy. So the actor runs exactly the code an in-process run runs, on the
-same batches with the same per-row seeds, and sends back the results; the store's one writer
-stores each batch all-or-nothing, as in-process. An actor that dies mid-batch is restarted by
-Ray (max_restarts) and its batch is sent again, to whichever actor is free first: nothing was
-stored for it, so nothing is stored twice."""
+it to its own loaded copy; every served judge likewise, as its spec (executor.JudgeRef), which
+the actor builds into its own judge (its tokenizer, caches and connections). So the actor runs
+exactly the code an in-process run runs, on the same batches with the same per-row seeds, and
+sends back the results; the store's one writer stores each batch all-or-nothing, as in-process.
+An actor that dies mid-batch is restarted by Ray (max_restarts) and its batch is sent again, to
+whichever actor is free first: nothing was stored for it, so nothing is stored twice."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
-import pickle
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import ray
-from ray import cloudpickle
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
 
-from diarylab.experiments.engine.executor import Compute, ExecutorSettings, InProcess, ModelRef
+from diarylab.experiments.engine.executor import Compute, ExecutorSettings, InProcess, Ref
+from diarylab.experiments.engine.ray_actor import ModelActor, dumps, torch_threads
 from diarylab.foundation.errors import LabError
-from diarylab.model_access.local import LocalModel
 
 Done = tuple[list[int], Sequence[Mapping[str, Any]]]
 RESTART_WAIT_S = 300.0  # how long a dead actor may take to come back (it reloads its models)
-CACHED_COMPUTES = 4  # closures an actor keeps unpickled (the cached calls in flight at once)
-
-
-class _NotShippable(Exception):
-    """The closure holds a local model no actor can load (one the run did not load itself)."""
-
-
-def dumps(compute: Compute, refs: Mapping[int, ModelRef]) -> bytes | None:
-    """The closure pickled with its local models as references; None when it holds none (a
-    served model's call stays here) or one the actors could not load."""
-    found: list[ModelRef] = []
-
-    class Pickler(cloudpickle.Pickler):
-        def persistent_id(self, obj: Any) -> Any:
-            if isinstance(obj, LocalModel):
-                ref = refs.get(id(obj))
-                if ref is None:
-                    raise _NotShippable
-                found.append(ref)
-                return ref
-            return None
-
-    buffer = io.BytesIO()
-    try:
-        Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(compute)
-    except (_NotShippable, pickle.PicklingError, TypeError, AttributeError):
-        # Not for an actor (a model it cannot load, something that does not pickle): the
-        # batches are computed here, with the same results; status() counts them.
-        return None
-    return buffer.getvalue() if found else None
-
-
-def loads(data: bytes, model: Callable[[ModelRef], LocalModel]) -> Compute:
-    class Unpickler(pickle.Unpickler):
-        def persistent_load(self, pid: Any) -> Any:
-            return model(pid)
-
-    compute: Compute = Unpickler(io.BytesIO(data)).load()
-    return compute
-
-
-def _torch_threads() -> int:
-    import torch
-
-    return int(torch.get_num_threads())
-
-
-class ModelActor:
-    """One actor: the run's local models, each loaded on first use on the actor's own device
-    (Ray gives it its GPUs as CUDA_VISIBLE_DEVICES), and the closures it was sent."""
-
-    def __init__(self, index: int, threads: int = 0) -> None:
-        self.index = index
-        if threads > 0:
-            import torch
-
-            # The driver's thread count: on a CPU some kernels split their sums by thread, so
-            # an actor on Ray's one thread per CPU would store other floats than a run
-            # in-process (the tests hold the two stores equal).
-            torch.set_num_threads(threads)
-        self.models: dict[ModelRef, LocalModel] = {}
-        self.computes: OrderedDict[str, Compute] = OrderedDict()
-
-    def model(self, ref: ModelRef) -> LocalModel:
-        if ref not in self.models:
-            model = LocalModel.load(ref.spec, ref.local)
-            if ref.vllm is not None:
-                from diarylab.model_access.vllm_twin import attach_vllm
-
-                model = attach_vllm(model, ref.vllm, where=ref.where)
-            self.models[ref] = model
-        return self.models[ref]
-
-    def run(self, key: str, payload: list[Any], batch: list[int]) -> list[dict[str, Any]]:
-        # The payload comes wrapped in a list so Ray hands over the reference, not the bytes:
-        # an actor fetches and unpickles each closure once, however many batches it gets.
-        compute = self.computes.get(key)
-        if compute is None:
-            compute = loads(ray.get(payload[0]), self.model)
-            self.computes[key] = compute
-            while len(self.computes) > CACHED_COMPUTES:
-                self.computes.popitem(last=False)
-        return [dict(result) for result in compute(batch)]
-
-    def ping(self) -> int:
-        return self.index
-
-    def close(self) -> None:
-        for model in self.models.values():
-            if model.engine is not None:
-                model.engine.close()
 
 
 class _Pool:
@@ -148,9 +56,7 @@ class _Pool:
 
 
 class RayExecutor:
-    def __init__(
-        self, settings: ExecutorSettings, refs: Callable[[], Mapping[int, ModelRef]]
-    ) -> None:
+    def __init__(self, settings: ExecutorSettings, refs: Callable[[], Mapping[int, Ref]]) -> None:
         self.settings = settings
         self.refs = refs
         self.owns_cluster = not ray.is_initialized()
@@ -174,28 +80,28 @@ class RayExecutor:
                 max_task_retries=0,  # the executor resends a lost batch itself, counted
                 num_cpus=settings.actor_cpus,
                 num_gpus=per_actor,
-            ).remote(i, _torch_threads())
+            ).remote(i, torch_threads())
             for i in range(count)
         ]
         self.width = count
         self.pool = _Pool(count)
         self.doing = ["idle"] * count
         self.resent = 0  # batches sent again after their actor died
-        self.here = 0  # local models' batches computed in this process (not shippable)
+        self.here = 0  # batches for actors computed in this process (not shippable)
         self.counting = threading.Lock()  # batches() runs on several threads at once
         self.local = InProcess()
         self.closed = threading.Event()
         self.waiting: list[threading.Thread] = []  # threads waiting for restarted actors
 
     def batches(
-        self, compute: Compute, batches: Sequence[list[int]], *, label: str, local: bool
+        self, compute: Compute, batches: Sequence[list[int]], *, label: str, to_actors: bool
     ) -> Iterator[Done]:
-        data = dumps(compute, self.refs()) if local and batches else None
+        data = dumps(compute, self.refs()) if to_actors and batches else None
         if data is None:
-            if local:
+            if to_actors:
                 with self.counting:
                     self.here += len(batches)
-            yield from self.local.batches(compute, batches, label=label, local=local)
+            yield from self.local.batches(compute, batches, label=label, to_actors=to_actors)
             return
         key = hashlib.sha256(data).hexdigest()
         payload = ray.put(data)

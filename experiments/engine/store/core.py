@@ -189,11 +189,12 @@ class Store(OneWriter, StoreEdits):
             )
         step = max(1, batch_size)
         batches = [pending[start : start + step] for start in range(0, len(pending), step)]
-        # The model calls: here on the caller's own thread, or — a local model's, under the Ray
-        # executor — on actors, several batches at once, each back here as it is ready.
-        local = identity.get("kind") == "local"
+        # The model calls: here on the caller's own thread, or — a local model's or a judge's,
+        # under the Ray executor — on actors, several batches at once, each back here as it is
+        # ready.
+        to_actors = identity.get("kind") == "local" or kind == "judge"
         for batch, done_batch in self.executor.batches(
-            compute, batches, label=f"{kind} {model}", local=local
+            compute, batches, label=f"{kind} {model}", to_actors=to_actors
         ):
             computed = list(done_batch)
             if len(computed) != len(batch):
