@@ -44,9 +44,10 @@ def folder_bytes(folder: Path, pattern: str) -> int:
     return sum(p.stat().st_size for p in folder.glob(pattern) if p.is_file())
 
 
-def one(study: str, scale: int, work: Path, actors: int = 0) -> dict[str, Any]:
-    """One rehearsal in this process: the run (on `actors` Ray actors, or in-process), then
-    report, export and status as a user runs them (fresh processes)."""
+def one(study: str, scale: int, work: Path, actors: int = 0, replicas: int = 1) -> dict[str, Any]:
+    """One rehearsal in this process: the run (on `actors` Ray actors, or in-process; each
+    judge served by `replicas` stand-in processes), then report, export and status as a user
+    runs them (fresh processes)."""
     from diarylab.experiments.engine.executor import ExecutorSettings
     from diarylab.experiments.engine.store import Store
     from diarylab.experiments.opening import load_design
@@ -60,9 +61,10 @@ def one(study: str, scale: int, work: Path, actors: int = 0) -> dict[str, Any]:
     executor = ExecutorSettings(kind="ray", actors=actors) if actors else None
     if actors:
         clock.watch_ray()
-    with stand_ins(work, cards) as models:
+    with stand_ins(work, cards, replicas) as models:
         path = rehearsal_design(study, work, models, ids)
-        out = work / (f"{study}-{len(ids)}-run" + (f"-ray{actors}" if actors else ""))
+        suffix = (f"-ray{actors}" if actors else "") + (f"-r{replicas}" if replicas > 1 else "")
+        out = work / f"{study}-{len(ids)}-run{suffix}"
         design = load_design(path)
         start = (time.perf_counter(), cpu_seconds())
         summary = run_design(design, out, progress=False, executor=executor)
@@ -91,6 +93,7 @@ def one(study: str, scale: int, work: Path, actors: int = 0) -> dict[str, Any]:
         "cpu_ms_per_call": round(1000 * (end[1] - start[1]) / max(calls, 1), 3),
         "cpu_ms_per_judge_prompt": round(1000 * judging["cpu_s"] / max(prompts, 1), 3),
         "actors": actors,
+        "replicas": replicas,
         "actor_cpu_ms_per_judge_prompt": round(
             1000 * judging.get("actors_cpu_s", 0.0) / max(prompts, 1), 3
         ),
@@ -140,8 +143,8 @@ def plan_against_run(out: Path, asks: list[Any]) -> dict[str, Any]:
     return out_
 
 
-def child(study: str, scale: int, work: Path, actors: int = 0) -> dict[str, Any]:
-    more = ["--actors", str(actors)] if actors else []
+def child(study: str, scale: int, work: Path, actors: int = 0, replicas: int = 1) -> dict[str, Any]:
+    more = ["--actors", str(actors), "--replicas", str(replicas)]
     done = subprocess.run(
         [sys.executable, __file__, "--one", study, str(scale), "--work", str(work), *more],
         capture_output=True,
@@ -164,6 +167,7 @@ def print_figures(f: dict[str, Any]) -> None:
         f"{f['study']} with {f['cards']} role cards: {f['calls']} calls, {f['judge_readings']} "
         f"judge readings in {f['judge_prompts']} prompts; run {f['run_wall_s']} s"
         + (f" on {f['actors']} Ray actors" if f.get("actors") else " in-process")
+        + (f", {f['replicas']} stand-in processes per judge" if f.get("replicas", 1) > 1 else "")
     )
     for name, span in f["phases"].items():
         actors = f"  actors' cpu {span['actors_cpu_s']:>8.1f} s" if "actors_cpu_s" in span else ""
@@ -233,10 +237,16 @@ def main() -> None:
         default=0,
         help="run on this many Ray actors (--executor ray): writing and judges' readings there",
     )
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="stand-in processes per judge, listed as its replicas (for a many-core machine)",
+    )
     args = parser.parse_args()
     if args.one:
         study, scale = args.one[0], int(args.one[1])
-        print(json.dumps(one(study, scale, args.work, args.actors)))
+        print(json.dumps(one(study, scale, args.work, args.actors, args.replicas)))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="rehearsal-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -252,7 +262,7 @@ def main() -> None:
     for study in args.studies:
         rows = []
         for scale in args.scales:
-            figures = child(study, scale, work, args.actors)
+            figures = child(study, scale, work, args.actors, args.replicas)
             print_figures(figures)
             rows.append(figures)
             sys.stdout.flush()

@@ -56,7 +56,8 @@ WORDS = SENTENCE.split(" ")
 
 @dataclass(frozen=True)
 class StandIns:
-    judge_urls: dict[str, str]  # by the judge's tokenizer (hub id)
+    # by the judge's tokenizer (hub id): its stand-in's URL, or its replicas' (a base_url list)
+    judge_urls: dict[str, str | list[str]]
     chat_url: str
     model_folder: Path
     cards: Path
@@ -184,16 +185,19 @@ def judge_standin(kind: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
 
 
 @contextmanager
-def stand_ins(work: Path, cards: Path) -> Iterator[StandIns]:
+def stand_ins(work: Path, cards: Path, replicas: int = 1) -> Iterator[StandIns]:
     """Every stand-in a rehearsal runs on, started for the length of the block: one judge
     stand-in per seed judge tokenizer, each in a process of its own (as each judge is served
-    apart)."""
+    apart); with `replicas` > 1 that many processes per judge, listed as the judge's replicas
+    (one stand-in process answers ~670 prompts a second: on a many-core machine one per judge
+    would measure the stand-ins, not the lab). Their answers are a function of the request
+    alone, so which replica answers changes nothing stored."""
     with ExitStack() as stack:
         chat_url = stack.enter_context(chat_standin())
-        urls = {
-            hub_id: stack.enter_context(judge_standin(kind))[0]
-            for hub_id, kind in JUDGE_KINDS.items()
-        }
+        urls: dict[str, str | list[str]] = {}
+        for hub_id, kind in JUDGE_KINDS.items():
+            started = [stack.enter_context(judge_standin(kind))[0] for _ in range(replicas)]
+            urls[hub_id] = started[0] if replicas == 1 else started
         yield StandIns(urls, chat_url, model_folder(work), cards)
 
 
