@@ -244,6 +244,8 @@ def main() -> None:
         help="stand-in processes per judge, listed as its replicas (for a many-core machine)",
     )
     args = parser.parse_args()
+    if args.actors < 0 or args.replicas < 1:
+        parser.error("--actors takes 0 (in-process) or more, --replicas 1 or more")
     if args.one:
         study, scale = args.one[0], int(args.one[1])
         print(json.dumps(one(study, scale, args.work, args.actors, args.replicas)))
