@@ -104,3 +104,11 @@ resamples = 200
 baseline_chatbot = "thanks"
 {extra}
 """
+
+
+def small_run_text(model_folder: Path, profile: Path | None) -> str:
+    """The smallest whole run: one diarist, one entry, the fixed-reply baseline, the tiny local
+    judge reading coherence only (a finished run folder for the run-folder and bad-input tests)."""
+    return design_text(
+        model_folder, profile, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
+    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')

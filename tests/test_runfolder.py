@@ -15,7 +15,7 @@ import pytest
 from diarylab.experiments.cli import main
 from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
-from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
+from tests.lab_fixtures import make_profile, small_run_text
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +23,7 @@ def finished(tmp_path_factory, tiny_model_folder):
     """A small finished run (fixed replies, local tiny judge) and its inputs."""
     folder = tmp_path_factory.mktemp("runfolder")
     profile = make_profile(folder, tiny_model_folder)
-    text = design_text(
-        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
-    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    text = small_run_text(tiny_model_folder, profile)
     design = folder / "design.toml"
     design.write_text(text)
     run = folder / "run"

@@ -20,7 +20,7 @@ from diarylab.experiments.runner import run_design
 from diarylab.foundation.datafiles import file_sha256, located, reading_from
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
-from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
+from tests.lab_fixtures import design_text, make_profile, small_run_text
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +29,7 @@ def finished(tmp_path_factory, tiny_model_folder):
     and the bytes of its report made in place."""
     origin = tmp_path_factory.mktemp("origin")
     profile = make_profile(origin, tiny_model_folder)
-    text = design_text(
-        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
-    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    text = small_run_text(tiny_model_folder, profile)
     design = origin / "design.toml"
     design.write_text(text)
     run = origin / "run"

@@ -6,8 +6,8 @@ import pytest
 
 from diarylab.experiments.opening import load_design
 from diarylab.experiments.runner import run_design
-from tests.bad_inputs.lab import FIXED_ONLY, Lab
-from tests.lab_fixtures import design_text, make_profile
+from tests.bad_inputs.lab import Lab
+from tests.lab_fixtures import make_profile, small_run_text
 
 
 @pytest.fixture(scope="package")
@@ -21,9 +21,7 @@ def shared(tmp_path_factory, tiny_model_folder):
 def finished(shared, tiny_model_folder):
     """A small finished run (one diarist, one entry, fixed replies, the tiny local judge)."""
     folder, profile = shared
-    text = design_text(
-        tiny_model_folder, profile, entries=1, diarists='["amara"]', chatbots=FIXED_ONLY
-    ).replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    text = small_run_text(tiny_model_folder, profile)
     design = folder / "finished.toml"
     design.write_text(text)
     run = folder / "finished-run"

@@ -26,11 +26,6 @@ from tests.lab_fixtures import design_text
 ROOT = Path(__file__).resolve().parents[2]
 PATTERN_FILE = ROOT / "diarists" / "patterns" / "social_isolation.toml"
 ENTRY_TEMPLATE = ROOT / "diarists" / "templates" / "entry.toml"
-FIXED_ONLY = """
-[[chatbots]]
-id = "thanks"
-kind = "fixed"
-"""
 SERVED_CHATBOT = """
 [[chatbots]]
 id = "thanks"
