@@ -1,16 +1,35 @@
 """Wall and CPU time per phase of a run, taken where the run names its phases
-(bench/rehearsal.py): this process's CPU, and under the Ray executor the actors' too."""
+(bench/rehearsal.py): this process's CPU, under the Ray executor the actors' too, and the CPU of
+other processes watched beside the run (the judge stand-ins, on the same cores)."""
 
 from __future__ import annotations
 
+import os
 import resource
 import time
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+def process_cpu_seconds(pids: Iterable[int]) -> float:
+    """Other processes' CPU so far (utime + stime from Linux's /proc/<pid>/stat); a process
+    that has gone counts 0."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            # the fields after the command's closing parenthesis: utime and stime are 12th, 13th
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def actors_cpu_seconds(executor: Any) -> float:
@@ -25,11 +44,26 @@ def actors_cpu_seconds(executor: Any) -> float:
 
 class PhaseClock:
     """Wall and CPU time per progress phase, taken where the run names its phases; under the
-    Ray executor also the actors' CPU (read at each phase and as the executor closes)."""
+    Ray executor also the actors' CPU (read at each phase and as the executor closes), and
+    the watched processes' (read at each phase, from watch_processes to stop)."""
 
     def __init__(self) -> None:
-        self.marks: list[tuple[str, float, float, float]] = []
+        self.marks: list[tuple[str, float, float, float, float]] = []
         self.actors_at_close = 0.0
+        self.watched: tuple[int, ...] = ()
+        self.watched_at_start = self.watched_at_stop = 0.0
+
+    def watch_processes(self, pids: Iterable[int]) -> None:
+        """Count these processes' CPU per phase from now (call as the run starts)."""
+        self.watched = tuple(pids)
+        self.watched_at_start = self.watched_cpu()
+
+    def stop(self) -> None:
+        """The watched processes' CPU at the run's end (call while they still run)."""
+        self.watched_at_stop = self.watched_cpu()
+
+    def watched_cpu(self) -> float:
+        return process_cpu_seconds(self.watched)
 
     def install(self) -> None:
         from diarylab.experiments.engine.progress import Progress
@@ -39,7 +73,8 @@ class PhaseClock:
 
         def phase(progress: Progress, name: str) -> None:
             actors = actors_cpu_seconds(progress.store.executor)
-            clock.marks.append((name, time.perf_counter(), cpu_seconds(), actors))
+            watched = clock.watched_cpu()
+            clock.marks.append((name, time.perf_counter(), cpu_seconds(), actors, watched))
             named(progress, name)
 
         Progress.phase = phase  # type: ignore[method-assign,assignment]
@@ -57,17 +92,21 @@ class PhaseClock:
         ray_executor.RayExecutor.close = closing  # type: ignore[method-assign,assignment]
 
     def spans(self, start: tuple[float, float], end: tuple[float, float]) -> dict[str, Any]:
-        """Per phase: wall and CPU seconds (this process's; the actors' apart); "profiles" is
-        everything before the first phase (making the inline profiles: contrast texts,
-        calibration samples and their readings)."""
+        """Per phase: wall and CPU seconds (this process's; the actors' and the watched
+        processes' apart); "profiles" is everything before the first phase (making the inline
+        profiles: contrast texts, calibration samples and their readings)."""
         marks = [
-            ("profiles", *start, 0.0),
+            ("profiles", *start, 0.0, self.watched_at_start),
             *self.marks,
-            ("end", *end, self.actors_at_close),
+            ("end", *end, self.actors_at_close, self.watched_at_stop),
         ]
         out = {}
-        for (name, wall, cpu, act), (_, wall2, cpu2, act2) in zip(marks, marks[1:], strict=False):
+        for (name, wall, cpu, act, seen), (_, wall2, cpu2, act2, seen2) in zip(
+            marks, marks[1:], strict=False
+        ):
             out[name] = {"wall_s": round(wall2 - wall, 2), "cpu_s": round(cpu2 - cpu, 2)}
             if act2 or act:
                 out[name]["actors_cpu_s"] = round(act2 - act, 2)
+            if self.watched:
+                out[name]["watched_cpu_s"] = round(seen2 - seen, 2)
         return out

@@ -66,9 +66,11 @@ def one(study: str, scale: int, work: Path, actors: int = 0, replicas: int = 1) 
         suffix = (f"-ray{actors}" if actors else "") + (f"-r{replicas}" if replicas > 1 else "")
         out = work / f"{study}-{len(ids)}-run{suffix}"
         design = load_design(path)
+        clock.watch_processes(models.judge_pids)
         start = (time.perf_counter(), cpu_seconds())
         summary = run_design(design, out, progress=False, executor=executor)
         end = (time.perf_counter(), cpu_seconds())
+        clock.stop()
     phases = clock.spans(start, end)
     store = Store(out / "store.sqlite")
     try:
@@ -96,6 +98,11 @@ def one(study: str, scale: int, work: Path, actors: int = 0, replicas: int = 1) 
         "replicas": replicas,
         "actor_cpu_ms_per_judge_prompt": round(
             1000 * judging.get("actors_cpu_s", 0.0) / max(prompts, 1), 3
+        ),
+        # the judge stand-ins' own CPU in the judging phase: on a 2-core machine it shares
+        # the cores with the lab, so it is printed beside the lab's
+        "standin_cpu_ms_per_judge_prompt": round(
+            1000 * judging.get("watched_cpu_s", 0.0) / max(prompts, 1), 3
         ),
         "prompts_per_s": round(prompts / judging["wall_s"], 1) if judging["wall_s"] else None,
         "store_mb": round(folder_bytes(out, "store.sqlite*") / 1e6, 2),
@@ -171,8 +178,12 @@ def print_figures(f: dict[str, Any]) -> None:
     )
     for name, span in f["phases"].items():
         actors = f"  actors' cpu {span['actors_cpu_s']:>8.1f} s" if "actors_cpu_s" in span else ""
+        served = span.get("watched_cpu_s")
+        judges = "" if served is None else f"  judge stand-ins' cpu {served:>8.1f} s"
         print(
-            f"  phase {name:<9} wall {span['wall_s']:>8.1f} s  cpu {span['cpu_s']:>8.1f} s{actors}"
+            f"  phase {name:<9} wall {span['wall_s']:>8.1f} s  cpu {span['cpu_s']:>8.1f} s"
+            + actors
+            + judges
         )
     on_actors = (
         f" in this process, + {f['actor_cpu_ms_per_judge_prompt']} ms on the actors"
@@ -181,7 +192,8 @@ def print_figures(f: dict[str, Any]) -> None:
     )
     print(
         f"  lab CPU {f['cpu_ms_per_judge_prompt']} ms per judge prompt{on_actors} (judging "
-        f"phase, the stand-in's own CPU apart), {f['prompts_per_s']} prompts/s sustained; "
+        f"phase, the stand-in's own CPU apart: {f.get('standin_cpu_ms_per_judge_prompt')} ms), "
+        f"{f['prompts_per_s']} prompts/s sustained; "
         f"{f['cpu_ms_per_call']} ms CPU per call over the run (the random diarist's arithmetic "
         "included)"
     )

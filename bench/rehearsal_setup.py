@@ -61,6 +61,7 @@ class StandIns:
     chat_url: str
     model_folder: Path
     cards: Path
+    judge_pids: tuple[int, ...] = ()  # the judge stand-ins' processes (their CPU is measured)
 
 
 # The stand-in writer's chat template: ChatML's layout, written here.
@@ -195,10 +196,13 @@ def stand_ins(work: Path, cards: Path, replicas: int = 1) -> Iterator[StandIns]:
     with ExitStack() as stack:
         chat_url = stack.enter_context(chat_standin())
         urls: dict[str, str | list[str]] = {}
+        pids: list[int] = []
         for hub_id, kind in JUDGE_KINDS.items():
-            started = [stack.enter_context(judge_standin(kind))[0] for _ in range(replicas)]
+            made = [stack.enter_context(judge_standin(kind)) for _ in range(replicas)]
+            started = [url for url, _ in made]
+            pids += [process.pid for _, process in made]
             urls[hub_id] = started[0] if replicas == 1 else started
-        yield StandIns(urls, chat_url, model_folder(work), cards)
+        yield StandIns(urls, chat_url, model_folder(work), cards, tuple(pids))
 
 
 def rehearsal_design(

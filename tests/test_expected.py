@@ -17,7 +17,7 @@ from diarylab.rubric.judging.expected import (
     path_masses,
 )
 from diarylab.rubric.judging.local_judge import LocalJudge
-from diarylab.rubric.judging.number_reading import NumberReading, number_reading
+from diarylab.rubric.judging.number_reading import NumberReading, number_reading, number_summary
 from diarylab.rubric.prompts import JudgePrompt
 from tests.conftest import build_tiny_llama
 from tests.judge_helpers import (
@@ -115,6 +115,30 @@ def test_record_round_trip_recomputes_without_the_model(tiny_model):
     assert again.mean == pytest.approx(reading.mean)
     # The floor is applied when reading the record, not stored in it.
     assert not NumberReading.from_record(stored, floor=0.5).readable
+
+
+@pytest.mark.parametrize("floor", [0.0, 0.2, 0.4, 0.5, 0.95])
+def test_a_judgment_rows_summary_is_the_readings_own(tiny_model, floor):
+    """What a judgment row keeps (number_summary) is exactly what the full reading says, for a
+    model's record (template attached) and for a partial hand-made one, readable or not."""
+    model_made = LocalJudge(tiny_model).read_number(JudgePrompt.raw(PROMPTS[0]), floor=0.0)
+    hand_made = number_reading(
+        [
+            NodeReading("", {"5": math.log(0.3), "1": math.log(0.1)}),
+            NodeReading("1", {"0": math.log(0.5)}, end_logprob=math.log(0.5)),
+        ]
+    )
+    for reading in (model_made, hand_made):
+        stored = json.loads(json.dumps(reading.to_record()))
+        full = NumberReading.from_record(stored, floor=floor)
+        summary = number_summary(stored, floor=floor)
+        assert (summary.value, summary.coverage, summary.readable) == (
+            full.mean,
+            full.coverage,
+            full.readable,
+        )
+    with pytest.raises(LabError, match="not a number record"):
+        number_summary({"kind": "yes_no", "yes": {}, "no": {}})
 
 
 def test_continuation_rule():

@@ -7,9 +7,15 @@ import math
 
 import pytest
 
+from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.judging.vocab import vocab_facts
-from diarylab.rubric.judging.yes_no import YesNoReading, answer_of, yes_no_reading
+from diarylab.rubric.judging.yes_no import (
+    YesNoReading,
+    answer_of,
+    yes_no_reading,
+    yes_no_summary,
+)
 from diarylab.rubric.prompts import JudgePrompt
 
 
@@ -53,3 +59,21 @@ def test_record_round_trip(tiny_model):
     reading = LocalJudge(tiny_model).read_yes_no(JudgePrompt.raw("Answer:"), floor=0.0)
     again = YesNoReading.from_record(json.loads(json.dumps(reading.to_record())), floor=0.0)
     assert again.p_yes == pytest.approx(reading.p_yes) and again.coverage == reading.coverage
+
+
+@pytest.mark.parametrize("floor", [0.0, 0.3, 0.5, 0.9])
+def test_a_judgment_rows_summary_is_the_readings_own(tiny_model, floor):
+    """What a judgment row keeps (yes_no_summary) is exactly what the full reading says."""
+    model_made = LocalJudge(tiny_model).read_yes_no(JudgePrompt.raw("Answer:"), floor=0.0)
+    hand_made = yes_no_reading({"Yes": math.log(0.3), "Ġyes": math.log(0.1)}, {"No": -0.9})
+    for reading in (model_made, hand_made):
+        stored = json.loads(json.dumps(reading.to_record()))
+        full = YesNoReading.from_record(stored, floor=floor)
+        summary = yes_no_summary(stored, floor=floor)
+        assert (summary.value, summary.coverage, summary.readable) == (
+            full.p_yes,
+            full.coverage,
+            full.readable,
+        )
+    with pytest.raises(LabError, match="not a yes/no record"):
+        yes_no_summary({"kind": "number", "nodes": []})

@@ -15,28 +15,27 @@ from diarylab.experiments.engine.lanes import run_spread
 from diarylab.experiments.engine.store import JudgmentRow, Store
 from diarylab.experiments.engine.tasks import Task, Tick
 from diarylab.rubric.judging.judge_base import Judge
-from diarylab.rubric.judging.number_reading import NumberReading
-from diarylab.rubric.judging.yes_no import YesNoReading
+from diarylab.rubric.judging.number_reading import number_summary
+from diarylab.rubric.judging.yes_no import yes_no_summary
 from diarylab.rubric.prompts import JudgePrompt
 
 
 def judgment_row(
     task: Task, judge_id: str, key: str, record: Mapping[str, Any], floor: float
 ) -> JudgmentRow:
-    reading: NumberReading | YesNoReading
+    # What the row keeps, recomputed from the stored record (the readings' full objects, bound
+    # and all, are the report's to rebuild).
     if task.question == "number":
-        reading = NumberReading.from_record(record, floor=floor)
-        value = reading.mean
+        reading = number_summary(record, floor=floor)
     else:
-        reading = YesNoReading.from_record(record, floor=floor)
-        value = reading.p_yes
+        reading = yes_no_summary(record, floor=floor)
     return JudgmentRow(
         judgment_id=judgment_id(judge_id, task),
         target_kind=task.target_kind,
         target_id=task.target_id,
         judge=judge_id,
         item=task.item,
-        value=value,
+        value=reading.value,
         coverage=reading.coverage,
         readable=reading.readable,
         template=f"{task.template.id}@{task.template.version}:{task.template.sha256[:12]}",

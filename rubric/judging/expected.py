@@ -198,6 +198,16 @@ def distribution(
     return out
 
 
+@dataclass(frozen=True)
+class ReadingSummary:
+    """What a judgment row keeps of a reading: its value (the mean of a 0–100 reading, P(yes)
+    of a yes/no one; None when unreadable), its coverage, and whether it was readable."""
+
+    value: float | None
+    coverage: float
+    readable: bool
+
+
 def check_floor(floor: float) -> float:
     if not 0 <= floor <= 1:
         raise LabError(f"coverage floor {floor} is not in [0, 1]", where="coverage floor")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from diarylab.foundation.errors import LabError
-from diarylab.rubric.judging.expected import DEFAULT_FLOOR, prob
+from diarylab.rubric.judging.expected import DEFAULT_FLOOR, ReadingSummary, prob
 from diarylab.rubric.prompts import TemplateRef
 
 SPACE_MARKERS = ("Ġ", "▁", " ")  # how byte-level BPE, SentencePiece and plain text write a space
@@ -53,11 +53,32 @@ class YesNoReading:
 
     @staticmethod
     def from_record(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> YesNoReading:
-        if record.get("kind") != "yes_no":
-            raise LabError(f"not a yes/no record (kind={record.get('kind')!r})", where="record")
+        _check_kind(record)
         raw, template = TemplateRef.split(record)
         reading = yes_no_reading(raw["yes"], raw["no"], floor=floor, record=raw)
         return reading if template is None else replace(reading, template=template)
+
+
+def yes_no_summary(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> ReadingSummary:
+    """P(yes), coverage and readability as YesNoReading.from_record gives them, without copying
+    and sorting the record (a judgment row needs only these)."""
+    _check_kind(record)
+    yes_mass, no_mass, coverage, readable = _masses(record["yes"], record["no"], floor)
+    return ReadingSummary(yes_mass / coverage if readable else None, coverage, readable)
+
+
+def _check_kind(record: Mapping[str, Any]) -> None:
+    if record.get("kind") != "yes_no":
+        raise LabError(f"not a yes/no record (kind={record.get('kind')!r})", where="record")
+
+
+def _masses(
+    yes: Mapping[str, float], no: Mapping[str, float], floor: float
+) -> tuple[float, float, float, bool]:
+    yes_mass = sum(prob(v) for v in yes.values())
+    no_mass = sum(prob(v) for v in no.values())
+    coverage = yes_mass + no_mass
+    return yes_mass, no_mass, coverage, coverage >= floor and coverage > 0
 
 
 def yes_no_reading(
@@ -68,10 +89,7 @@ def yes_no_reading(
     record: Mapping[str, Any] | None = None,
 ) -> YesNoReading:
     """From log-probabilities of the yes variants and the no variants (token text -> log-prob)."""
-    yes_mass = sum(prob(v) for v in yes.values())
-    no_mass = sum(prob(v) for v in no.values())
-    coverage = yes_mass + no_mass
-    readable = coverage >= floor and coverage > 0
+    yes_mass, no_mass, coverage, readable = _masses(yes, no, floor)
     base = dict(record or {})
     base.setdefault("kind", "yes_no")
     base["yes"] = dict(sorted(yes.items()))
