@@ -77,12 +77,20 @@ class JudgeEngine:
         ids, steps = list(prompt), []
         for _ in range(max_new):
             row = self.next_logprobs(ids)
-            token = int(row.argmax())
+            token = self.best(row)
             steps.append(Step(token, row))
             if token in self.eos:
                 break
             ids.append(token)
         return steps
+
+    def best(self, row: torch.Tensor) -> int:
+        """The greedy token: the row's first largest entry."""
+        return int(row.argmax())
+
+    def top(self, row: torch.Tensor, k: int) -> list[int]:
+        """The row's k largest entries' ids, largest first (the sampler's top-k logprobs)."""
+        return [int(i) for i in torch.topk(row, k).indices]
 
     def finish_reason(self, steps: Sequence[Step]) -> str:
         return "stop" if steps and steps[-1].token_id in self.eos else "length"

@@ -237,7 +237,9 @@ def verify_prompt(engine: JudgeEngine, prompt: Sequence[int]) -> None:
         raise bad_request(f"Token id {max(prompt)} is out of vocabulary")
 
 
-def candidates(step: Step, n_logprobs: int | None, ids: Sequence[int]) -> list[int]:
+def candidates(
+    engine: JudgeEngine, step: Step, n_logprobs: int | None, ids: Sequence[int]
+) -> list[int]:
     """The engine's dict for one position (vllm/v1/sample/sampler.py gather_logprobs /
     gather_specific_token_logprobs, vllm/logprobs.py append_logprobs_for_next_position): the
     sampled token first, then the requested ids (which replace top-k) or the top-k, a repeat
@@ -247,7 +249,7 @@ def candidates(step: Step, n_logprobs: int | None, ids: Sequence[int]) -> list[i
     elif n_logprobs == -1:
         rest = [int(i) for i in torch.argsort(step.row, descending=True)]
     else:
-        rest = [int(i) for i in torch.topk(step.row, n_logprobs or 0).indices]
+        rest = engine.top(step.row, n_logprobs or 0)
     return list(dict.fromkeys([step.token_id, *rest]))
 
 
@@ -295,7 +297,7 @@ def chat_logprobs(
     content: list[dict[str, Any]] = []
     context: list[int] = []
     for step in steps:
-        order = candidates(step, n_logprobs, ids)
+        order = candidates(engine, step, n_logprobs, ids)
         decoded = vllm_token_strings(engine.tokenizer, [step.token_id], context)[0]
         names = printed(engine, order, context, as_ids)
         keep = len(order) if (ids or top == -1) else top
@@ -332,7 +334,7 @@ def completion_logprobs(
     offsets: list[int] = []
     context: list[int] = []
     for step in steps:
-        order = candidates(step, n_logprobs, ids)
+        order = candidates(engine, step, n_logprobs, ids)
         names = printed(engine, order, context, as_ids)
         keep = len(order) if (ids or asked == -1) else max(asked + 1, 0)
         tops.append({s: _logprob(step, i) for i, s in zip(order[:keep], names[:keep], strict=True)})

@@ -41,6 +41,20 @@ def test_the_same_prompt_reads_the_same_row_and_another_a_fresh_one(engine):
     assert float(shift.max() - shift.min()) < 1e-4
 
 
+def test_the_greedy_token_and_the_top_k_are_the_whole_rows(engine):
+    """The engine's shortcuts (numpy's argmax; top-k among its contenders) against torch's over
+    the whole row."""
+    assert len(engine.contenders) < engine.vocab_size  # a real shortcut, so a real check
+    for n in range(300):
+        row = engine.next_logprobs([n % 97, n, 3 * n + 1])
+        assert engine.best(row) == int(row.argmax())
+        for k in (1, 5, 20):
+            assert engine.top(row, k) == [int(i) for i in torch.topk(row, k).indices]
+    tied = torch.full((engine.vocab_size,), -50.0)
+    tied[engine.contenders[-2:]] = -1.0  # two largest: the first wins
+    assert engine.best(tied) == int(engine.contenders[-2])
+
+
 def test_the_judges_bias_lands_on_the_ids_it_names(engine):
     prompt = [5, 6, 7]
     places, bias = engine.first
