@@ -34,6 +34,7 @@ from bench.rehearsal_kills import kills  # noqa: E402
 from bench.rehearsal_setup import (  # noqa: E402
     KEY_ENV,
     cards_folder,
+    fresh_run_folder,
     measured_command,
     rehearsal_design,
     stand_ins,
@@ -64,7 +65,7 @@ def one(study: str, scale: int, work: Path, actors: int = 0, replicas: int = 1) 
     with stand_ins(work, cards, replicas) as models:
         path = rehearsal_design(study, work, models, ids)
         suffix = (f"-ray{actors}" if actors else "") + (f"-r{replicas}" if replicas > 1 else "")
-        out = work / f"{study}-{len(ids)}-run{suffix}"
+        out = fresh_run_folder(work / f"{study}-{len(ids)}-run{suffix}")
         design = load_design(path)
         clock.watch_processes(models.judge_pids)
         start = (time.perf_counter(), cpu_seconds())

@@ -15,6 +15,7 @@ from bench.rehearsal_setup import (
     KEY_ENV,
     ROOT,
     cards_folder,
+    fresh_run_folder,
     rehearsal_design,
     stand_ins,
     timed_command,
@@ -128,7 +129,8 @@ def kills(study: str, count: int, work: Path, seed: int) -> None:
     env["PYTHONPATH"] = str(ROOT)
     with stand_ins(work, cards) as models:
         path = rehearsal_design(study, work, models, ids)
-        whole, broken = work / f"{study}-unbroken", work / f"{study}-killed"
+        whole = fresh_run_folder(work / f"{study}-unbroken")
+        broken = fresh_run_folder(work / f"{study}-killed")
         began = time.perf_counter()
         timed_command(["run", str(path), "--out", str(whole), "--no-progress"], env)
         run_s = time.perf_counter() - began

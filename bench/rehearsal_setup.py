@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -114,6 +115,15 @@ def model_folder(work: Path, layers: int = 2) -> Path:
     tokenizer = writer_tokenizer()
     build_tiny_llama(tokenizer, layers=layers).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    return folder
+
+
+def fresh_run_folder(folder: Path) -> Path:
+    """A run folder emptied for the bench: an earlier rehearsal's run left there would be
+    resumed as finished, and its figures would measure nothing."""
+    if folder.exists():
+        print(f"removing the earlier run folder {folder}", file=sys.stderr)
+        shutil.rmtree(folder)
     return folder
 
 
