@@ -230,7 +230,7 @@ def verify_sampling(
 
 def verify_prompt(engine: JudgeEngine, prompt: Sequence[int]) -> None:
     """BaseRenderer.validate_token_ids (vllm/renderers/base.py), via the input processor."""
-    top = max(engine.vocab_size - 1, len(engine.tokenizer) - 1)
+    top = max(engine.vocab_size - 1, engine.tokenizer_size - 1)
     if prompt and min(prompt) < 0:
         raise bad_request(f"Token id {min(prompt)} is out of vocabulary")
     if prompt and max(prompt) > top:
@@ -279,7 +279,7 @@ def usage(prompt: Sequence[int], steps: Sequence[Step]) -> dict[str, Any]:
 
 
 def _logprob(step: Step, token_id: int) -> float:
-    return max(float(step.row[token_id]), FLOOR)
+    return max(float(step.values[token_id]), FLOOR)
 
 
 def chat_logprobs(
