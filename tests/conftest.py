@@ -68,6 +68,18 @@ def tiny_model_folder(tmp_path_factory, tiny_model) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def tiny_ref(tiny_model_folder):
+    """The tiny model loaded here and how a Ray actor loads its own copy (its ModelRef)."""
+    from diarylab.experiments.engine.executor import ModelRef
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import LocalSettings
+
+    settings = LocalSettings(device="cpu")
+    model = LocalModel.load(str(tiny_model_folder), settings)
+    return model, ModelRef(str(tiny_model_folder), settings)
+
+
 # The tiny model split over two places (tests/test_placement.py): layer 1's weights stay in the
 # checkpoint file and accelerate's hooks bring them in for each forward, so its parameters sit
 # on "meta" while it runs on the CPU: the cross-device path a map across GPUs takes.

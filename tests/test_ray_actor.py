@@ -11,18 +11,10 @@ pytest.importorskip("ray")
 from diarylab.experiments.engine import ray_actor  # noqa: E402
 from diarylab.experiments.engine.executor import JudgeRef, ModelRef  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402
-from diarylab.model_access.settings import EndpointSettings, LocalSettings  # noqa: E402
+from diarylab.model_access.settings import EndpointSettings  # noqa: E402
 from diarylab.rubric.judging.judges import build_judge, judge_spec  # noqa: E402
 
 pytestmark = pytest.mark.ray
-
-
-@pytest.fixture(scope="module")
-def tiny_ref(tiny_model_folder):
-    """The tiny model loaded here and how an actor loads its own copy."""
-    settings = LocalSettings(device="cpu")
-    model = LocalModel.load(str(tiny_model_folder), settings)
-    return model, ModelRef(str(tiny_model_folder), settings)
 
 
 def test_a_closure_travels_with_its_local_models_as_references(tiny_ref):

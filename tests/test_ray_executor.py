@@ -15,12 +15,11 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from diarylab.experiments.engine import ray_executor, writes  # noqa: E402
-from diarylab.experiments.engine.executor import ExecutorSettings, ModelRef  # noqa: E402
+from diarylab.experiments.engine.executor import ExecutorSettings  # noqa: E402
 from diarylab.experiments.opening import load_design  # noqa: E402
 from diarylab.experiments.runner import run_design  # noqa: E402
 from diarylab.foundation.errors import LabError  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402
-from diarylab.model_access.settings import LocalSettings  # noqa: E402
 from diarylab.steering.apply import write_steered  # noqa: E402
 from tests.conftest import TINY_SPEC, build_tiny_llama  # noqa: E402
 from tests.fake_judge_server import judge_handler  # noqa: E402
@@ -210,14 +209,6 @@ def test_an_actor_killed_mid_batch_has_its_batch_resent(
 
 
 # ------------------------------------------------------------ the executor's own parts
-@pytest.fixture(scope="module")
-def tiny_ref(tiny_model_folder):
-    """The tiny model loaded here and how an actor loads its own copy."""
-    settings = LocalSettings(device="cpu")
-    model = LocalModel.load(str(tiny_model_folder), settings)
-    return model, ModelRef(str(tiny_model_folder), settings)
-
-
 def test_executor_settings_reach_the_actors(tiny_ref):
     """actors and actor_cpus/actor_gpus size the actors; each actor loads the model from its
     ModelRef (the load settings unchanged) and computes what the closure asks; an error there
