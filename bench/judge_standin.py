@@ -98,7 +98,13 @@ def costless_engine(model: Any) -> Any:
             # CONTENDERS largest (the rest only shifts, and rounding to float32 keeps its order)
             rest = torch.nonzero(kept).flatten()
             top = rest[torch.topk(self.base[rest], min(CONTENDERS, len(rest))).indices]
-            self.contenders = torch.sort(torch.cat([self.fresh, top])).values
+            ids = torch.cat([self.fresh, top])  # a lazy row's contenders: fresh, then the rest
+            self.contender_order = torch.argsort(ids).numpy()
+            self.contenders = ids[self.contender_order].numpy()
+            self.kept_top64 = self.base[top].numpy()
+            self.base64 = base
+            self.place = np.full(size, -1, dtype=np.int64)  # a fresh id's place in the draw
+            self.place[fresh] = np.arange(len(fresh))
 
         @staticmethod
         def _bias(bias: dict[int, float], at: dict[int, int]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -107,10 +113,7 @@ def costless_engine(model: Any) -> Any:
                 [bias[i] for i in ids], dtype=torch.float64
             )
 
-        def next_logprobs(self, ids: Any) -> torch.Tensor:
-            # The fresh values are drawn and biased apart from the row, so the row itself is
-            # touched twice (shifted, then its fresh places written), not cloned and indexed:
-            # the same float64 values, in the same order, as writing them into a copy of it.
+        def next_logprobs(self, ids: Any) -> LazyRow:
             tail = [int(i) for i in ids[-32:]]
             seed = zlib.crc32(np.asarray([len(ids), *tail], dtype=np.int64).tobytes())
             noise = np.roll(self.draws[seed % DRAWS], (seed // DRAWS) % len(self.fresh))
@@ -118,20 +121,63 @@ def costless_engine(model: Any) -> Any:
             where, bias = self.after.get(tail[-1], self.first)
             drawn[where] += bias
             shift = math.log(self.kept_sum + float(torch.exp(drawn).sum()))
-            row = self.base - shift
-            row[self.fresh] = drawn - shift
-            return row.float()
+            return LazyRow(self, noise, shift)
 
-        def best(self, row: torch.Tensor) -> int:
-            # numpy's argmax, also the first largest entry, is ten times torch's on one thread
-            return int(row.numpy().argmax())
+        def best(self, row: LazyRow) -> int:
+            return row.best()
 
-        def top(self, row: torch.Tensor, k: int) -> list[int]:
-            # Among the contenders only: the whole row's k largest are there while k is at
-            # most CONTENDERS (tests/test_judge_standin.py holds the two equal)
+        def top(self, row: LazyRow, k: int) -> list[int]:
             if k > CONTENDERS:
-                return super().top(row, k)
-            return [int(self.contenders[i]) for i in torch.topk(row[self.contenders], k).indices]
+                return super().top(row.materialize(), k)
+            return row.top(k)
+
+        def ranked(self, row: LazyRow) -> list[int]:
+            return super().ranked(row.materialize())
+
+    class LazyRow:
+        """A next-token row as the answer reads it, never written out whole: entry by entry
+        (`row[i]`, and `numpy()` is the row itself), its largest entry and its k largest. Each
+        entry is what writing the row out gives (`materialize`: the fixed draw less the shift,
+        the fresh places their drawn values less the shift, rounded to float32), so a request
+        costs the fresh draw's length, not the vocabulary's: the vocabulary-long shift and its
+        float32 copy were a third of the stand-in's CPU (py-spy, 2026-12-05).
+        tests/test_judge_standin.py holds every entry, the largest and the top-k equal to the
+        written-out row's."""
+
+        def __init__(self, engine: Any, drawn: Any, shift: float) -> None:
+            self.engine, self.drawn, self.shift = engine, drawn, shift
+            self.fresh32 = (drawn - shift).astype(np.float32)
+            self._contenders: Any = None
+
+        def __getitem__(self, token_id: int) -> Any:
+            place = self.engine.place[token_id]
+            if place >= 0:
+                return self.fresh32[place]
+            return np.float32(self.engine.base64[token_id] - self.shift)
+
+        def numpy(self) -> LazyRow:
+            return self
+
+        def contenders(self) -> Any:
+            """The contenders' values in the order of their ids (engine.contenders)."""
+            if self._contenders is None:
+                kept = (self.engine.kept_top64 - self.shift).astype(np.float32)
+                values = np.concatenate([self.fresh32, kept])
+                self._contenders = values[self.engine.contender_order]
+            return self._contenders
+
+        def best(self) -> int:
+            # the first largest, as argmax over the written-out row gives it
+            return int(self.engine.contenders[int(self.contenders().argmax())])
+
+        def top(self, k: int) -> list[int]:
+            picked = torch.topk(torch.from_numpy(self.contenders()), k).indices
+            return [int(self.engine.contenders[i]) for i in picked]
+
+        def materialize(self) -> torch.Tensor:
+            row = self.engine.base - self.shift
+            row[self.engine.fresh] = torch.from_numpy(self.drawn) - self.shift
+            return row.float()
 
     return CostlessEngine()
 

@@ -101,6 +101,10 @@ class JudgeEngine:
         """The row's k largest entries' ids, largest first (the sampler's top-k logprobs)."""
         return [int(i) for i in torch.topk(row, k).indices]
 
+    def ranked(self, row: torch.Tensor) -> list[int]:
+        """Every id, largest entry first (logprobs=-1: the whole vocabulary)."""
+        return [int(i) for i in torch.argsort(row, descending=True)]
+
     def finish_reason(self, steps: Sequence[Step]) -> str:
         return "stop" if steps and steps[-1].token_id in self.eos else "length"
 

@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from tests.fake_judge_engine import JudgeEngine, Step, vllm_token_strings
 from tests.fake_judge_render import Renderer
 
@@ -247,7 +245,7 @@ def candidates(
     if ids:
         rest = list(ids)
     elif n_logprobs == -1:
-        rest = [int(i) for i in torch.argsort(step.row, descending=True)]
+        rest = engine.ranked(step.row)
     else:
         rest = engine.top(step.row, n_logprobs or 0)
     return list(dict.fromkeys([step.token_id, *rest]))

@@ -23,15 +23,15 @@ def engine():
 
 
 def test_a_row_is_a_log_softmax_over_the_vocabulary(engine):
-    row = engine.next_logprobs([5, 6, 7])
+    row = engine.next_logprobs([5, 6, 7]).materialize()
     assert row.dtype == torch.float32 and row.shape == (engine.vocab_size,)
     assert math.isclose(float(torch.logsumexp(row.double(), 0)), 0.0, abs_tol=1e-5)
 
 
 def test_the_same_prompt_reads_the_same_row_and_another_a_fresh_one(engine):
-    first = engine.next_logprobs([5, 6, 7])
-    assert torch.equal(first, engine.next_logprobs([5, 6, 7]))
-    other = engine.next_logprobs([5, 6, 8])
+    first = engine.next_logprobs([5, 6, 7]).materialize()
+    assert torch.equal(first, engine.next_logprobs([5, 6, 7]).materialize())
+    other = engine.next_logprobs([5, 6, 8]).materialize()
     fresh = engine.fresh
     assert not torch.equal(first[fresh], other[fresh])  # the readable ids are drawn per prompt
     kept = torch.ones(engine.vocab_size, dtype=torch.bool)
@@ -41,18 +41,22 @@ def test_the_same_prompt_reads_the_same_row_and_another_a_fresh_one(engine):
     assert float(shift.max() - shift.min()) < 1e-4
 
 
-def test_the_greedy_token_and_the_top_k_are_the_whole_rows(engine):
-    """The engine's shortcuts (numpy's argmax; top-k among its contenders) against torch's over
-    the whole row."""
+def test_a_lazy_row_reads_as_the_written_out_row(engine):
+    """What an answer reads of a row (each entry, the greedy token, the top-k, every id ranked)
+    is what the row written out in full gives, by torch's own operations over all of it."""
     assert len(engine.contenders) < engine.vocab_size  # a real shortcut, so a real check
     for n in range(300):
-        row = engine.next_logprobs([n % 97, n, 3 * n + 1])
-        assert engine.best(row) == int(row.argmax())
-        for k in (1, 5, 20):
-            assert engine.top(row, k) == [int(i) for i in torch.topk(row, k).indices]
-    tied = torch.full((engine.vocab_size,), -50.0)
-    tied[engine.contenders[-2:]] = -1.0  # two largest: the first wins
-    assert engine.best(tied) == int(engine.contenders[-2])
+        lazy = engine.next_logprobs([n % 97, n, 3 * n + 1])
+        row = lazy.materialize()
+        assert [float(lazy[i]) for i in range(engine.vocab_size)] == row.tolist()
+        assert engine.best(lazy) == int(row.argmax())
+        for k in (1, 5, 20, engine.vocab_size):
+            assert engine.top(lazy, k) == [int(i) for i in torch.topk(row, k).indices]
+    assert engine.ranked(lazy) == [int(i) for i in torch.argsort(row, descending=True)]
+    drawn = lazy.drawn.copy()
+    drawn[[3, 7]] = 40.0  # two fresh ids tie for the largest: the first wins, as in argmax
+    tied = type(lazy)(engine, drawn, lazy.shift)
+    assert engine.best(tied) == int(tied.materialize().argmax()) == int(engine.fresh[3])
 
 
 def test_the_judges_bias_lands_on_the_ids_it_names(engine):
@@ -60,12 +64,12 @@ def test_the_judges_bias_lands_on_the_ids_it_names(engine):
     places, bias = engine.first
     assert len(places) > 0
     ids = engine.fresh[places]
-    biased = engine.next_logprobs(prompt)
+    biased = engine.next_logprobs(prompt).materialize()
     # the same draw without the bias, normalised the same way
     saved = engine.first
     engine.first = (places, torch.zeros_like(bias))
     try:
-        plain = engine.next_logprobs(prompt)
+        plain = engine.next_logprobs(prompt).materialize()
     finally:
         engine.first = saved
     lifted = (biased[ids] - plain[ids]).double()
