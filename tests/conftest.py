@@ -130,3 +130,16 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"vLLM server (the `vllm` tier): healthy {server.start_s} s after launch"
         )
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (the `browser` tier), one per test module."""
+    from tests.html_pages import chromium_path
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the dev extra)")
+    with sync_api.sync_playwright() as p:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+        b = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        yield b
+        b.close()

@@ -12,7 +12,6 @@ import pytest
 import diarylab
 from diarylab.experiments.cli import main
 from tests.rating_fixtures import example_with_sample
-from tests.test_html_report import _open, browser  # noqa: F401  (browser: the fixture)
 
 
 def _answer_shown_item(page) -> None:
@@ -25,7 +24,7 @@ def _answer_shown_item(page) -> None:
 
 
 @pytest.mark.browser
-def test_a_rater_answers_reopens_downloads_and_the_file_imports(browser, tmp_path, capsys):  # noqa: F811
+def test_a_rater_answers_reopens_downloads_and_the_file_imports(browser, tmp_path, capsys):
     folder = tmp_path / "run"
     sample = example_with_sample(folder, "--n", "6", "--raters", "2")
     sheet = folder / "rating" / "sheets" / "r1.html"
