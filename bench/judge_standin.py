@@ -101,7 +101,7 @@ def costless_engine(model: Any) -> Any:
             ids = torch.cat([self.fresh, top])  # a lazy row's contenders: fresh, then the rest
             self.contender_order = torch.argsort(ids).numpy()
             self.contenders = ids[self.contender_order].numpy()
-            self.kept_top64 = self.base[top].numpy()
+            self.kept_top_values = self.base[top].numpy()
             self.base64 = base
             self.place = np.full(size, -1, dtype=np.int64)  # a fresh id's place in the draw
             self.place[fresh] = np.arange(len(fresh))
@@ -161,7 +161,7 @@ def costless_engine(model: Any) -> Any:
         def contenders(self) -> Any:
             """The contenders' values in the order of their ids (engine.contenders)."""
             if self._contenders is None:
-                kept = (self.engine.kept_top64 - self.shift).astype(np.float32)
+                kept = (self.engine.kept_top_values - self.shift).astype(np.float32)
                 values = np.concatenate([self.fresh32, kept])
                 self._contenders = values[self.engine.contender_order]
             return self._contenders

@@ -58,8 +58,7 @@ class NumberReading:
 def number_summary(record: Mapping[str, Any], *, floor: float = DEFAULT_FLOOR) -> ReadingSummary:
     """The mean, coverage and readability NumberReading.from_record gives, computed the same
     way but without rebuilding the bound and the node records (already in the stored record):
-    a judgment row needs only these, and rebuilding the rest was a sixth of a served judge's
-    client CPU (py-spy, bench/rehearsal.py's judging, 2026-12-05)."""
+    a judgment row needs only these (40 µs a reading against from_record's 191, 2026-12-05)."""
     by_prefix = {n.prefix: n for n in _nodes_of(record)}
     return _summary(distribution(by_prefix), floor)
 
