@@ -25,6 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.phase_clock import process_cpu_seconds  # noqa: E402
 from diarylab.model_access.prompt_batches import PromptBatch  # noqa: E402
 from diarylab.model_access.served import ServedClient  # noqa: E402
 from diarylab.model_access.settings import EndpointSettings  # noqa: E402
@@ -101,12 +102,7 @@ def measure(
 
 
 def _cpu(process: Any) -> float:
-    if process is None:
-        return 0.0
-    import psutil
-
-    times = psutil.Process(process.pid).cpu_times()
-    return float(times.user + times.system)
+    return 0.0 if process is None else process_cpu_seconds([process.pid])
 
 
 def standin(kind: str) -> tuple[subprocess.Popen[str], str]:

@@ -63,37 +63,23 @@ def test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity(monkeyp
     reach the client and never the identity (transport)."""
     from diarylab.rubric.judging.judges import LocalJudgeSpec, build_judge
 
-    served = validate(
-        ServedJudgeSpec,
-        {
-            "id": "j",
-            "kind": "litellm",
-            "model": "openai/j",
-            "tokenizer": "smollm2",
-            "max_error": 0.2,
-            "scout_logprobs": 9,
-            "endpoint": {"base_url": ["http://a/v1", "http://b/v1"], "prompts_per_request": 7},
-        },
-        "t",
-    )
+    spec = {
+        "id": "j",
+        "kind": "litellm",
+        "model": "openai/j",
+        "tokenizer": "smollm2",
+        "max_error": 0.2,
+        "scout_logprobs": 9,
+    }
+    two_urls = {"base_url": ["http://a/v1", "http://b/v1"], "prompts_per_request": 7}
+    served = validate(ServedJudgeSpec, {**spec, "endpoint": two_urls}, "t")
     judge = build_judge(served, ModelCache().get)
     assert (judge.exact_settings.max_error, judge.exact_settings.scout_logprobs) == (0.2, 9)
     assert judge.identity()["max_error"] == 0.2 and judge.identity()["scout_logprobs"] == 9
     assert judge.client.settings.prompts_per_request == 7
     assert judge.client.replicas.urls == ("http://a/v1", "http://b/v1")
-    other = validate(
-        ServedJudgeSpec,
-        {
-            "id": "j",
-            "kind": "litellm",
-            "model": "openai/j",
-            "tokenizer": "smollm2",
-            "max_error": 0.2,
-            "scout_logprobs": 9,
-            "endpoint": {"base_url": "http://c/v1", "prompts_per_request": 1},
-        },
-        "t",
-    )
+    one_url = {"base_url": "http://c/v1", "prompts_per_request": 1}
+    other = validate(ServedJudgeSpec, {**spec, "endpoint": one_url}, "t")
     assert build_judge(other, ModelCache().get).identity() == judge.identity()
     assert ServedJudgeSpec.model_fields["max_error"].default == 0.05
     local = validate(
