@@ -4,6 +4,7 @@ settable minimum of clusters."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -179,3 +180,58 @@ def test_a_head_refuses_unknown_judges_and_a_judge_left_out():
     with pytest.raises(UnknownName, match="unknown judge 'judge-a'"):
         head.check_judges(["judge-z"], "hypothesis H1")
     head.check_judges(["judge-a"], "hypothesis H1")
+
+
+def _heads(m: int) -> list[HypothesisHead]:
+    return [
+        HypothesisHead(id=f"H{i}", says=f"H{i} holds", direction="greater", judges=("judge-a",))
+        for i in range(1, m + 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("m", "clusters", "expected"),
+    [
+        # m = 6: five at 8 clusters, one at 7 that Holm rejects at its last step (p_holm 0.047)
+        (6, (8, 8, 8, 8, 8, 7), "supported"),
+        # m = 2: one at 8, one at 6 (p_holm 0.031: Holm's second step is at 0.05)
+        (2, (8, 6), "supported"),
+    ],
+)
+def test_too_few_is_decided_at_the_level_holm_uses_for_the_hypothesis(m, clusters, expected):
+    """A hypothesis Holm rejects never reads "too few": the clusters it needs are those of the
+    step at which Holm judges it, not of the first step."""
+    values = {
+        (f"H{i}", "judge-a"): ClusterValues(tuple(float(v) for v in range(1, n + 1)))
+        for i, n in enumerate(clusters, start=1)
+    }
+    results = evaluate_family(_heads(m), values, min_clusters=6, rule="holm")
+    last = results[-1].verdicts[0]
+    assert last.p_holm < 0.05 and last.verdict == expected
+    assert last.needed < clusters[0]
+
+
+def test_no_row_shows_a_holm_rejection_beside_too_few():
+    """Random families (1–7 hypotheses, 5–10 clusters each, effects from none to large): every
+    row Holm rejects has a verdict, and every "too few" row has an adjusted p of at least 0.05
+    or fewer clusters than the design's minimum."""
+    rng = np.random.default_rng(52)
+    seen_too_few = seen_rejected_at_few = 0
+    for _ in range(300):
+        m = int(rng.integers(1, 8))
+        values = {
+            (f"H{i}", "judge-a"): ClusterValues(
+                tuple(rng.normal(rng.choice([0.0, 1.0, 3.0]), 1.0, size=int(rng.integers(5, 11))))
+            )
+            for i in range(1, m + 1)
+        }
+        for result in evaluate_family(_heads(m), values, min_clusters=6, rule="holm"):
+            v = result.verdicts[0]
+            if v.p_holm < 0.05 and v.test.n >= 6:
+                assert v.verdict in ("supported", "contradicted")
+                seen_rejected_at_few += v.test.n < 8
+            if v.verdict == "too few":
+                seen_too_few += 1
+                assert v.test.n < 6 or v.p_holm >= 0.05
+                assert v.test.n < v.needed
+    assert seen_too_few > 20 and seen_rejected_at_few > 5

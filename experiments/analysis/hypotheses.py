@@ -7,7 +7,8 @@ contrast's value for each cluster (a diarist, a role card). The evaluator does t
 same way for every kind: the exact sign-flip test on the per-cluster values
 (experiments/analysis/verdicts.py), its two-sided p Holm-adjusted across the hypotheses that
 name the judge (per judge, never across judges), the minimum detectable effect at Holm's first
-step, the judge's verdict (none from fewer clusters than the design's minimum) and the overall
+step, the judge's verdict (none from fewer clusters than the design's minimum, or than the
+level of the hypothesis's own step of Holm's procedure can use) and the overall
 verdict (every judge must agree). The interval shown beside a verdict is the kind's choice; the
 verdict never reads it."""
 
@@ -25,6 +26,7 @@ from diarylab.experiments.analysis.bootstrap import Interval
 from diarylab.experiments.analysis.rules import (
     RULES,
     Rule,
+    holm_step_needs,
     judge_correlation,
     mde,
     needed_clusters,
@@ -217,10 +219,16 @@ def evaluate_family(
     tests = {key: sign_flip(x.tolist(), seed=seed) for key, x in clean.items()}
     adjusted: dict[tuple[str, str], float] = {}
     family_size: dict[str, int] = {}
+    # The clusters each hypothesis needs under each rule: Holm's at its own step.
+    needs: dict[tuple[str, str], dict[Rule, int]] = {}
     for judge in sorted({j for h in hypotheses for j in h.judges}):
         keys = [(h.id, judge) for h in hypotheses if judge in h.judges]
-        adjusted |= dict(zip(keys, holm([tests[k].p_two_sided for k in keys]), strict=True))
+        p_values = [tests[k].p_two_sided for k in keys]
+        adjusted |= dict(zip(keys, holm(p_values), strict=True))
         family_size[judge] = len(keys)
+        unadjusted = needed_clusters("intervals", min_clusters, len(keys), alpha)
+        for key, step in zip(keys, holm_step_needs(p_values, min_clusters, alpha), strict=True):
+            needs[key] = {"holm": step, "intervals": unadjusted}
     results = []
     for h in hypotheses:
         verdicts = []
@@ -230,7 +238,7 @@ def evaluate_family(
             x, test, p_holm = clean[key], tests[key], adjusted[key]
             sd = float(np.std(x, ddof=1)) if len(x) >= 2 else math.nan
             shown = interval(x)
-            needed = {r: needed_clusters(r, min_clusters, family_size[judge], alpha) for r in RULES}
+            needed = needs[key]
             by_rule = {
                 "holm": decide(test, p_holm, h.direction, min_clusters=needed["holm"], alpha=alpha),
                 "intervals": interval_verdict(shown, h.direction, min_clusters=needed["intervals"]),

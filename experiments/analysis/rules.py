@@ -194,8 +194,27 @@ def supports(rule: Rule, values: np.ndarray, hypotheses: int, alpha: float = ALP
 def needed_clusters(rule: Rule, min_clusters: int, hypotheses: int, alpha: float = ALPHA) -> int:
     """The clusters a verdict needs: the design's minimum, raised to the fewest at which the
     rule's test can reach its level for a family of `hypotheses` (below that every verdict
-    would read "inconclusive" whatever the data: it is "too few" instead, with this count)."""
+    would read "inconclusive" whatever the data: it is "too few" instead, with this count).
+    For "holm" this is the need at Holm's first step; holm_step_needs gives each step's."""
     return max(min_clusters, fewest_clusters(rule, max(1, hypotheses), alpha))
+
+
+def holm_step_needs(
+    p_values: Sequence[float], min_clusters: int, alpha: float = ALPHA
+) -> tuple[int, ...]:
+    """For each hypothesis of one judge's family (two-sided p in input order, NaN: untested),
+    the clusters its own step of Holm's procedure needs: the hypothesis ranked j-th (0-based,
+    smallest p first, ties in input order as verdicts.holm ranks them) of the m tested is
+    judged at alpha/(m − j), so it needs the clusters at which the sign-flip test can reach
+    that level. A hypothesis below its need cannot be rejected by Holm (its adjusted p is at
+    least alpha), so "too few" and a Holm rejection never meet on one row. Untested ones get
+    the first step's need."""
+    tested = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
+    m = len(tested)
+    needs = [needed_clusters("holm", min_clusters, max(1, m), alpha)] * len(p_values)
+    for rank, (_, i) in enumerate(tested):
+        needs[i] = needed_clusters("holm", min_clusters, m - rank, alpha)
+    return tuple(needs)
 
 
 def judge_correlation(series: Sequence[tuple[float, ...]]) -> float:
@@ -252,17 +271,28 @@ def hypotheses_text(rule: Rule, hypotheses: int, minimum: int, clusters: str) ->
         "hypotheses) lies on one side of zero"
     )
     first, second = (holm, intervals) if rule == "holm" else (intervals, holm)
-    needed = max(minimum, fewest_clusters(rule, max(1, hypotheses)))
-    raised = (
-        f" (the design's minimum is {minimum}; the rule cannot reach its level for "
-        f"{hypotheses} hypotheses with fewer than {needed})"
-        if needed > minimum
-        else ""
-    )
+    m = max(1, hypotheses)
+    needed = needed_clusters(rule, minimum, m)
+    last = needed_clusters(rule, minimum, 1)
+    if rule == "holm" and last < needed:
+        cut_off = (
+            f"a hypothesis with fewer {clusters} than its step of Holm's procedure can decide "
+            f"with gets no verdict (too few {clusters}, with the count it needs): {needed} at "
+            f"the first step (level 0.05/{m}), down to {last} at the last (0.05); the design's "
+            f"minimum is {minimum}"
+        )
+    else:
+        raised = (
+            f" (the design's minimum is {minimum}; the rule cannot reach its level for "
+            f"{hypotheses} hypotheses with fewer than {needed})"
+            if needed > minimum
+            else ""
+        )
+        cut_off = f"fewer than {needed} {clusters}{raised} give no verdict (too few {clusters})"
     return (
         f'Decision rule (preregistered): "{RULE_NAMES[rule]}" — per judge, {first} gives '
         "supported or contradicted (the side of zero names which), otherwise inconclusive; "
-        f"fewer than {needed} {clusters}{raised} give no verdict (too few {clusters}). Overall: "
+        f"{cut_off}. Overall: "
         "the judges' common verdict, inconclusive when they differ. The last column is the "
         f'sensitivity, labelled and not the verdict: the overall verdict under "'
         f'{RULE_NAMES[other_rule(rule)]}" ({second}). MDE: the smallest true contrast for which '

@@ -3,11 +3,32 @@ behavior and per rubric question, with the hard-cut sensitivity for conditioned 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from diarylab.experiments.analysis import markdown as md
+from diarylab.experiments.analysis.bounded import NEAR_BOUND, NEAR_BOUND_NOTE
 from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
 from diarylab.experiments.kinds.diary.sections_common import EXPLORATORY, ci
+
+NEAR_MARK = " †"
+
+
+def _marked(prefix: str) -> Callable[[pd.Series], str]:
+    """The share's interval, marked where the share is near 0 or 1 (bounded.near_bound)."""
+    shown = ci(prefix, 2)
+    return lambda r: shown(r) + (NEAR_MARK if bool(r.get("near_bound", False)) else "")
+
+
+def _near_bound_note(*tables: pd.DataFrame) -> list[str]:
+    """The sentence under the tables when any share in them is marked."""
+    marked = any(bool(t["near_bound"].fillna(False).astype(bool).any()) for t in tables if len(t))
+    if not marked:
+        return []
+    return [
+        f"{NEAR_MARK.strip()} Estimate within {NEAR_BOUND} of 0 or 1: {NEAR_BOUND_NOTE}.\n"
+    ]
 
 
 def behaviors_section(t: dict[str, pd.DataFrame]) -> list[str]:
@@ -27,9 +48,9 @@ def behaviors_section(t: dict[str, pd.DataFrame]) -> list[str]:
         "behavior pools its questions' *appropriate* answers (P(yes) where a good reply says "
         "yes, 1 − P(yes) where it says no), each reply × question with its weight q, so its Σq "
         "counts weighted answers, not replies; all profiles pooled. Intervals are on the "
-        "share's own scale: Wilson's at the cluster-effective number of answers with t at "
-        "diarists − 1 degrees of freedom, so they stay inside [0, 1] and a unanimous sample "
-        "keeps a width. Per profile: "
+        "share's own scale: Wilson's at the cluster-effective number of answers (never fewer "
+        "than the diarists) with t at diarists − 1 degrees of freedom, so they stay inside "
+        "[0, 1] and a unanimous sample keeps a width. Per profile: "
         "`tables/behaviors.csv` and `tables/behavior_questions.csv`.\n",
         md.table(
             pooled,
@@ -37,7 +58,7 @@ def behaviors_section(t: dict[str, pd.DataFrame]) -> list[str]:
             | {"behavior": "behavior", "replies": "n_replies"}
             | {"Σq (answers)": lambda r: md.number(r["weighted_answers"], 1)}
             | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
-            | {"appropriate [95% CI]": ci("", 2)},
+            | {"appropriate [95% CI]": _marked("")},
         ),
         "![behavior shares](plots/behavior_shares.png)\n",
         "### Per question\n",
@@ -47,9 +68,10 @@ def behaviors_section(t: dict[str, pd.DataFrame]) -> list[str]:
             | {"question": "question", "desired": "desired", "replies": "n_replies"}
             | {"Σq": lambda r: md.number(r["sum_q"], 1)}
             | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
-            | {"share yes, soft [95% CI]": ci("share_", 2)}
-            | {"appropriate [95% CI]": ci("appropriate_", 2)},
+            | {"share yes, soft [95% CI]": _marked("share_")}
+            | {"appropriate [95% CI]": _marked("appropriate_")},
         ),
+        *_near_bound_note(pooled, questions),
         "### Sensitivity: the hard cut\n",
         "Conditioned questions only, all profiles pooled: the hard cut keeps a reply where "
         "P(condition) ≥ 0.5 and counts P(yes) ≥ 0.5 as yes. The soft share is biased toward "
@@ -64,6 +86,7 @@ def behaviors_section(t: dict[str, pd.DataFrame]) -> list[str]:
             | {"Σq": lambda r: md.number(r["sum_q"], 1)}
             | {"Kish n": lambda r: md.number(r["kish_n"], 1)}
             | {"soft share (biased)": lambda r: md.number(r["soft_estimate"], 2)}
-            | {"hard-cut share [95% CI]": ci("hard_", 2)},
+            | {"hard-cut share [95% CI]": _marked("hard_")},
         ),
+        *_near_bound_note(t["hard_cut"]),
     ]

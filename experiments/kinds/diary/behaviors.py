@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from diarylab.experiments.analysis.bootstrap import Statistic, mean_of
-from diarylab.experiments.analysis.bounded import share_interval
+from diarylab.experiments.analysis.bounded import near_bound, share_interval
 from diarylab.experiments.kinds.diary.comparisons import (
     ALL_PROFILES,
     COLUMNS,
@@ -52,16 +52,15 @@ def share_columns(
     group: pd.DataFrame,
     statistic: Statistic,
     settings: BootstrapSettings,
-    rows: float,
     prefix: str = "",
-) -> dict[str, float]:
+) -> dict[str, float | bool]:
     """estimate/low/high of a share over diarists, on the share's own scale (never outside
-    [0, 1]; a unanimous sample keeps a width): experiments/analysis/bounded.py."""
-    found = share_interval(
-        group, statistic, cluster=settings.cluster, rows=rows, level=settings.level
-    )
+    [0, 1]; a unanimous sample keeps a width), and whether it sits near 0 or 1 where that
+    interval's coverage is not held (`near_bound`): experiments/analysis/bounded.py."""
+    found = share_interval(group, statistic, cluster=settings.cluster, level=settings.level)
     return {f"{prefix}estimate": found.estimate, f"{prefix}low": found.low} | {
-        f"{prefix}high": found.high
+        f"{prefix}high": found.high,
+        "near_bound": near_bound(found.estimate),
     }
 
 
@@ -106,9 +105,7 @@ def questions(replies: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
     for (judge, chatbot, profile), part in _by_profile(_readable(replies)):
         for question, group in part.groupby("question", sort=True):
             desired = group["desired"].iloc[0]
-            yes = share_columns(
-                group, soft_share_of("p"), settings, kish_n(group["applies"]), prefix="share_"
-            )
+            yes = share_columns(group, soft_share_of("p"), settings, prefix="share_")
             if desired == "yes":
                 good = [yes["share_estimate"], yes["share_low"], yes["share_high"]]
             elif desired == "no":  # 1 − share, its interval mirrored (Wilson's is symmetric)
@@ -139,7 +136,7 @@ def behaviors(replies: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFram
             rows.append(
                 {"judge": judge, "chatbot": chatbot, "profile": profile, "behavior": behavior}
                 | _counts(group, "weighted_answers")
-                | share_columns(group, soft_share_of("a"), settings, kish_n(group["applies"]))
+                | share_columns(group, soft_share_of("a"), settings)
                 | {"sources": tuple(sorted(set(group["reply_id"])))}
             )
     return pd.DataFrame(rows, columns=COLUMNS["behaviors"])
@@ -162,9 +159,10 @@ def hard_cut(
             yes=lambda d: (d["p"] >= HARD_CUT).astype(float)
         )
         hard = (
-            share_columns(kept, mean_of("yes"), settings, len(kept), prefix="hard_")
+            share_columns(kept, mean_of("yes"), settings, prefix="hard_")
             if len(kept)
             else dict.fromkeys(["hard_estimate", "hard_low", "hard_high"], np.nan)
+            | {"near_bound": False}
         )
         rows.append(
             {"judge": judge, "chatbot": chatbot, "question": question}

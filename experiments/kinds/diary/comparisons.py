@@ -72,17 +72,17 @@ COLUMNS = {
     ],
     "behaviors": [
         "judge", "chatbot", "profile", "behavior", "n_replies", "weighted_answers", "kish_n",
-        "n_diarists", "estimate", "low", "high", "sources",
+        "n_diarists", "estimate", "low", "high", "near_bound", "sources",
     ],
     "behavior_questions": [
         "judge", "chatbot", "profile", "behavior", "question", "desired", "n_replies",
         "sum_q", "kish_n", "n_diarists", "share_estimate", "share_low", "share_high",
-        "appropriate_estimate", "appropriate_low", "appropriate_high", "sources",
+        "appropriate_estimate", "appropriate_low", "appropriate_high", "near_bound", "sources",
     ],
     "hard_cut": [
         "judge", "chatbot", "question", "applies_when", "n_replies", "n_kept",
         "sum_q", "kish_n", "soft_estimate", "hard_estimate", "hard_low", "hard_high",
-        "sources",
+        "near_bound", "sources",
     ],
     "agreement": [
         "judge_a", "judge_b", "score", "n", "pearson", "pearson_low", "pearson_high", "spearman",

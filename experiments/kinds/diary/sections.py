@@ -117,7 +117,7 @@ def method(settings: BootstrapSettings, baseline: str, diarists: int, res: Resul
         f"Verdicts on the {res.hypotheses} preregistered hypotheses come from an exact "
         "sign-flip test on the per-diarist values. "
         + rule_line(res.rule)
-        + f' Below {res.min_diarists} diarists there is no verdict ("too few diarists"). '
+        + " The hypotheses section states how many diarists a verdict needs. "
         "Every other table is exploratory (unadjusted): about one interval in twenty excludes a "
         "true zero by chance, and there are many. Pattern scores are read against the same diarist "
         "unsteered (same entry, same chatbot). Comparisons stay within one judge; every judge "
