@@ -70,9 +70,7 @@ def test_shares_never_leave_zero_to_one(grid):
 def test_share_coverage_holds_or_the_report_marks_the_share(grid):
     """Every cell covers 93–97%, or the report marks (near_bound) most of its shares; the mark
     is rare where the share is away from its bounds, so it is not a blanket disclaimer."""
-    unmarked_misses = [
-        c for c in grid if not 0.93 <= c["coverage"] <= 0.97 and c["marked"] < 2 / 3
-    ]
+    unmarked_misses = [c for c in grid if not 0.93 <= c["coverage"] <= 0.97 and c["marked"] < 2 / 3]
     assert unmarked_misses == []
     assert max(c["marked"] for c in grid if c["p"] <= 0.7) <= 0.15
     assert all(0.93 <= c["coverage"] <= 0.97 for c in grid if c["p"] <= 0.7)

@@ -99,8 +99,10 @@ def clustered_share_bounds(
     clusters = yes.shape[-1]
     total_yes, total = yes.sum(axis=-1, keepdims=True), size.sum(axis=-1, keepdims=True)
     leave_one_out = (total_yes - yes) / (total - size)
-    variance = (clusters - 1) / clusters * np.sum(
-        (leave_one_out - leave_one_out.mean(axis=-1, keepdims=True)) ** 2, axis=-1
+    variance = (
+        (clusters - 1)
+        / clusters
+        * np.sum((leave_one_out - leave_one_out.mean(axis=-1, keepdims=True)) ** 2, axis=-1)
     )
     estimate = (total_yes / total)[..., 0]
     low, high = share_bounds(estimate, variance, clusters, level)

@@ -26,9 +26,7 @@ def _near_bound_note(*tables: pd.DataFrame) -> list[str]:
     marked = any(bool(t["near_bound"].fillna(False).astype(bool).any()) for t in tables if len(t))
     if not marked:
         return []
-    return [
-        f"{NEAR_MARK.strip()} Estimate within {NEAR_BOUND} of 0 or 1: {NEAR_BOUND_NOTE}.\n"
-    ]
+    return [f"{NEAR_MARK.strip()} Estimate within {NEAR_BOUND} of 0 or 1: {NEAR_BOUND_NOTE}.\n"]
 
 
 def behaviors_section(t: dict[str, pd.DataFrame]) -> list[str]:
