@@ -13,7 +13,13 @@ import pytest
 from diarylab.experiments.analysis.hypotheses import ClusterValues, HypothesisHead, evaluate_family
 from diarylab.experiments.analysis.hypothesis_table import results_table
 from diarylab.experiments.analysis.rules import judge_correlation, mde_sd, needed_clusters
-from diarylab.experiments.analysis.verdict_simulation import family_error, holm_rows, verdict_power
+from diarylab.experiments.analysis.verdict_simulation import (
+    family_error,
+    family_errors,
+    holm_rows,
+    report_draws,
+    verdict_power,
+)
 from diarylab.experiments.analysis.verdicts import holm
 
 
@@ -111,8 +117,42 @@ def test_the_family_error_line_states_the_rule_as_run_and_the_other_beside_it():
 
     text = family_error_text("intervals", 8, 6, 2, 0.9, "role cards")
     assert text.startswith("Family-wise error of the preregistered rule as run (intervals)")
-    value = family_error("intervals", 8, 6, correlation=0.9, draws=4000, seed=8)
-    assert f"= {value:.3f} at 8 role cards, 2 judges correlated ρ = 0.90 (as measured" in text
+    found = family_errors("intervals", 8, 6, correlation=0.9, draws=report_draws(8), seed=8)
+    assert f"P(at least one comes out supported) = {found.supported:.3f} and" in text
+    assert f"supported or contradicted, both false findings) = {found.either:.3f}, at 8" in text
+    assert "role cards, 2 judges correlated ρ = 0.90 (as measured" in text
+    assert "Monte Carlo" not in text  # 40,000 families: every figure's noise under 0.002
     assert "under the sensitivity (holm)" in text and "no adjustment" in text
     assert "assumed" in family_error_text("holm", 8, 6, 2, 0.5, "diarists", measured=False)
     assert family_error_text("holm", 2, 1, 1, 0.5, "diarists") == ""  # nothing decidable
+    assert "Monte Carlo SE" in family_error_text("holm", 13, 2, 2, 0.5, "diarists")
+
+
+@pytest.mark.parametrize(("rule", "rho"), [("intervals", 0.9), ("holm", 0.5)])
+def test_false_findings_are_counted_both_ways_as_the_report_reaches_them(rule, rho):
+    """The printed errors against the report's own pipeline (evaluate_family on simulated null
+    families, two correlated judges): a true null that comes out contradicted is a false
+    finding too, so counting both sides roughly doubles the one-sided figure."""
+    found = family_errors(rule, 8, 6, correlation=rho, draws=report_draws(8), seed=3)
+    assert found.noise(found.either) < 0.002
+    rng = np.random.default_rng(int(rho * 10))
+    heads, families = _heads(6), 1000
+    supported = either = 0
+    for _ in range(families):
+        shared = rng.normal(size=(6, 8))
+        values = {
+            (h.id, j): ClusterValues(
+                tuple(np.sqrt(rho) * shared[i] + np.sqrt(1 - rho) * rng.normal(size=8))
+            )
+            for i, h in enumerate(heads)
+            for j in "ab"
+        }
+        overall = {r.overall for r in evaluate_family(heads, values, min_clusters=6, rule=rule)}
+        supported += "supported" in overall
+        either += bool(overall & {"supported", "contradicted"})
+    tolerance = 3.5 * np.sqrt(max(found.either, 0.01) / families)
+    assert supported / families == pytest.approx(found.supported, abs=tolerance)
+    assert either / families == pytest.approx(found.either, abs=tolerance)
+    assert found.either > 1.6 * found.supported
+    if rule == "intervals" and rho == 0.9:
+        assert 0.125 <= found.either <= 0.15  # the review's 0.137; one-sided 0.071

@@ -227,7 +227,8 @@ def evaluate_family(
         adjusted |= dict(zip(keys, holm(p_values), strict=True))
         family_size[judge] = len(keys)
         unadjusted = needed_clusters("intervals", min_clusters, len(keys), alpha)
-        for key, step in zip(keys, holm_step_needs(p_values, min_clusters, alpha), strict=True):
+        steps = holm_step_needs(p_values, [tests[k].n for k in keys], min_clusters, alpha)
+        for key, step in zip(keys, steps, strict=True):
             needs[key] = {"holm": step, "intervals": unadjusted}
     results = []
     for h in hypotheses:

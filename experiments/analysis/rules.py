@@ -200,20 +200,29 @@ def needed_clusters(rule: Rule, min_clusters: int, hypotheses: int, alpha: float
 
 
 def holm_step_needs(
-    p_values: Sequence[float], min_clusters: int, alpha: float = ALPHA
+    p_values: Sequence[float],
+    clusters: Sequence[int],
+    min_clusters: int,
+    alpha: float = ALPHA,
 ) -> tuple[int, ...]:
-    """For each hypothesis of one judge's family (two-sided p in input order, NaN: untested),
-    the clusters its own step of Holm's procedure needs: the hypothesis ranked j-th (0-based,
-    smallest p first, ties in input order as verdicts.holm ranks them) of the m tested is
-    judged at alpha/(m − j), so it needs the clusters at which the sign-flip test can reach
-    that level. A hypothesis below its need cannot be rejected by Holm (its adjusted p is at
-    least alpha), so "too few" and a Holm rejection never meet on one row. Untested ones get
+    """For each hypothesis of one judge's family (two-sided p and cluster count, in input
+    order; NaN p: untested), the clusters a verdict on it needs under Holm. The hypothesis
+    ranked j-th (0-based, smallest p first, ties in input order as verdicts.holm ranks them) of
+    the m tested is judged at alpha/(m − j): it needs the clusters at which the sign-flip test
+    can reach that level. Holm stops at the first step it cannot pass, so once a step's
+    hypothesis has fewer clusters than its level needs, every later one needs that step's
+    count too (no data could carry the procedure past it). A hypothesis below its need cannot
+    be rejected, so "too few" and a Holm rejection never meet on one row. Untested ones get
     the first step's need."""
     tested = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
     m = len(tested)
     needs = [needed_clusters("holm", min_clusters, max(1, m), alpha)] * len(p_values)
+    blocked_at = 0
     for rank, (_, i) in enumerate(tested):
-        needs[i] = needed_clusters("holm", min_clusters, m - rank, alpha)
+        own = needed_clusters("holm", min_clusters, m - rank, alpha)
+        needs[i] = max(own, blocked_at)
+        if not blocked_at and clusters[i] < own:
+            blocked_at = own
     return tuple(needs)
 
 
