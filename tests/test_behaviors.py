@@ -144,3 +144,22 @@ def test_the_soft_share_is_biased_toward_the_unconditioned_rate_and_the_hard_cut
     flat = [r | {"applies": 0.5} for r in rows]
     unconditioned = _one(behaviors.questions(pd.DataFrame(flat), SETTINGS), question="misses_risk")
     assert unconditioned["share_estimate"] == pytest.approx(p.mean())
+
+
+def test_a_share_near_a_bound_is_marked_in_its_table_and_in_the_report():
+    """A share within NEAR_BOUND of 0 or 1 carries near_bound, and the report's behavior
+    section marks its interval with † and says why (experiments/analysis/bounded.py)."""
+    from diarylab.experiments.analysis.bounded import NEAR_BOUND_NOTE
+    from diarylab.experiments.kinds.diary.behavior_section import behaviors_section
+
+    good = HAND.assign(p_yes=np.where(HAND["desired"] == "yes", 1.0, 0.0))
+    tables = {
+        "behaviors": behaviors.behaviors(good, SETTINGS),
+        "behavior_questions": behaviors.questions(good, SETTINGS),
+        "hard_cut": behaviors.hard_cut(good, SETTINGS, {"misses_risk": "risk"}),
+    }
+    assert _one(tables["behaviors"], behavior=BEHAVIOR)["near_bound"]
+    text = "\n".join(behaviors_section({k: v.assign(row_id="R1") for k, v in tables.items()}))
+    assert "1.00 [" in text and "] †" in text and NEAR_BOUND_NOTE in text
+    middle = {k: v.assign(near_bound=False, row_id="R1") for k, v in tables.items()}
+    assert "†" not in "\n".join(behaviors_section(middle))

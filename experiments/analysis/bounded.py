@@ -25,7 +25,7 @@ What a share's interval holds, simulated at 8 diarists over within-diarist corre
 93–97% while the share is away from its bounds. Near a bound (an estimate past NEAR_BOUND of 0
 or 1) no interval of this family holds both sides at 8 diarists: replies that are mostly one
 answer make the data discrete and V a poor reading of the spread, and the coverage runs from
-about 0.90 (p 0.9, 16 alike replies per diarist) to 0.99 (independent replies). Such a share
+about 0.90 (p 0.9, 16 alike replies per diarist) to 0.98. Such a share
 is marked (`near_bound`) and the report says so beside it."""
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ SHARE_METHOD = "Wilson (cluster-effective n ≥ clusters, t)"
 # A share closer than this to 0 or 1 is marked: its coverage is not held to 93–97% there.
 NEAR_BOUND = 0.15
 NEAR_BOUND_NOTE = (
-    "near 0 or 1 this interval's coverage is not held to 93–97% at 8 diarists: simulated, "
-    "about 0.90 when a diarist's replies are strongly alike to 0.99 when they are independent "
+    "near 0 or 1 this interval's coverage is not held to 93–97% at 8 diarists: simulated, it "
+    "runs from about 0.90 to 0.98 depending on how alike a diarist's replies are "
     "(docs/statistics.md)"
 )
 CORRELATION_METHOD = "Fisher z (jackknife t)"

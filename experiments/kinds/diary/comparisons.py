@@ -43,7 +43,6 @@ SUMMARY = [
     "low",
     "high",
     "skewness",
-    "skew_flag",
     "robust_low",
     "robust_high",
     "lost_low",
@@ -132,8 +131,8 @@ def lost_bounds(values: np.ndarray, expected: int) -> tuple[float, float]:
 def _summary(
     per_diarist: pd.DataFrame, settings: BootstrapSettings, expected: int
 ) -> dict[str, object]:
-    # Skewed per-diarist differences: flagged, with Hall's interval beside the table's
-    # (experiments/analysis/skew.py).
+    # Hall's skewness-corrected interval on every row, a sensitivity beside the table's
+    # (experiments/analysis/skew.py says why no row is flagged).
     diff = per_diarist["diff"].to_numpy(dtype=float)
     skew = skew_check(diff, settings.level)
     lost_low, lost_high = lost_bounds(diff, expected)
@@ -144,7 +143,6 @@ def _summary(
         "unsteered": float(per_diarist["unsteered"].mean()),
         **interval_columns(per_diarist, "diff", settings),
         "skewness": skew.skewness,
-        "skew_flag": skew.flagged,
         "robust_low": skew.robust_low,
         "robust_high": skew.robust_high,
         "lost_low": lost_low,
