@@ -29,7 +29,9 @@ def _commit() -> str:
         return found.stdout.strip() if found.returncode == 0 else ""
 
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    return commit + (" (with uncommitted changes)" if git("status", "--porcelain", "-uno") else "")
+    # What a bench writes (its results, the docs) does not make the code it measured dirty.
+    changed = git("status", "--porcelain", "-uno", "--", ".", ":!docs", ":!bench/results")
+    return commit + (" (with uncommitted changes)" if changed else "")
 
 
 def _machine() -> str:
