@@ -16,8 +16,9 @@ Message = Mapping[str, str]
 
 @dataclass(frozen=True)
 class ChatbotReply:
-    text: str
-    flag: str | None  # "refusal" | "empty" | "truncated" | None — stored as returned, never dropped
+    text: str  # the answer the diarist reads (never a chatbot's thinking)
+    # "refusal" | "empty" | "truncated" | "thinking_cut" | None — stored as returned, never dropped
+    flag: str | None
     record: dict[str, Any] = field(default_factory=dict)  # the raw result, for the store
 
     @staticmethod
@@ -26,10 +27,16 @@ class ChatbotReply:
         *,
         api_refusal: bool = False,
         truncated: bool = False,
+        thinking_cut: bool = False,
         record: dict[str, Any] | None = None,
     ) -> ChatbotReply:
-        """Flags: "refusal" or "empty" first; else "truncated" when the token cap cut it."""
-        flag = classify(text, api_refusal=api_refusal) or ("truncated" if truncated else None)
+        """Flags: "thinking_cut" when the reply ended inside its thinking (no answer: chatbots/
+        thinking.py); else "refusal" or "empty"; else "truncated" when the token cap cut it."""
+        flag = (
+            "thinking_cut"
+            if thinking_cut
+            else classify(text, api_refusal=api_refusal) or ("truncated" if truncated else None)
+        )
         return ChatbotReply(text, flag, dict(record or {}))
 
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from diarylab.chatbots.base import ChatbotReply, Message, with_system
-from diarylab.model_access.served import CompletionRequest, ServedClient
+from diarylab.chatbots.thinking import Thinking, request_extra, split_thinking
+from diarylab.model_access.served import Completion, CompletionRequest, ServedClient
 from diarylab.model_access.settings import GenerationSettings
 
 
@@ -21,11 +22,13 @@ class ServedChatbot:
         generation: GenerationSettings,
         *,
         system: str | None = None,
+        thinking: Thinking = "none",
     ) -> None:
         self.id = id
         self.client = client
         self.generation = generation
         self.system = system
+        self.thinking = thinking
 
     @property
     def batch_size(self) -> int:
@@ -37,7 +40,10 @@ class ServedChatbot:
 
     def _request(self, conversation: Sequence[Message], seed: int) -> CompletionRequest:
         return CompletionRequest.of(
-            with_system(self.system, conversation), generation=self.generation, seed=seed
+            with_system(self.system, conversation),
+            generation=self.generation,
+            seed=seed,
+            extra_body=request_extra(self.thinking),
         )
 
     def request(self, conversation: Sequence[Message], seed: int) -> dict[str, Any]:
@@ -47,12 +53,21 @@ class ServedChatbot:
         self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
     ) -> list[ChatbotReply]:
         requests = [self._request(c, s) for c, s in zip(conversations, seeds, strict=True)]
-        return [
-            ChatbotReply.of(
-                r.text,
-                api_refusal=r.refusal,
-                truncated=r.finish_reason == "length",
-                record=r.to_record(),
-            )
-            for r in self.client.complete_many(requests)
-        ]
+        return [self._reply(r) for r in self.client.complete_many(requests)]
+
+    def _reply(self, completion: Completion) -> ChatbotReply:
+        """The answer alone; the thinking, if any, beside it in the record (the store keeps
+        it, the diarist never reads it), and the content as the server sent it."""
+        split = split_thinking(
+            completion.text, completion.reasoning, completion.finish_reason, self.thinking
+        )
+        record = completion.to_record()
+        if split.thought:
+            record |= {"content": completion.text, "thinking": split.thinking}
+        return ChatbotReply.of(
+            split.answer,
+            api_refusal=completion.refusal,
+            truncated=completion.finish_reason == "length",
+            thinking_cut=split.cut,
+            record=record,
+        )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from diarylab.chatbots.fixed import DEFAULT_TEXT
+from diarylab.chatbots.thinking import Thinking
 from diarylab.foundation.datafiles import DataModel, NonEmpty, Slug
 from diarylab.model_access.settings import (
     EndpointSettings,
@@ -91,9 +92,19 @@ class ServedChatbotSpec(DataModel):
     )
     probe: bool = Field(
         False,
-        description="`design check` and `run` make one cheap call (a 1-token reply) before "
+        description="`design check` and `run` make one cheap call (a short reply) before "
         "anything runs, so that a wrong key, model name or address is found at once; off by "
-        "default, since the call is billed",
+        "default, since the call is billed (a hosted_vllm/ model, on the researcher's own "
+        "server, is always probed: its call costs nothing)",
+    )
+    thinking: Thinking = Field(
+        "none",
+        description='what to do with a reasoning model\'s thinking: "none" (the model does not '
+        'think; `design check` refuses one whose probe shows thinking), "off" (ask its chat '
+        "template not to think: chat_template_kwargs enable_thinking = false, Qwen3's switch) "
+        'or "apart" (let it think). In every case the diarist reads the answer alone, the '
+        "thinking is stored beside it, and a reply cut inside its thinking is a failed reply "
+        '(flag "thinking_cut")',
     )
 
 
@@ -129,4 +140,6 @@ def build_chatbot(
             model = load_local(spec.model, spec.local)
         return LocalChatbot(spec.id, model, spec.generation, spec.local, system=spec.system)
     client = ServedClient(spec.model, spec.endpoint)
-    return ServedChatbot(spec.id, client, spec.generation, system=spec.system)
+    return ServedChatbot(
+        spec.id, client, spec.generation, system=spec.system, thinking=spec.thinking
+    )

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
 from diarylab.experiments.checks.models import check_models
-from diarylab.experiments.checks.probes import at_check, check_endpoint, check_key, probe_chatbot
+from diarylab.experiments.checks.probes import (
+    at_check,
+    check_endpoint,
+    check_key,
+    probe_chatbot,
+    probes_chatbot,
+)
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.power_check import power_lines
 from diarylab.experiments.profile_refs import profile_ids
@@ -72,7 +78,7 @@ def skipped_offline(design: Design) -> list[str]:
     for i, bot in enumerate(design.spec.chatbots):
         if isinstance(bot, ServedChatbotSpec):
             key = bot.endpoint.api_key_env
-            probe = " (its probe)" if bot.probe else ""
+            probe = " (its probe, thinking included)" if probes_chatbot(bot) else ""
             out.append(
                 f"chatbots[{i}] {bot.id}: " + (f"key variable {key} set, " if key else "")
                 + f"the server at {bot.endpoint.where} answering{probe}"
@@ -135,7 +141,7 @@ def _environment(design: Design, found: Collector, probes: dict[str, ProbeResult
         at = f"{where} chatbots[{i}]"
         with found.check():
             check_key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
-            if bot.probe:  # only with its key set: the probe would say the same again
+            if probes_chatbot(bot):  # only with its key set: the probe would say the same again
                 probe_chatbot(bot, at)
     for i, judge in enumerate(design.spec.judges):
         if isinstance(judge, LocalJudgeSpec):

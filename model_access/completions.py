@@ -132,6 +132,9 @@ class Completion:
     served_model: str | None = None
     refusal: bool = False
     raw_usage: dict[str, Any] = field(default_factory=dict)
+    # What a server's reasoning parser put beside the content (vLLM's reasoning_content);
+    # chatbots/thinking.py keeps it apart from the answer.
+    reasoning: str = ""
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -141,7 +144,7 @@ class Completion:
             "served_model": self.served_model,
             "refusal": self.refusal,
             "usage": self.raw_usage,
-        }
+        } | ({"reasoning": self.reasoning} if self.reasoning else {})
 
     @staticmethod
     def from_record(record: Mapping[str, Any]) -> Completion:
@@ -153,6 +156,7 @@ class Completion:
             served_model=record.get("served_model"),
             refusal=bool(record.get("refusal")),
             raw_usage=dict(record.get("usage") or {}),
+            reasoning=str(record.get("reasoning") or ""),
         )
 
 
@@ -192,6 +196,7 @@ def parse_response(response: Any) -> Completion:
         served_model=getattr(response, "model", None),
         refusal=bool(refusal_text) or finish == "content_filter",
         raw_usage=usage_of(usage),
+        reasoning=reasoning if isinstance(reasoning, str) else "",
     )
 
 

@@ -3,6 +3,8 @@ fixed baseline, refusal flags, transport failures retried and never stored, no r
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from diarylab.chatbots.base import ChatbotReply
@@ -216,3 +218,28 @@ def test_a_steered_twin_draws_the_same_noise_as_its_unsteered_twin(tmp_path, tin
     for (diarist, profile, k), text in texts.items():
         if profile == "lonely":
             assert text == texts[(diarist, "unsteered", k)], (diarist, k)
+
+
+def test_a_thinking_chatbots_replies_are_stored_without_their_thinking(tmp_path, tiny_model):
+    """An open-qwen-like chatbot served without a reasoning parser: its <think> block stays in
+    the stored call's result, never in the reply row or in what the diarist reads next; a
+    reply cut inside its thinking is a failed reply (chatbots/thinking.py)."""
+    answers = iter(
+        [(200, chat_response("<think>\nTHOUGHT-7 about her\n</think>\n\nThat sounds heavy."))] * 3
+        + [(200, chat_response("<think>\nTHOUGHT-7 and then", finish_reason="length"))] * 100
+    )
+    with serve(lambda req: next(answers)) as s:
+        settings = EndpointSettings(base_url=s.base_url, max_retries=0)
+        client = ServedClient("hosted_vllm/qwen-like", settings)
+        bot = ServedChatbot(
+            "open-qwen", client, GenerationSettings(max_new_tokens=20), thinking="apart"
+        )
+        store, _ = run(tmp_path, tiny_model, [bot], entries=2)
+    replies = store.select("replies", ["text", "flag", "call_key"])
+    assert sorted(flag or "" for _, flag, _ in replies).count("thinking_cut") == 5
+    for text, flag, key in replies:
+        assert "THOUGHT-7" not in text and "<think>" not in text
+        assert text == ("" if flag == "thinking_cut" else "That sounds heavy.")
+        assert "THOUGHT-7" in call(store, key)[1]["thinking"]  # kept beside it
+    for (key,) in store.select("entries", ["call_key"], where={"entry_index": 2}):
+        assert "THOUGHT-7" not in json.dumps(call(store, key)[0])  # the diarist never reads it

@@ -223,7 +223,7 @@ def test_probe_true_makes_one_cheap_call_and_false_makes_none(
             design_text(tiny_model_folder, None, chatbots=probed_design(server.base_url))
         )
         assert main(["design", "check", str(design)]) == 0, capsys.readouterr().err
-        assert len(server.requests) == 1 and server.requests[0]["max_tokens"] == 1
+        assert len(server.requests) == 1 and server.requests[0]["max_tokens"] == 8
         headers = {k.lower(): v for k, v in server.headers[0].items()}
         assert headers["authorization"] == "Bearer x"  # the key variable, through the door
         design.write_text(
@@ -483,3 +483,48 @@ contrast = { kind = "first_entry_pattern", profile = "lonely" }
     )
     assert main(["design", "check", str(design), "--offline"]) == 2
     assert "leaves out judge(s) second-judge" in capsys.readouterr().err
+
+
+def _qwen_like(url: str, thinking: str | None) -> str:
+    setting = f'thinking = "{thinking}"\n' if thinking else ""
+    return f"""
+[[chatbots]]
+id = "thanks"
+kind = "fixed"
+
+[[chatbots]]
+id = "open-qwen"
+kind = "litellm"
+model = "hosted_vllm/qwen-like"
+endpoint = {{ base_url = "{url}" }}
+{setting}"""
+
+
+def test_a_self_hosted_chatbot_that_thinks_is_named_unless_its_design_says_what_to_do(
+    tmp_path, tiny_model_folder, capsys
+):
+    """A hosted_vllm chatbot is probed without probe = true (its call costs nothing); a probe
+    reply that shows thinking, under no thinking setting, is one line naming the chatbot and
+    the settings that fix it. With thinking = "apart" the same server passes."""
+    thinks = chat_response("<think>\nThe user wants", finish_reason="length")
+    with serve(lambda body: (200, thinks)) as server:
+        text = design_text(tiny_model_folder, None, chatbots=_qwen_like(server.base_url, None))
+        (line,) = refused(tmp_path, text, capsys)
+        assert server.requests[0]["max_tokens"] == 8
+        design = tmp_path / "ok.toml"
+        design.write_text(
+            design_text(tiny_model_folder, None, chatbots=_qwen_like(server.base_url, "apart"))
+        )
+        assert main(["design", "check", str(design)]) == 0, capsys.readouterr().err
+    assert "chatbots[1].thinking: chatbot 'open-qwen' thinks" in line
+    assert 'set thinking = "off"' in line and 'thinking = "apart"' in line
+
+
+def test_thinking_off_that_the_server_ignores_is_named(tmp_path, tiny_model_folder, capsys):
+    thinks = chat_response("<think>\nThe user wants", finish_reason="length")
+    with serve(lambda body: (200, thinks)) as server:
+        text = design_text(tiny_model_folder, None, chatbots=_qwen_like(server.base_url, "off"))
+        (line,) = refused(tmp_path, text, capsys)
+        sent = server.requests[0]
+    assert sent["chat_template_kwargs"] == {"enable_thinking": False}
+    assert 'still thinks with thinking = "off"' in line

@@ -112,3 +112,21 @@ def test_the_commands_the_docs_show_run_where_this_machine_allows(tmp_path, caps
         assert main(words) == 0, (line, capsys.readouterr().err)
         ran.append(verb)
     assert set(ran) == set(RUNNABLE), f"the docs no longer show: {set(RUNNABLE) - set(ran)}"
+
+
+def test_the_shipped_thinking_chatbot_and_its_serve_line_agree():
+    """diary-full.toml's served Qwen3 chatbot says what to do with its thinking, and the GPU
+    page serves it with the reasoning parser and says what the setting does."""
+    from diarylab.chatbots.specs import ServedChatbotSpec
+    from diarylab.experiments.opening import load_design
+
+    design = load_design(ROOT / "experiments" / "designs" / "diary-full.toml")
+    [qwen] = [
+        b for b in design.spec.chatbots if isinstance(b, ServedChatbotSpec) and "Qwen3" in b.model
+    ]
+    assert qwen.thinking == "off"
+    page = (DOCS / "gpu-study.md").read_text(encoding="utf-8")
+    port = qwen.endpoint.urls[0].split(":")[-1].split("/")[0]
+    serve = page[page.index("vllm serve Qwen/Qwen3-32B") :].split("```")[0]
+    assert f"--port {port}" in serve and "--reasoning-parser qwen3" in serve
+    assert f'`thinking = "{qwen.thinking}"`' in page

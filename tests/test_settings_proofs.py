@@ -58,6 +58,9 @@ FIELD_PROOFS = {
     # The check makes its one-token call to the chatbot only when probe = true.
     "chatbots[litellm].probe": "tests/test_design_check.py::"
     "test_probe_true_makes_one_cheap_call_and_false_makes_none",
+    # Thinking kept apart, "off" sent to the template, and the check's probe reading it.
+    "chatbots[litellm].thinking": "tests/test_conversations.py::"
+    "test_a_thinking_chatbots_replies_are_stored_without_their_thinking",
     "design.name": "tests/test_resume.py::test_run_records_design_and_manifest",
     "design.kind": DESIGN + "test_malformed_design_is_one_clear_error",
     "design.version": "tests/test_resume.py::test_run_records_design_and_manifest",

@@ -1,8 +1,11 @@
 """Key variables and probes of served models at check time: every named key variable set, and
-one cheap call to each served model the design asks to be tried (every served judge, and each
-served chatbot with `probe = true`), through the normal served door but with check-time
+one cheap call to each served model the design asks to be tried (every served judge, each
+served chatbot with `probe = true`, and every chatbot on the researcher's own vLLM server
+(`hosted_vllm/`), whose call costs nothing), through the normal served door but with check-time
 transport (one try, a short timeout), so that a down server is told in a second, not after
-the run's retries, and with a fix for the check, not for a stopped run."""
+the run's retries, and with a fix for the check, not for a stopped run. A chatbot's probe is
+asked as its replies will be (its thinking setting included) and read as they will be: a reply
+that shows thinking from a chatbot whose design says it does not think is refused here."""
 
 from __future__ import annotations
 
@@ -21,6 +24,10 @@ PING = CompletionRequest(
     messages=(("user", "Reply with the word OK."),),
     generation=GenerationSettings(max_new_tokens=1, temperature=0.0),
 )
+# Enough new tokens for a thinking model to show it thinks (its first is "<think>", or a
+# reasoning parser's field fills), few enough that a billed probe costs next to nothing.
+CHATBOT_PROBE = GenerationSettings(max_new_tokens=8, temperature=0.0)
+SELF_HOSTED = "hosted_vllm/"
 
 
 def check_endpoint(settings: EndpointSettings) -> EndpointSettings:
@@ -40,13 +47,41 @@ def check_key(name: str | None, where: str) -> None:
         )
 
 
+def probes_chatbot(bot: ServedChatbotSpec) -> bool:
+    """Whether a check calls this chatbot: asked to (probe = true), or served by the
+    researcher's own vLLM (litellm's hosted_vllm/ provider: a call that costs nothing)."""
+    return bot.probe or bot.model.startswith(SELF_HOSTED)
+
+
 def probe_chatbot(bot: ServedChatbotSpec, where: str) -> None:
-    """One reply of one token: the key, the model name and the address are right."""
+    """One short reply: the key, the model name and the address are right, and the reply
+    shows thinking only where the design says what to do with it."""
+    from diarylab.chatbots.served import ServedChatbot
+
     client = ServedClient(bot.model, check_endpoint(bot.endpoint))
+    chatbot = ServedChatbot(bot.id, client, CHATBOT_PROBE, thinking=bot.thinking)
     try:
-        client.complete(PING)
+        [reply] = chatbot.reply_many([[{"role": "user", "content": PING.messages[0][1]}]], [0])
     except LabError as exc:
         raise at_check(exc, where, f"chatbot {bot.id!r} failed its probe") from None
+    if "thinking" not in reply.record:
+        return
+    if bot.thinking == "none":
+        raise LabError(
+            f"chatbot {bot.id!r} thinks (its probe's reply holds thinking: a <think> block or "
+            "a reasoning field) and its design does not say what to do with it",
+            where=f"{where}.thinking",
+            fix='set thinking = "off" to ask its chat template not to think (Qwen3), or '
+            'thinking = "apart" to let it think; the diarist reads the answer alone either way',
+        )
+    if bot.thinking == "off":
+        raise LabError(
+            f'chatbot {bot.id!r} still thinks with thinking = "off": its server did not pass '
+            "enable_thinking = false to the chat template, or the template has no such switch",
+            where=f"{where}.thinking",
+            fix='set thinking = "apart" (and raise generation.max_new_tokens: the thinking '
+            "counts against it), or serve a chat template that honours enable_thinking",
+        )
 
 
 def at_check(exc: LabError, where: str, what: str) -> LabError:
