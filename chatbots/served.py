@@ -62,7 +62,7 @@ class ServedChatbot:
             completion.text, completion.reasoning, completion.finish_reason, self.thinking
         )
         record = completion.to_record()
-        if split.thought:
+        if split.found:
             record |= {"content": completion.text, "thinking": split.thinking}
         return ChatbotReply.of(
             split.answer,

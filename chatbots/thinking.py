@@ -43,21 +43,22 @@ class Split:
     thinking: str  # kept beside it in the store, never shown
     cut: bool  # the reply ended inside its thinking: there is no answer
 
-    @property
-    def thought(self) -> bool:
-        return bool(self.thinking) or self.cut
+    found: bool = True  # the reply showed thinking (a think marker or a reasoning field)
 
 
 def split_thinking(
     content: str, reasoning: str, finish_reason: str | None, thinking: Thinking
 ) -> Split:
     """The answer and the thinking of one reply (content as the server returned it, the
-    reasoning field a server's parser filled)."""
+    reasoning field a server's parser filled). A think block that was closed at once still
+    counts as found: the model was in its thinking mode."""
     reasoning = reasoning.strip()
     if CLOSE in content:
         before, _, answer = content.rpartition(CLOSE)
         inner = before.replace(OPEN, "", 1).strip()
-        return Split(answer.strip(), "\n".join(t for t in (reasoning, inner) if t), False)
+        # Closed, but the token cap came before any answer: cut all the same.
+        cut = not answer.strip() and finish_reason == "length"
+        return Split(answer.strip(), "\n".join(t for t in (reasoning, inner) if t), cut)
     if content.lstrip().startswith(OPEN):  # opened, never closed
         inner = content.lstrip()[len(OPEN) :].strip()
         return Split("", "\n".join(t for t in (reasoning, inner) if t), True)
@@ -69,4 +70,4 @@ def split_thinking(
         return Split("", content.strip(), True)
     # Thinking taken out ahead of the answer (by a parser, or by litellm, which moves a closed
     # block at the start of the content to reasoning_content) leaves the blank lines after it.
-    return Split(content.strip() if reasoning else content, reasoning, False)
+    return Split(content.strip() if reasoning else content, reasoning, False, bool(reasoning))

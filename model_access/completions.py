@@ -181,14 +181,16 @@ def parse_response(response: Any) -> Completion:
     if content:
         logprobs = tuple(parse_token(t) for t in content)
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
-    if text is None and (reasoning or logprobs):
-        # A reasoning parser took everything the model wrote (gpt-oss's analysis channel), or
-        # found no channel to call final: an answer without final text, whose log-probabilities
-        # are still what a judge reads — not an empty body to retry and blame the server for.
+    usage = getattr(response, "usage", None)
+    wrote = usage_of(usage).get("completion_tokens", 0) > 0
+    if text is None and (reasoning or logprobs or (finish == "length" and wrote)):
+        # A reasoning parser took everything the model wrote (gpt-oss's analysis channel, a
+        # Qwen3 reply that was all think markup up to the token cap), or found no channel to
+        # call final: an answer without final text, whose log-probabilities are still what a
+        # judge reads — not an empty body to retry and blame the server for.
         text = ""
     if text is None and not refusal_text:
         raise EmptyResponse(f"response has no content (finish_reason={finish})")
-    usage = getattr(response, "usage", None)
     return Completion(
         text=text if text is not None else str(refusal_text),
         finish_reason=finish,

@@ -45,6 +45,7 @@ from tests.fake_openai import chat_response, serve
         ("weigh it, then", "", "length", "apart", "", "weigh it, then", True),
         ("I hear you, and", "", "length", "none", "I hear you, and", "", False),
         ("I hear you.", "", "stop", "off", "I hear you.", "", False),
+        ("weigh it\n</think>\n\n", "", "length", "apart", "", "weigh it", True),
     ],
 )
 def test_the_answer_is_split_from_the_thinking(

@@ -71,7 +71,16 @@ def healthy(url: str) -> bool:
         return False
 
 
-def start(model_folder: Path, log: Path, *, eager: bool = True) -> VllmServer:
+def start(
+    model_folder: Path,
+    log: Path,
+    *,
+    eager: bool = True,
+    extra_args: tuple[str, ...] = (),
+    max_model_len: int = MAX_MODEL_LEN,
+) -> VllmServer:
+    """A server of `model_folder` on a free loopback port; `extra_args` are further `vllm
+    serve` flags (a reasoning parser, a tokenizer mode)."""
     python = vllm_python()
     port = free_port()
     command = [
@@ -89,7 +98,7 @@ def start(model_folder: Path, log: Path, *, eager: bool = True) -> VllmServer:
         "--dtype",
         "float32",
         "--max-model-len",
-        str(MAX_MODEL_LEN),
+        str(max_model_len),
         "--max-num-seqs",
         "8",
         "--max-logprobs",
@@ -98,6 +107,7 @@ def start(model_folder: Path, log: Path, *, eager: bool = True) -> VllmServer:
         "--block-size",
         "32",
         *(["--enforce-eager"] if eager else []),
+        *extra_args,
     ]
     env = {
         **os.environ,
