@@ -1,0 +1,130 @@
+"""Tiny models of the seed judges' serving shapes, built offline with random weights and the real
+vocabularies the lab installs, for the vLLM tier.
+
+Mistral-format: what `vllm serve mistralai/Mistral-Small-3.1-24B-Instruct-2503 --tokenizer-mode
+mistral --config-format mistral --load-format mistral` reads — `params.json`,
+`consolidated.safetensors` and `tekken.json` (the v7-marked Tekken vocabulary the lab's stand-in
+is built from, model_access/seed_tokenizers.py) — and the same weights in Hugging Face form
+(`config.json`, `model.safetensors` and the stand-in tokenizer) for the lab's local reader.
+
+The Mistral checkpoint keeps each attention head's query and key rows in the order its rotary
+embedding pairs them (interleaved); Hugging Face's form keeps them in halves. vLLM turns the
+first into the second when it loads (vllm/model_executor/models/mistral.py,
+maybe_remap_mistral's `permute`), so the consolidated file here holds the inverse of that
+permutation of the Hugging Face weights: both servers and the local reader compute the same
+model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# How strongly the digits and yes/no lead the output (see build_mistral_judge).
+LEAN = 7.0
+ROPE_THETA = 1_000_000_000.0  # Mistral Small 3.1's
+HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN = 64, 2, 2, 1, 64, 128  # vLLM's CPU attention
+# takes head_dim 64 (16 is refused)
+NAMES = {
+    "model.embed_tokens.weight": "tok_embeddings.weight",
+    "model.norm.weight": "norm.weight",
+    "lm_head.weight": "output.weight",
+}
+LAYER_NAMES = {
+    "self_attn.q_proj": "attention.wq",
+    "self_attn.k_proj": "attention.wk",
+    "self_attn.v_proj": "attention.wv",
+    "self_attn.o_proj": "attention.wo",
+    "mlp.gate_proj": "feed_forward.w1",
+    "mlp.down_proj": "feed_forward.w2",
+    "mlp.up_proj": "feed_forward.w3",
+    "input_layernorm": "attention_norm",
+    "post_attention_layernorm": "ffn_norm",
+}
+
+
+def to_interleaved(weight, heads: int):  # noqa: ANN001, ANN201 (torch is imported lazily)
+    """Hugging Face's halves → Mistral's interleaved rotary order, the inverse of vLLM's
+    `permute` (a head's rows [x0..x(d/2−1), y0..y(d/2−1)] become [x0, y0, x1, y1, ...])."""
+    rows, cols = weight.shape
+    return weight.view(heads, 2, rows // heads // 2, cols).transpose(1, 2).reshape(rows, cols)
+
+
+def build_mistral_judge(out: Path, seed: int = 0) -> tuple[Path, Path]:
+    """(Hugging Face folder, Mistral-format folder) of one tiny random Mistral judge."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import MistralConfig, MistralForCausalLM
+
+    from diarylab.model_access.seed_tokenizers import converted, tekken_v7
+
+    tokenizer = converted("tekken-v7")
+    config = MistralConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=HIDDEN,
+        intermediate_size=FFN,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV_HEADS,
+        head_dim=HEAD_DIM,
+        max_position_embeddings=4096,
+        rope_theta=ROPE_THETA,
+        rms_norm_eps=1e-5,
+        sliding_window=None,
+        tie_word_embeddings=False,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    torch.manual_seed(seed)
+    model = MistralForCausalLM(config).float()
+    digits = [tokenizer.convert_tokens_to_ids(t) for t in "0123456789"]
+    answers = [tokenizer.convert_tokens_to_ids(t) for t in ("yes", "no", "Yes", "No")]
+    with torch.no_grad():
+        for p in model.parameters():  # spread enough that readings are not all uniform
+            p.normal_(0.0, 0.1 if p.dim() > 1 else 0.05).add_(1.0 if p.dim() == 1 else 0.0)
+        # A judge that answers: every embedding carries a shared first coordinate, and the
+        # output rows of the digits and of yes/no read it, so numbers and answers get most of
+        # the mass while attention and the MLP still move every reading (a wrong rotary order
+        # or layer on either side would show).
+        model.model.embed_tokens.weight[:, 0] = 3.0
+        head = model.lm_head.weight
+        head[:, 0] = 0.0
+        head[digits, 0] = LEAN
+        head[answers, 0] = LEAN - 1.5  # under the digits: a number prompt starts a number
+    hf, native = out / "hf", out / "mistral"
+    model.save_pretrained(hf)
+    tokenizer.save_pretrained(hf)
+
+    state = model.state_dict()
+    weights = {}
+    for name, tensor in state.items():
+        if name in NAMES:
+            weights[NAMES[name]] = tensor.contiguous()
+            continue
+        _, _, index, *rest = name.split(".")
+        module = ".".join(rest[:-1])
+        mapped = f"layers.{index}.{LAYER_NAMES[module]}.{rest[-1]}"
+        if module == "self_attn.q_proj":
+            tensor = to_interleaved(tensor, HEADS)
+        elif module == "self_attn.k_proj":
+            tensor = to_interleaved(tensor, KV_HEADS)
+        weights[mapped] = tensor.contiguous()
+    native.mkdir(parents=True, exist_ok=True)
+    save_file(weights, native / "consolidated.safetensors")
+    params = {
+        "dim": HIDDEN,
+        "n_layers": LAYERS,
+        "head_dim": HEAD_DIM,
+        "hidden_dim": FFN,
+        "n_heads": HEADS,
+        "n_kv_heads": KV_HEADS,
+        "rope_theta": ROPE_THETA,
+        "norm_eps": 1e-5,
+        "vocab_size": config.vocab_size,
+        "max_position_embeddings": 4096,
+    }
+    (native / "params.json").write_text(json.dumps(params, indent=1))
+    tekken_v7()  # writes the v7-marked vocabulary the stand-in is built from
+    from diarylab.model_access.seed_tokenizers import cache_dir
+
+    (native / "tekken.json").write_bytes((cache_dir() / "tekken-v7" / "tekken.json").read_bytes())
+    return hf, native

@@ -1,0 +1,204 @@
+"""The Mistral-format seed judge on a real vLLM server (the `vllm` tier): a tiny random Mistral
+in Mistral's own format (tests/seed_shapes.py) served with exactly the flags docs/gpu-study.md
+gives Mistral-Small-3.1 (`--tokenizer-mode mistral --config-format mistral --load-format
+mistral`), so vLLM tokenizes with mistral-common's Tekken, not a tokenizer.json. The server's
+own tokenization of every rubric prompt kind is the ids the lab sends (but for the prefill's
+trailing space, which mistral-common strips and the lab keeps); exact readings, 0–100 and
+yes/no, equal the lab's local reading of the same weights in Hugging Face form; a bounded
+reading holds the exact value; `judge probe` says ok."""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from diarylab.model_access.served import ServedClient
+from diarylab.model_access.settings import EndpointSettings
+from diarylab.rubric.judging.judge_render import render_judge_prompt
+from diarylab.rubric.judging.served_exact import ExactSettings
+from diarylab.rubric.judging.served_judge import ServedJudge
+from diarylab.rubric.prompts import TEMPLATES_DIR, JudgePrompt, load_template
+from tests.kill_resume import ROOT
+
+pytestmark = pytest.mark.vllm
+
+TOLERANCE = 1e-4
+DOCS = ROOT / "docs" / "gpu-study.md"
+MISTRAL = "mistralai/Mistral-Small-3.1-24B-Instruct-2503"
+ENTRY = "Nobody called again today. I ate dinner standing at the counter and went to bed at eight."
+
+
+def docs_flags(model: str) -> tuple[str, ...]:
+    """The flags docs/gpu-study.md serves `model` with that set its formats (tokenizer, config,
+    load), in the page's order."""
+    page = DOCS.read_text(encoding="utf-8")
+    line = page[page.index(f"vllm serve {model}") :].split("\n    vllm serve")[0]
+    words = line.replace("\\\n", " ").split()
+    flags: list[str] = []
+    for i, word in enumerate(words):
+        if word in ("--tokenizer-mode", "--config-format", "--load-format"):
+            flags += [word, words[i + 1]]
+    return tuple(flags)
+
+
+@pytest.fixture(scope="module")
+def mistral_shape(tmp_path_factory) -> tuple[Path, Path]:
+    from tests.seed_shapes import build_mistral_judge
+
+    return build_mistral_judge(tmp_path_factory.mktemp("mistral-shape"))
+
+
+@pytest.fixture(scope="module")
+def mistral_server(mistral_shape, tmp_path_factory):
+    from tests.vllm_server import start, stop
+
+    _, native = mistral_shape
+    flags = docs_flags(MISTRAL)
+    log = tmp_path_factory.mktemp("mistral-vllm") / "server.log"
+    server = start(native, log, extra_args=flags, max_model_len=2048)
+    try:
+        yield server
+    finally:
+        stop(server, grace_s=3.0)
+
+
+@pytest.fixture(scope="module")
+def tekken(mistral_shape):
+    from transformers import AutoTokenizer
+
+    hf, _ = mistral_shape
+    return AutoTokenizer.from_pretrained(hf)
+
+
+@pytest.fixture(scope="module")
+def local_mistral(mistral_shape):
+    from diarylab.model_access.local import LocalModel
+    from diarylab.model_access.settings import LocalSettings
+    from diarylab.rubric.judging.local_judge import LocalJudge
+
+    hf, _ = mistral_shape
+    return LocalJudge(LocalModel.load(str(hf), LocalSettings(device="cpu", dtype="fp32")))
+
+
+def _served(server, tokenizer, *, max_error: float = 0.0) -> ServedJudge:
+    settings = EndpointSettings(base_url=server.base_url, max_retries=2, concurrency=8)
+    return ServedJudge(
+        ServedClient(server.litellm_model, settings),
+        tokenizer=tokenizer,
+        exact=ExactSettings(max_error=max_error),
+    )
+
+
+def _every_prompt_kind() -> dict[str, JudgePrompt]:
+    """One prompt of each rubric template, every placeholder filled with diary-like text."""
+    prompts = {}
+    for path in sorted(TEMPLATES_DIR.glob("*.toml")):
+        template = load_template(path)
+        texts = [template.system, template.user]
+        names = {n for text in texts for _, n, _, _ in string.Formatter().parse(text) if n}
+        values = {n: f"{ENTRY} ({n})" for n in names}
+        prompts[path.stem] = template.prompt(**values)
+    return prompts
+
+
+def _server_tokens(server, prompt: JudgePrompt) -> list[int]:
+    body = {
+        "model": server.served_name,
+        "messages": [*prompt.chat_messages()],
+        "continue_final_message": True,
+        "add_generation_prompt": False,
+    }
+    request = urllib.request.Request(
+        server.base_url.removesuffix("/v1") + "/tokenize",
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return list(json.load(answer)["tokens"])
+
+
+def test_the_server_is_started_with_the_docs_flags():
+    assert docs_flags(MISTRAL) == (
+        "--tokenizer-mode", "mistral", "--config-format", "mistral", "--load-format", "mistral",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(p.stem for p in TEMPLATES_DIR.glob("*.toml")))
+def test_the_servers_tokenization_is_the_ids_the_lab_sends(mistral_server, tekken, kind):
+    prompt = _every_prompt_kind()[kind]
+    sent = tekken(render_judge_prompt(tekken, prompt).text, add_special_tokens=False)["input_ids"]
+    own = _server_tokens(mistral_server, prompt)
+    assert sent[: len(own)] == own
+    # mistral-common strips the prefill's trailing whitespace; the lab keeps it, so that the
+    # number is the very next token (the reason it reads by ids, not by messages).
+    rest = sent[len(own) :]
+    assert len(rest) <= 1 and tekken.decode(rest).strip() == ""
+    assert bool(rest) == (prompt.prefill != prompt.prefill.rstrip())
+
+
+@pytest.fixture(scope="module")
+def exact_number(mistral_server, tekken):
+    prompt = _every_prompt_kind()["coherence"]
+    return prompt, _served(mistral_server, tekken).read_number(prompt, floor=0.0)
+
+
+def test_an_exact_number_reading_equals_the_local_one(exact_number, local_mistral):
+    """Equal as probabilities of each number given that a number is written (≤ 1e-4), and in
+    coverage to a relative 1e-3: a random model's numbers run past 100, so its coverage is
+    small and an absolute 1e-4 on the raw probabilities would compare near-zero vectors."""
+    prompt, served = exact_number
+    local = local_mistral.read_number(prompt, floor=0.0)
+    assert served.exact and served.record["mode"] == "exact"
+    assert served.record["requests"] > 100  # Tekken writes one digit per token
+    s, c = served.distribution, served.coverage
+    l, k = local.distribution, local.coverage
+    worst = max(abs(a / c - b / k) for a, b in zip(s, l, strict=True))
+    assert worst <= TOLERANCE, worst
+    assert c == pytest.approx(k, rel=1e-3)
+    assert max(b / k for b in l) > 3 / 101  # not a flat reading
+    assert served.mean == pytest.approx(local.mean, abs=0.01)
+
+
+def test_an_exact_yes_no_reading_equals_the_local_one(mistral_server, tekken, local_mistral):
+    prompt = _every_prompt_kind()["person_question"]
+    local = local_mistral.read_yes_no(prompt, floor=0.0)
+    reading = _served(mistral_server, tekken).read_yes_no(prompt, floor=0.0)
+    assert reading.record["mode"] == "exact"
+    assert reading.p_yes == pytest.approx(local.p_yes, abs=TOLERANCE)
+    assert reading.coverage == pytest.approx(local.coverage, rel=1e-3)
+    assert abs(local.p_yes - 0.5) > 0.05  # the weights lean one way
+
+
+def test_a_bounded_reading_holds_the_exact_value(mistral_server, tekken, exact_number):
+    prompt, exact = exact_number
+    reading = _served(mistral_server, tekken, max_error=1.0).read_number(prompt, floor=0.0)
+    bound = reading.bound
+    assert bound is not None and bound.mean is not None
+    assert bound.mean[0] - TOLERANCE <= exact.mean <= bound.mean[1] + TOLERANCE
+    assert abs(reading.mean - exact.mean) <= 1.0 + TOLERANCE
+    assert reading.record["requests"] < exact.record["requests"]
+
+
+def test_judge_probe_says_ok(mistral_server, mistral_shape):
+    hf, _ = mistral_shape
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "diarylab.experiments.cli", "judge", "probe",
+            "--judge", f"litellm:{mistral_server.litellm_model}",
+            "--base-url", mistral_server.base_url, "--tokenizer", str(hf), "--json",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    probe = json.loads(done.stdout)
+    assert probe["mode"] == "exact" and probe["verdict"] == "ok", probe
