@@ -18,6 +18,7 @@ from diarylab.experiments.checks.probes import (
     probe_chatbot,
     probes_chatbot,
 )
+from diarylab.experiments.checks.reach import REACH_TIMEOUT_S, check_reachable
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.power_check import power_lines
 from diarylab.experiments.profile_refs import profile_ids
@@ -43,12 +44,14 @@ def preflight(
     environment: bool = True,
     probes: dict[str, ProbeResult] | None = None,
     notes: list[str] | None = None,
+    timeout_s: float = REACH_TIMEOUT_S,
 ) -> list[str]:
     """Raise every problem found (one LabError, or a LabErrors of several); returns the profile
     ids in design order. With environment=False only what the files show is checked (no key
     variables, no probes, no hub: a hub id the local cache lacks goes into `notes`).
     `probes`, when given, receives each served judge's probe (by judge id): what its server
-    said it was, for the manifest."""
+    said it was, for the manifest. A server that does not answer within `timeout_s` is one
+    error naming its entry (experiments/checks/reach.py)."""
     found = Collector()
     ids: list[str] = []
     with found.check():
@@ -66,7 +69,7 @@ def preflight(
         if not environment:
             notes += skipped_offline(design)
     if environment:
-        _environment(design, found, probes)
+        _environment(design, found, probes, timeout_s)
     found.raise_any()
     return ids
 
@@ -133,13 +136,21 @@ def _placements(design: Design, found: Collector) -> None:
                 raise LabError(message, where=f"{at}.{exc.where}", fix=exc.fix) from None
 
 
-def _environment(design: Design, found: Collector, probes: dict[str, ProbeResult] | None) -> None:
+def _environment(
+    design: Design,
+    found: Collector,
+    probes: dict[str, ProbeResult] | None,
+    timeout_s: float,
+) -> None:
+    """Every served model's server answers within timeout_s and serves the model named, every
+    key variable is set, and the probes pass; every failure is collected, one line each."""
     where = str(design.path)
     for i, bot in enumerate(design.spec.chatbots):
         if not isinstance(bot, ServedChatbotSpec):
             continue
         at = f"{where} chatbots[{i}]"
         with found.check():
+            check_reachable(bot.model, bot.endpoint, at, timeout_s)
             check_key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
             if probes_chatbot(bot):  # only with its key set: the probe would say the same again
                 probe_chatbot(bot, at)
@@ -148,6 +159,7 @@ def _environment(design: Design, found: Collector, probes: dict[str, ProbeResult
             continue
         at = f"{where} judges[{i}]"
         with found.check():
+            check_reachable(judge.model, judge.endpoint, at, timeout_s)
             check_key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
             result = _probe(judge, at)
             if probes is not None:

@@ -128,3 +128,42 @@ def build_mistral_judge(out: Path, seed: int = 0) -> tuple[Path, Path]:
 
     (native / "tekken.json").write_bytes((cache_dir() / "tekken-v7" / "tekken.json").read_bytes())
     return hf, native
+
+
+def build_gpt_oss_judge(out: Path, seed: int = 0) -> Path:
+    """A tiny random GptOssForCausalLM (the o200k-harmony stand-in tokenizer, unquantized
+    weights) in Hugging Face form, as vLLM and the lab's local reader both load it."""
+    import torch
+    from transformers import GptOssConfig, GptOssForCausalLM
+
+    from diarylab.model_access.seed_tokenizers import converted
+
+    tokenizer = converted("o200k-harmony")
+    config = GptOssConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=HIDDEN,
+        intermediate_size=FFN,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV_HEADS,
+        head_dim=HEAD_DIM,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        sliding_window=128,
+        max_position_embeddings=4096,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(seed)
+    model = GptOssForCausalLM(config).float()
+    digits = [tokenizer.convert_tokens_to_ids(str(n)) for n in range(101)]
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.normal_(0.0, 0.1 if p.dim() > 1 else 0.05).add_(1.0 if "norm" in name else 0.0)
+        model.model.embed_tokens.weight[:, 0] = 3.0
+        head = model.lm_head.weight
+        head[:, 0] = 0.0
+        head[digits, 0] = LEAN
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

@@ -5,13 +5,14 @@ all of them in one run of `design check` (and of `run`'s preflight), exit 2."""
 from __future__ import annotations
 
 import json
+import socket
 import time
 from pathlib import Path
 
 import pytest
 
 from diarylab.experiments.cli import main
-from tests.fake_openai import chat_response, serve
+from tests.fake_openai import Routed, chat_response, serve
 from tests.lab_fixtures import design_text
 from tests.test_preflight import closed_port_url
 
@@ -284,9 +285,9 @@ endpoint = {{ base_url = "{closed_port_url()}", max_retries = 4, backoff_s = 4.0
     assert len(lines) == 2, lines
     assert took < 10, f"check and run took {took:.1f} s against closed ports"
     assert all("re-running resumes" not in line for line in lines)
-    assert all("fix: start the server, or fix endpoint.base_url" in line for line in lines)
-    assert any("chatbots[1]: chatbot 'api' failed its probe" in line for line in lines)
-    assert any("judges[0]: the judge failed its probe" in line for line in lines)
+    assert all("fix: start the server (docs/gpu-study.md" in line for line in lines)
+    assert any("chatbots[1].endpoint.base_url: no answer from the server" in line for line in lines)
+    assert any("judges[0].endpoint.base_url: no answer from the server" in line for line in lines)
 
 
 def test_a_served_judge_without_a_tokenizer_must_say_top_k(tmp_path, tiny_model_folder, capsys):
@@ -528,3 +529,45 @@ def test_thinking_off_that_the_server_ignores_is_named(tmp_path, tiny_model_fold
         sent = server.requests[0]
     assert sent["chat_template_kwargs"] == {"enable_thinking": False}
     assert 'still thinks with thinking = "off"' in line
+
+
+def _silent_server() -> tuple[socket.socket, str]:
+    """A port that accepts connections and never answers (a hung or firewalled server)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    return listener, f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+
+def test_a_dead_chatbot_server_is_named_within_the_timeout(tmp_path, tiny_model_folder, capsys):
+    """The shipped study's chatbot server (hosted_vllm, :8002) down or hung: `design check`
+    gives up within --timeout and names the chatbot, before any vector is extracted."""
+    listener, url = _silent_server()
+    with listener:
+        text = design_text(tiny_model_folder, None, chatbots=_qwen_like(url, "off"))
+        design = tmp_path / "design.toml"
+        design.write_text(text)
+        began = time.monotonic()
+        assert main(["design", "check", str(design), "--timeout", "1"]) == 2
+        took = time.monotonic() - began
+    err = capsys.readouterr().err
+    assert took < 15, took
+    assert "chatbots[1].endpoint.base_url: no answer from the server at" in err
+    assert "within 1 s" in err and "`--timeout` waits longer" in err
+
+
+def test_a_server_serving_another_model_is_named_with_its_models(
+    tmp_path, tiny_model_folder, capsys
+):
+    """vLLM lists what it serves at GET /v1/models (vllm/entrypoints/openai/models/
+    api_router.py, show_available_models): a chatbot named otherwise is one line with the
+    name to use."""
+    models = {"object": "list", "data": [{"id": "Qwen/Qwen3-8B", "object": "model"}]}
+    answers = Routed(lambda path, body: (200, chat_response("OK")), get=lambda path: (200, models))
+    with serve(answers) as server:
+        text = design_text(tiny_model_folder, None, chatbots=_qwen_like(server.base_url, "off"))
+        (line,) = refused(tmp_path, text, capsys)
+        assert server.gets[0] == "/v1/models"
+    assert "chatbots[1].model: the server at" in line
+    assert "serves Qwen/Qwen3-8B, not 'qwen-like'" in line
+    assert 'model = "hosted_vllm/Qwen/Qwen3-8B"' in line

@@ -6,6 +6,7 @@ store and what the server was asked. Bad options exit 2 with one message."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -358,15 +359,19 @@ def test_a_measured_plan_is_within_a_quarter_of_what_the_run_took(
     assert low <= cost["expected"] <= high
 
 
-def test_a_judge_that_cannot_be_reached_keeps_the_assumption_and_says_why(
+def test_a_judge_that_cannot_be_reached_stops_the_measure_at_once(
     tmp_path, capsys, tiny_model_folder, judge_model
 ):
+    """`plan --measure` with the judge's server down exits 2 within seconds, naming the judge
+    (it used to wait out the run's retries, 102 s, then plan on assumed figures)."""
     path = tmp_path / "design.toml"
     path.write_text(design(tiny_model_folder, judge_model[2], "http://127.0.0.1:9/v1"))
-    plan = plan_json(path, capsys, "--measure")
-    cost = plan["requests"]["served"]
-    assert cost["expected_basis"] == "trie" and cost["note"].startswith("not measured (")
-    assert cost["measured"] is None
+    began = time.monotonic()
+    assert main(["plan", str(path), "--measure", "--timeout", "2"]) == 2
+    assert time.monotonic() - began < 15
+    err = capsys.readouterr().err
+    assert "judges[0].endpoint.base_url: no answer from the server at http://127.0.0.1:9/v1" in err
+    assert main(["plan", str(path)]) == 0  # the stated figures need no server
 
 
 def test_bounded_readings_read_together_take_the_http_requests_the_plan_counts(

@@ -55,7 +55,7 @@ def both_refuse(tmp_path, text, capsys, message, *, check_args=()):
 def test_a_judge_whose_server_is_down_fails_its_probe(tmp_path, tiny_model_folder, capsys):
     judges = SERVED_JUDGE.format(url=closed_port_url())
     text = design_text(tiny_model_folder, None, judges=judges)
-    both_refuse(tmp_path, text, capsys, "judges[0]: the judge failed its probe")
+    both_refuse(tmp_path, text, capsys, "judges[0].endpoint.base_url: no answer from the server")
 
 
 def test_a_judge_without_log_probabilities_fails_its_probe(tmp_path, tiny_model_folder, capsys):

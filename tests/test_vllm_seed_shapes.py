@@ -56,17 +56,35 @@ def mistral_shape(tmp_path_factory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def mistral_server(mistral_shape, tmp_path_factory):
-    from tests.vllm_server import start, stop
+def seed_servers(mistral_shape, gpt_oss_folder, tmp_path_factory):
+    """Both seed shapes' servers, launched together (their start-ups overlap): Mistral with
+    the docs' format flags, gpt-oss with the docs' line, which sets no format."""
+    from tests.vllm_server import launch, start_together, stop
 
     _, native = mistral_shape
-    flags = docs_flags(MISTRAL)
-    log = tmp_path_factory.mktemp("mistral-vllm") / "server.log"
-    server = start(native, log, extra_args=flags, max_model_len=2048)
+    page = DOCS.read_text(encoding="utf-8")
+    line = page[page.index(f"vllm serve {GPT_OSS}") :].split("\n    vllm serve")[0]
+    assert not docs_flags(GPT_OSS) and "--max-logprobs 20" in line  # what launch() passes too
+    logs = tmp_path_factory.mktemp("seed-vllm")
+    servers = start_together(
+        launch(native, logs / "mistral.log", extra_args=docs_flags(MISTRAL), max_model_len=2048),
+        launch(gpt_oss_folder, logs / "gpt-oss.log", max_model_len=2048),
+    )
     try:
-        yield server
+        yield dict(zip(("mistral", "gpt-oss"), servers, strict=True))
     finally:
-        stop(server, grace_s=3.0)
+        for server in servers:
+            stop(server, grace_s=3.0)
+
+
+@pytest.fixture(scope="module")
+def mistral_server(seed_servers):
+    return seed_servers["mistral"]
+
+
+@pytest.fixture(scope="module")
+def gpt_oss_server(seed_servers):
+    return seed_servers["gpt-oss"]
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +204,7 @@ def test_a_bounded_reading_holds_the_exact_value(mistral_server, tekken, exact_n
     assert reading.record["requests"] < exact.record["requests"]
 
 
-def test_judge_probe_says_ok(mistral_server, mistral_shape):
-    hf, _ = mistral_shape
+def _probe(server, tokenizer: str) -> dict:
     done = subprocess.run(
         [
             sys.executable,
@@ -196,11 +213,11 @@ def test_judge_probe_says_ok(mistral_server, mistral_shape):
             "judge",
             "probe",
             "--judge",
-            f"litellm:{mistral_server.litellm_model}",
+            f"litellm:{server.litellm_model}",
             "--base-url",
-            mistral_server.base_url,
+            server.base_url,
             "--tokenizer",
-            str(hf),
+            tokenizer,
             "--json",
         ],  # fmt: skip
         capture_output=True,
@@ -209,5 +226,88 @@ def test_judge_probe_says_ok(mistral_server, mistral_shape):
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    probe = json.loads(done.stdout)
+    return dict(json.loads(done.stdout))
+
+
+def test_judge_probe_says_ok(mistral_server, mistral_shape):
+    hf, _ = mistral_shape
+    probe = _probe(mistral_server, str(hf))
     assert probe["mode"] == "exact" and probe["verdict"] == "ok", probe
+
+
+# gpt-oss: the vLLM CPU build serves GptOssForCausalLM (unquantized weights) with the docs'
+# flags, so the shape itself is served, not a stand-in architecture.
+GPT_OSS = "openai/gpt-oss-120b"
+
+
+@pytest.fixture(scope="module")
+def gpt_oss_folder(tmp_path_factory) -> Path:
+    from tests.seed_shapes import build_gpt_oss_judge
+
+    return build_gpt_oss_judge(tmp_path_factory.mktemp("gpt-oss-shape") / "hf")
+
+
+@pytest.fixture(scope="module")
+def harmony():
+    from diarylab.model_access.seed_tokenizers import seed_tokenizer
+
+    return seed_tokenizer(GPT_OSS)
+
+
+@pytest.fixture(scope="module")
+def local_gpt_oss(gpt_oss_folder, harmony):
+    """The lab's local reader of the same weights, reading harmony prompts as the served judge
+    renders them (the stand-in tokenizer carries openai-harmony's renderer)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from diarylab.model_access.local import LocalModel
+    from diarylab.rubric.judging.local_judge import LocalJudge
+
+    model = AutoModelForCausalLM.from_pretrained(gpt_oss_folder, dtype=torch.float32)
+    return LocalJudge(LocalModel(model.eval(), harmony, spec=str(gpt_oss_folder)))
+
+
+@pytest.mark.parametrize("kind", sorted(p.stem for p in TEMPLATES_DIR.glob("*.toml")))
+def test_gpt_oss_reads_the_harmony_ids_the_lab_sends(gpt_oss_server, harmony, kind):
+    rendered = render_judge_prompt(harmony, _every_prompt_kind()[kind])
+    assert rendered.form == "harmony" and rendered.ids
+    body = {"model": gpt_oss_server.served_name, "prompt": rendered.text}
+    request = urllib.request.Request(
+        gpt_oss_server.base_url.removesuffix("/v1") + "/tokenize",
+        json.dumps(body | {"add_special_tokens": False}).encode(),
+        {"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        assert json.load(answer)["tokens"] == list(rendered.ids)
+
+
+def test_gpt_oss_exact_readings_equal_the_local_ones(gpt_oss_server, harmony, local_gpt_oss):
+    number = _every_prompt_kind()["coherence"]
+    served = _served(gpt_oss_server, harmony).read_number(number, floor=0.0)
+    local = local_gpt_oss.read_number(number, floor=0.0)
+    assert served.exact and served.record["mode"] == "exact"
+    mine, theirs = served.coverage, local.coverage
+    given = [b / theirs for b in local.distribution]
+    worst = max(abs(a / mine - b) for a, b in zip(served.distribution, given, strict=True))
+    assert worst <= TOLERANCE, worst
+    assert mine == pytest.approx(theirs, rel=1e-3)
+    assert max(given) > 3 / 101
+    question = _every_prompt_kind()["person_question"]
+    served_yes = _served(gpt_oss_server, harmony).read_yes_no(question, floor=0.0)
+    local_yes = local_gpt_oss.read_yes_no(question, floor=0.0)
+    assert served_yes.p_yes == pytest.approx(local_yes.p_yes, abs=TOLERANCE)
+    assert served_yes.coverage == pytest.approx(local_yes.coverage, rel=1e-3)
+
+
+def test_gpt_oss_bounded_reading_and_probe(gpt_oss_server, harmony):
+    """The probe with the seed judge's own hub id as the tokenizer (the stand-in the lab
+    builds offline) says ok; a bounded reading holds the exact value."""
+    probe = _probe(gpt_oss_server, GPT_OSS)
+    assert probe["mode"] == "exact" and probe["verdict"] == "ok", probe
+    number = _every_prompt_kind()["coherence"]
+    exact = _served(gpt_oss_server, harmony).read_number(number, floor=0.0)
+    bounded = _served(gpt_oss_server, harmony, max_error=1.0).read_number(number, floor=0.0)
+    assert bounded.bound is not None and bounded.bound.mean is not None
+    assert bounded.bound.mean[0] - TOLERANCE <= exact.mean <= bounded.bound.mean[1] + TOLERANCE
+    assert abs(bounded.mean - exact.mean) <= 1.0 + TOLERANCE

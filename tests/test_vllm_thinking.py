@@ -29,16 +29,28 @@ def thinking_folder(tmp_path_factory, smollm2_folder) -> Path:
     return build_thinking_model(smollm2_folder, tmp_path_factory.mktemp("thinking") / "model")
 
 
-@pytest.fixture(scope="module", params=list(PARSERS))
-def thinking_server(request, thinking_folder, tmp_path_factory):
-    from tests.vllm_server import start, stop
+@pytest.fixture(scope="module")
+def thinking_servers(thinking_folder, tmp_path_factory):
+    """The model served without and with the reasoning parser, launched together."""
+    from tests.vllm_server import launch, start_together, stop
 
-    log = tmp_path_factory.mktemp("thinking-vllm") / "server.log"
-    server = start(thinking_folder, log, extra_args=PARSERS[request.param], max_model_len=512)
+    logs = tmp_path_factory.mktemp("thinking-vllm")
+    servers = start_together(
+        *(
+            launch(thinking_folder, logs / f"{i}.log", extra_args=args, max_model_len=512)
+            for i, args in enumerate(PARSERS.values())
+        )
+    )
     try:
-        yield request.param, server
+        yield dict(zip(PARSERS, servers, strict=True))
     finally:
-        stop(server, grace_s=3.0)
+        for server in servers:
+            stop(server, grace_s=3.0)
+
+
+@pytest.fixture(params=list(PARSERS))
+def thinking_server(request, thinking_servers):
+    return request.param, thinking_servers[request.param]
 
 
 def _chatbot(server, thinking: str, tokens: int = 6) -> ServedChatbot:

@@ -71,16 +71,26 @@ def healthy(url: str) -> bool:
         return False
 
 
-def start(
+@dataclass(frozen=True)
+class Launch:
+    """A server process on its way up (`launch`), made a VllmServer by `wait_up`."""
+
+    server: VllmServer
+    process: subprocess.Popen[bytes]
+    began: float
+
+
+def launch(
     model_folder: Path,
     log: Path,
     *,
     eager: bool = True,
     extra_args: tuple[str, ...] = (),
     max_model_len: int = MAX_MODEL_LEN,
-) -> VllmServer:
-    """A server of `model_folder` on a free loopback port; `extra_args` are further `vllm
-    serve` flags (a reasoning parser, a tokenizer mode)."""
+) -> Launch:
+    """Start a server of `model_folder` on a free loopback port without waiting for it, so that
+    a test module can bring several up at once (their start-ups overlap on the CPU);
+    `extra_args` are further `vllm serve` flags (a reasoning parser, a tokenizer mode)."""
     python = vllm_python()
     port = free_port()
     command = [
@@ -125,19 +135,55 @@ def start(
     server = VllmServer(
         f"http://127.0.0.1:{port}/v1", model_folder, SERVED_NAME, proc.pid, log, 0.0
     )
-    health = f"http://127.0.0.1:{port}/health"
+    return Launch(server, proc, began)
+
+
+def wait_up(launched: Launch) -> VllmServer:
+    """The launched server once /health answers; on a failed start (or Ctrl-C while waiting)
+    nothing is left running and the error carries the log's tail."""
+    server, proc, began = launched.server, launched.process, launched.began
+    health = server.base_url.removesuffix("/v1") + "/health"
     try:
         while not healthy(health):
             if proc.poll() is not None or time.monotonic() - began > START_TIMEOUT_S:
-                tail = log.read_text(errors="replace")[-4000:]
-                raise RuntimeError(f"the vLLM server did not come up (log {log}):\n{tail}")
+                tail = server.log.read_text(errors="replace")[-4000:]
+                raise RuntimeError(f"the vLLM server did not come up (log {server.log}):\n{tail}")
             time.sleep(1.0)
-    except BaseException:  # a failed start, or Ctrl-C while waiting: leave nothing running
+    except BaseException:
         stop(server)
         raise
     seconds = round(time.monotonic() - began, 1)
-    up = VllmServer(server.base_url, model_folder, SERVED_NAME, proc.pid, log, seconds)
+    up = VllmServer(
+        server.base_url, server.model_folder, SERVED_NAME, proc.pid, server.log, seconds
+    )
     STARTED.append(up)
+    return up
+
+
+def start(
+    model_folder: Path,
+    log: Path,
+    *,
+    eager: bool = True,
+    extra_args: tuple[str, ...] = (),
+    max_model_len: int = MAX_MODEL_LEN,
+) -> VllmServer:
+    """A server of `model_folder`, up (see `launch`)."""
+    return wait_up(
+        launch(model_folder, log, eager=eager, extra_args=extra_args, max_model_len=max_model_len)
+    )
+
+
+def start_together(*launches: Launch) -> list[VllmServer]:
+    """Every launched server up, or none left running."""
+    up: list[VllmServer] = []
+    try:
+        for launched in launches:
+            up.append(wait_up(launched))
+    except BaseException:
+        for launched in launches:
+            stop(launched.server)
+        raise
     return up
 
 

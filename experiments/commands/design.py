@@ -22,6 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="check what the files alone can show: skip key variables and served-judge probes "
         "(what `run` checks in the environment it runs in)",
     )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for each server the design names to answer before calling it "
+        "unreachable (default 10)",
+    )
     check.set_defaults(handler=run_check)
     exp = verbs.add_parser("expand", help="print the cells a design expands into")
     exp.add_argument("file")
@@ -50,7 +58,8 @@ def run_check(args: argparse.Namespace) -> int:
 
     design = load_design(args.file)
     notes: list[str] = []
-    cells = design.kind.cells(design, preflight(design, environment=not args.offline, notes=notes))
+    checked = preflight(design, environment=not args.offline, notes=notes, timeout_s=args.timeout)
+    cells = design.kind.cells(design, checked)
     # A derived design's reuse is checked before "ok" is said: a refusal never follows an "ok".
     reuse = reuse_summary(design)
     print(

@@ -41,7 +41,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--measure",
         action="store_true",
         help="read a seeded sample of real prompts with each served judge and plan from what "
-        "it took (a judge that cannot be reached keeps the stated-judge assumption)",
+        "it took (a judge whose server does not answer within --timeout stops the plan, "
+        "exit 2; plan without --measure for the stated figures)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --measure: how long to wait for each judge's server to answer before "
+        "calling it unreachable (default 10)",
     )
     p.add_argument(
         "--from",
@@ -118,6 +127,8 @@ def run_plan(args: argparse.Namespace) -> int:
     rates = parse_rates(args.rate, design)
     if (args.source or args.sample != 8) and not args.measure:
         raise LabError("--from and --sample go with --measure", where="--from", fix="add --measure")
+    if args.timeout <= 0:
+        raise LabError(f"--timeout {args.timeout:g}", where="--timeout", fix="give seconds > 0")
     if args.sample < 1:
         raise LabError(f"--sample {args.sample}", where="--sample", fix="give 1 or more texts")
     measure = None
@@ -130,7 +141,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
         def measure(workload: Any) -> Any:
             texts, where = sample_texts(workload, source, args.sample, design.seed)
-            return measure_judges(design, workload, texts, where)
+            return measure_judges(design, workload, texts, where, timeout_s=args.timeout)
 
     plan = plan_design(design, parse_tokenizers(args.tokenizer, design), measure)
     if args.json:

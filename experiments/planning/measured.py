@@ -3,8 +3,9 @@ assumed. A seeded sample of real texts — an earlier run's or a pilot's (`--fro
 its judges read), else stand-ins drawn from the lab's role cards (their situations, in the
 card's own words) — is put into the design's own prompts (the kind's `sample_with`) and read by
 the judge as a run reads it; what the readings' records state (prompts, HTTP requests, prompt
-tokens) gives the per-reading mean and range the plan extrapolates from. A judge that cannot
-be reached keeps the stated-judge assumption, and the plan says why."""
+tokens) gives the per-reading mean and range the plan extrapolates from. A judge whose server
+does not answer stops the plan at once (exit 2, naming it); one that answers but fails a
+reading keeps the stated-judge assumption, and the plan says why."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from diarylab.diarists.cards import load_cards
+from diarylab.experiments.checks.reach import REACH_TIMEOUT_S, check_reachable
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.workload import Workload, read_batches
 from diarylab.experiments.planning.costs import Count, ReadingCost
-from diarylab.foundation.errors import LabError
+from diarylab.foundation.errors import Collector, LabError
 from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge, default_load_local
 
 
@@ -77,15 +79,30 @@ def sample_texts(
 
 
 def measure_judges(
-    design: Design, workload: Workload, texts: Sequence[str], where: str
+    design: Design,
+    workload: Workload,
+    texts: Sequence[str],
+    where: str,
+    *,
+    timeout_s: float = REACH_TIMEOUT_S,
 ) -> dict[str, JudgeMeasure]:
-    """Each served judge of the design reads every sampled text's prompts, as a run does."""
+    """Each served judge of the design reads every sampled text's prompts, as a run does.
+    Every judge's server is asked first (experiments/checks/reach.py): one that does not
+    answer within `timeout_s` stops the plan with one error per judge, before any reading."""
     if workload.sample_with is None:
         raise LabError(
             f"the {design.kind.name} kind gives no prompts on a real text",
             where="--measure",
             fix="plan without --measure (the stated-judge assumption)",
         )
+    served = [
+        (i, spec) for i, spec in enumerate(design.spec.judges) if isinstance(spec, ServedJudgeSpec)
+    ]
+    found = Collector()
+    for i, spec in served:
+        with found.check():
+            check_reachable(spec.model, spec.endpoint, f"{design.path} judges[{i}]", timeout_s)
+    found.raise_any()
     prompts = [workload.sample_with(text) for text in texts]
     out: dict[str, JudgeMeasure] = {}
     for spec in design.spec.judges:
