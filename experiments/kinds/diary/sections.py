@@ -16,12 +16,8 @@ from diarylab.experiments.analysis import manifest_view
 from diarylab.experiments.analysis import markdown as md
 from diarylab.experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from diarylab.experiments.analysis.hypothesis_table import family_error_line
-from diarylab.experiments.analysis.rules import (
-    Rule,
-    hypotheses_text,
-    other_rule,
-    rule_line,
-)
+from diarylab.experiments.analysis.rule_texts import hypotheses_text, rule_line
+from diarylab.experiments.analysis.rules import Rule, other_rule
 from diarylab.experiments.kinds.diary.behavior_section import behaviors_section
 from diarylab.experiments.kinds.diary.sections_common import EXPLORATORY, Column, ci, measure_digits
 

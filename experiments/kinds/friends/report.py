@@ -19,11 +19,8 @@ from diarylab.experiments.analysis import usage as calls
 from diarylab.experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from diarylab.experiments.analysis.html_page import judgment_bounds, write_page
 from diarylab.experiments.analysis.hypothesis_table import family_error_line
-from diarylab.experiments.analysis.rules import (
-    hypotheses_text,
-    other_rule,
-    rule_line,
-)
+from diarylab.experiments.analysis.rule_texts import hypotheses_text, rule_line
+from diarylab.experiments.analysis.rules import other_rule
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.runfolder import replaced_folder
 from diarylab.experiments.engine.store import Store
