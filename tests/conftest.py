@@ -123,6 +123,42 @@ def vllm_server(tmp_path_factory, smollm2_folder):
         stop(server)
 
 
+@pytest.fixture(scope="session")
+def shape_servers(tmp_path_factory, smollm2_folder):
+    """The shipped study's own model shapes on the vLLM CPU build (the `vllm` tier), built with
+    random weights and launched together at first use, so that their start-ups overlap: the
+    Mistral-format judge with the docs' format flags, the gpt-oss judge, and the thinking
+    Qwen3-shaped chatbot without and with `--reasoning-parser qwen3`. A test that kills one
+    puts the server it brings back in its place; every one left is stopped at the end."""
+    from tests.seed_shapes import build_gpt_oss_judge, build_mistral_judge, docs_flags
+    from tests.thinking_model import build_thinking_model
+    from tests.vllm_server import launch, start_together, stop
+
+    made = tmp_path_factory.mktemp("shapes")
+    hf, native = build_mistral_judge(made / "mistral")
+    gpt_oss = build_gpt_oss_judge(made / "gpt-oss")
+    thinking = build_thinking_model(smollm2_folder, made / "thinking")
+    small = {"max_model_len": 2048, "kv_cache_gib": 1}
+    planned = {
+        "mistral": (native, docs_flags("mistralai/Mistral-Small-3.1-24B-Instruct-2503")),
+        "gpt-oss": (gpt_oss, ()),
+        "no parser": (thinking, ()),
+        "qwen3 parser": (thinking, ("--reasoning-parser", "qwen3")),
+    }
+    launched = [
+        launch(folder, made / f"{name.replace(' ', '-')}.log", extra_args=flags, **small)
+        for name, (folder, flags) in planned.items()
+    ]
+    servers = dict(zip(planned, start_together(*launched), strict=True))
+    servers_and_folders = {"servers": servers, "mistral_hf": hf, "gpt_oss": gpt_oss}
+    servers_and_folders["thinking"] = thinking
+    try:
+        yield servers_and_folders
+    finally:
+        for server in servers.values():
+            stop(server, grace_s=3.0)
+
+
 def pytest_terminal_summary(terminalreporter):
     from tests.vllm_server import STARTED
 

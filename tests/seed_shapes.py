@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "gpu-study.md"
+
 # How strongly the digits and yes/no lead the output (see build_mistral_judge).
 LEAN = 7.0
 ROPE_THETA = 1_000_000_000.0  # Mistral Small 3.1's
@@ -167,3 +169,16 @@ def build_gpt_oss_judge(out: Path, seed: int = 0) -> Path:
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+def docs_flags(model: str) -> tuple[str, ...]:
+    """The flags docs/gpu-study.md serves `model` with that set its formats (tokenizer, config,
+    load), in the page's order: the vLLM tier serves each shape with exactly these."""
+    page = DOCS.read_text(encoding="utf-8")
+    line = page[page.index(f"vllm serve {model}") :].split("\n    vllm serve")[0]
+    words = line.replace("\\\n", " ").split()
+    flags: list[str] = []
+    for i, word in enumerate(words):
+        if word in ("--tokenizer-mode", "--config-format", "--load-format"):
+            flags += [word, words[i + 1]]
+    return tuple(flags)

@@ -3,7 +3,9 @@ calls_of): tests hold no SQL, as the lab holds none outside experiments/engine/s
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,3 +47,31 @@ def snapshot(path: Path, tables: Sequence[str]) -> dict[str, list[tuple[Any, ...
         out = {t: store.dump(t) for t in tables}
         out["calls"] = store.calls_of()
     return out
+
+
+# Served log-probabilities are the server's arithmetic: a request re-sent after a kill may be
+# batched with others or read from the prefix cache, which moves float32 results in the last
+# digits (measured: one stored log-probability 1.4e-5 apart, CPU build, 2026-12-01). Texts, keys
+# and requests must be identical; numbers equal to the tier's tolerance.
+NUMBERS_TOLERANCE = 1e-4
+
+
+def close(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two stored values differ: JSON texts are compared parsed, floats to the tolerance,
+    everything else exactly."""
+    if isinstance(a, str) and isinstance(b, str) and a[:1] in "[{" and b[:1] in "[{":
+        with contextlib.suppress(ValueError):
+            a, b = json.loads(a), json.loads(b)
+    if isinstance(a, float) and isinstance(b, float | int):
+        same = math.isclose(a, b, rel_tol=0, abs_tol=NUMBERS_TOLERANCE) or a == b
+        return [] if same else [f"{path}: {a} != {b}"]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return [f"{path}: keys {sorted(a)} != {sorted(b)}"]
+        return [d for k in a for d in close(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        if len(a) != len(b):
+            return [f"{path}: {len(a)} items != {len(b)}"]
+        pairs = enumerate(zip(a, b, strict=True))
+        return [d for i, (x, y) in pairs for d in close(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]

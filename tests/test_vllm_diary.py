@@ -6,17 +6,14 @@ judge's trie cut at node_cutoff (each exact 0–100 reading is otherwise ~300 re
 
 from __future__ import annotations
 
-import contextlib
 import json
-import math
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.kill_resume import finish, kill_once_partway
 from tests.lab_fixtures import design_text, make_profile
-from tests.stores import snapshot
+from tests.stores import close, snapshot
 
 pytestmark = pytest.mark.vllm
 
@@ -37,11 +34,6 @@ tokenizer = "{tokenizer}"
 node_cutoff = 0.001
 endpoint = {{ base_url = "{url}", concurrency = 8, max_retries = 2 }}
 """
-# Served log-probabilities are the server's arithmetic: a request re-sent after a kill may be
-# batched with others or read from the prefix cache, which moves float32 results in the last
-# digits (measured: one stored log-probability 1.4e-5 apart, CPU build, 2026-12-01). Texts, keys
-# and requests must be identical; numbers equal to the tier's tolerance.
-NUMBERS_TOLERANCE = 1e-4
 # An unsteered local chatbot on the vLLM engine, with the diarist's vLLM settings (one worker).
 LOCAL_ON_VLLM = """
 [[chatbots]]
@@ -74,27 +66,6 @@ def design(folder: Path, tiny_model_folder: Path, server) -> Path:
 
 def tables(folder: Path) -> dict[str, list[tuple]]:
     return snapshot(folder, ("entries", "replies", "judgments"))
-
-
-def close(a: Any, b: Any, path: str = "") -> list[str]:
-    """Where two stored values differ: JSON texts are compared parsed, floats to the tolerance,
-    everything else exactly."""
-    if isinstance(a, str) and isinstance(b, str) and a[:1] in "[{" and b[:1] in "[{":
-        with contextlib.suppress(ValueError):
-            a, b = json.loads(a), json.loads(b)
-    if isinstance(a, float) and isinstance(b, float | int):
-        same = math.isclose(a, b, rel_tol=0, abs_tol=NUMBERS_TOLERANCE) or a == b
-        return [] if same else [f"{path}: {a} != {b}"]
-    if isinstance(a, dict) and isinstance(b, dict):
-        if a.keys() != b.keys():
-            return [f"{path}: keys {sorted(a)} != {sorted(b)}"]
-        return [d for k in a for d in close(a[k], b[k], f"{path}.{k}")]
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        if len(a) != len(b):
-            return [f"{path}: {len(a)} items != {len(b)}"]
-        pairs = enumerate(zip(a, b, strict=True))
-        return [d for i, (x, y) in pairs for d in close(x, y, f"{path}[{i}]")]
-    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
 def test_a_vllm_run_killed_partway_resumes_to_the_same_store(

@@ -15,6 +15,7 @@ import string
 import subprocess
 import sys
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from diarylab.rubric.judging.served_exact import ExactSettings
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import TEMPLATES_DIR, JudgePrompt, load_template
 from tests.kill_resume import ROOT
+from tests.seed_shapes import docs_flags
 
 pytestmark = pytest.mark.vllm
 
@@ -35,46 +37,22 @@ MISTRAL = "mistralai/Mistral-Small-3.1-24B-Instruct-2503"
 ENTRY = "Nobody called again today. I ate dinner standing at the counter and went to bed at eight."
 
 
-def docs_flags(model: str) -> tuple[str, ...]:
-    """The flags docs/gpu-study.md serves `model` with that set its formats (tokenizer, config,
-    load), in the page's order."""
-    page = DOCS.read_text(encoding="utf-8")
-    line = page[page.index(f"vllm serve {model}") :].split("\n    vllm serve")[0]
-    words = line.replace("\\\n", " ").split()
-    flags: list[str] = []
-    for i, word in enumerate(words):
-        if word in ("--tokenizer-mode", "--config-format", "--load-format"):
-            flags += [word, words[i + 1]]
-    return tuple(flags)
+@pytest.fixture(scope="module")
+def mistral_shape(shape_servers) -> tuple[Path, Path]:
+    """(Hugging Face folder, Mistral-format folder) of the tiny Mistral judge."""
+    return shape_servers["mistral_hf"], shape_servers["servers"]["mistral"].model_folder
 
 
 @pytest.fixture(scope="module")
-def mistral_shape(tmp_path_factory) -> tuple[Path, Path]:
-    from tests.seed_shapes import build_mistral_judge
-
-    return build_mistral_judge(tmp_path_factory.mktemp("mistral-shape"))
-
-
-@pytest.fixture(scope="module")
-def seed_servers(mistral_shape, gpt_oss_folder, tmp_path_factory):
-    """Both seed shapes' servers, launched together (their start-ups overlap): Mistral with
-    the docs' format flags, gpt-oss with the docs' line, which sets no format."""
-    from tests.vllm_server import launch, start_together, stop
-
-    _, native = mistral_shape
+def seed_servers(shape_servers) -> dict:
+    """The two seed judges' servers (tests/conftest.py `shape_servers` launches them with the
+    thinking chatbot's, their start-ups overlapping): Mistral with the docs' format flags,
+    gpt-oss with the docs' line, which sets no format. A test that kills one puts the one it
+    brings back in this dict."""
     page = DOCS.read_text(encoding="utf-8")
     line = page[page.index(f"vllm serve {GPT_OSS}") :].split("\n    vllm serve")[0]
     assert not docs_flags(GPT_OSS) and "--max-logprobs 20" in line  # what launch() passes too
-    logs = tmp_path_factory.mktemp("seed-vllm")
-    servers = start_together(
-        launch(native, logs / "mistral.log", extra_args=docs_flags(MISTRAL), max_model_len=2048),
-        launch(gpt_oss_folder, logs / "gpt-oss.log", max_model_len=2048),
-    )
-    try:
-        yield dict(zip(("mistral", "gpt-oss"), servers, strict=True))
-    finally:
-        for server in servers:
-            stop(server, grace_s=3.0)
+    return shape_servers["servers"]
 
 
 @pytest.fixture(scope="module")
@@ -241,10 +219,8 @@ GPT_OSS = "openai/gpt-oss-120b"
 
 
 @pytest.fixture(scope="module")
-def gpt_oss_folder(tmp_path_factory) -> Path:
-    from tests.seed_shapes import build_gpt_oss_judge
-
-    return build_gpt_oss_judge(tmp_path_factory.mktemp("gpt-oss-shape") / "hf")
+def gpt_oss_folder(shape_servers) -> Path:
+    return Path(shape_servers["gpt_oss"])
 
 
 @pytest.fixture(scope="module")
@@ -311,3 +287,149 @@ def test_gpt_oss_bounded_reading_and_probe(gpt_oss_server, harmony):
     assert bounded.bound is not None and bounded.bound.mean is not None
     assert bounded.bound.mean[0] - TOLERANCE <= exact.mean <= bounded.bound.mean[1] + TOLERANCE
     assert abs(bounded.mean - exact.mean) <= 1.0 + TOLERANCE
+
+
+SERVED_JUDGE = """
+[[judges]]
+id = "served"
+kind = "openai-compatible"
+model = "{model}"
+tokenizer = "{tokenizer}"
+max_error = 0.05
+endpoint = {{ base_url = "{url}", max_retries = 2, backoff_s = 0.2, concurrency = {concurrency} }}
+"""
+
+
+def _server_counts(server) -> tuple[int, int]:
+    """What the server itself counted: prompts finished (its Prometheus counter
+    vllm:request_success_total, one per prompt of a list; vllm/v1/metrics/loggers.py) and HTTP
+    requests answered (its access log's POST lines)."""
+    with urllib.request.urlopen(server.base_url.removesuffix("/v1") + "/metrics") as answer:
+        metrics = answer.read().decode()
+    prompts = sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("vllm:request_success_total")
+    )
+    posts = sum(
+        '"POST /v1/' in line for line in server.log.read_text(errors="replace").splitlines()
+    )
+    return round(prompts), posts
+
+
+def _short_run(
+    server, tokenizer: str, folder: Path, tiny_model_folder: Path, concurrency: int = 8
+) -> ShortRun:
+    """A short diary run judged by a seed-shaped server (bounded, max_error 0.05, as the
+    shipped study reads), and what the server counted for it."""
+    from tests.kill_resume import finish
+    from tests.lab_fixtures import FIXED_ONLY, design_text
+
+    judges = SERVED_JUDGE.format(
+        model=server.litellm_model,
+        tokenizer=tokenizer,
+        url=server.base_url,
+        concurrency=concurrency,
+    )
+    text = design_text(
+        tiny_model_folder, None, entries=2, diarists='["amara"]', chatbots=FIXED_ONLY, judges=judges
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "design.toml"
+    path.write_text(
+        text.replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["pattern"]')
+    )
+    before = _server_counts(server)
+    finish(path, folder / "run", timeout_s=600)
+    after = _server_counts(server)
+    return ShortRun(path, folder / "run", after[0] - before[0], after[1] - before[1])
+
+
+@dataclass(frozen=True)
+class ShortRun:
+    design: Path
+    folder: Path
+    prompts: int  # what the server counted for the run
+    http: int
+
+
+@pytest.fixture(scope="module")
+def mistral_run(seed_servers, mistral_shape, tiny_model_folder, tmp_path_factory) -> ShortRun:
+    """One short run on the Mistral-shaped server, the reference both for the plan and for the
+    run whose server is killed (one reading at a time, so that the kill lands partway)."""
+    folder = tmp_path_factory.mktemp("mistral-run")
+    server, tokenizer = seed_servers["mistral"], str(mistral_shape[0])
+    return _short_run(server, tokenizer, folder, tiny_model_folder, concurrency=1)
+
+
+@pytest.mark.parametrize("shape", ["mistral", "gpt-oss"])
+def test_plan_measure_is_within_a_quarter_of_what_a_run_takes(
+    shape, request, seed_servers, tmp_path, tiny_model_folder, capsys
+):
+    """`plan --measure --from` a short run judged by the seed-shaped server: the plan's prompts
+    and HTTP requests are within ±25 % of what the server itself counted for the run."""
+    from diarylab.experiments.cli import main
+
+    server = seed_servers[shape]
+    if shape == "mistral":
+        short = request.getfixturevalue("mistral_run")
+    else:
+        short = _short_run(server, GPT_OSS, tmp_path, tiny_model_folder)
+    capsys.readouterr()
+    counted = _server_counts(server)
+    assert (
+        main(["plan", str(short.design), "--json", "--measure", "--from", str(short.folder)]) == 0
+    )
+    plan = json.loads(capsys.readouterr().out)
+    cost = plan["requests"]["served"]
+    assert cost["expected_basis"] == "measured"
+    assert cost["expected"] == pytest.approx(short.prompts, rel=0.25), (cost, short)
+    assert cost["http_expected"] == pytest.approx(short.http, rel=0.25), (cost, short)
+    assert _server_counts(server)[0] > counted[0]  # the measure read on the server too
+
+
+def test_a_judge_server_killed_mid_run_stops_it_with_one_line_and_the_run_resumes(
+    seed_servers, mistral_run, tmp_path
+):
+    """The Mistral-shaped judge's server is SIGKILLed while a run reads (out of memory, a
+    preempted machine): the run stops with one clear line and no traceback, nothing
+    half-written; the server is brought back on its port and the same command resumes to the
+    store of the unbroken run. Kept last in the module: the server it brings back serves on."""
+    import time
+
+    from tests.kill_resume import finish, progress, run_cli
+    from tests.stores import close, snapshot
+    from tests.vllm_server import kill, launch, wait_up
+
+    server = seed_servers["mistral"]
+    expected = snapshot(mistral_run.folder, ("entries", "replies", "judgments"))
+    judged = [c for c in expected["calls"] if c[1] == "judge"]
+    assert expected["judgments"] and len(judged) > 4
+
+    broken = tmp_path / "broken"
+    proc = run_cli(mistral_run.design, broken)
+    entries = len(expected["calls"]) - len(judged)
+    while proc.poll() is None and progress(broken) < entries + 2:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before its judge could be killed"
+    kill(server)
+    output = proc.communicate(timeout=300)[0].decode()
+    assert proc.returncode != 0, output
+    errors = [line for line in output.splitlines() if line.startswith("diarylab: error:")]
+    assert len(errors) == 1 and "Traceback" not in output, output
+    stored = progress(broken)
+    assert entries < stored < len(expected["calls"])  # stopped partway, what was read is kept
+
+    port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+    back = wait_up(
+        launch(server.model_folder, server.log.with_name("mistral-back.log"),
+               extra_args=docs_flags(MISTRAL), max_model_len=2048, port=port, kv_cache_gib=1)
+    )  # fmt: skip
+    seed_servers["mistral"] = back
+    finish(mistral_run.design, broken, timeout_s=600)
+    got = snapshot(broken, ("entries", "replies", "judgments"))
+    assert [c[:4] for c in got["calls"]] == [c[:4] for c in expected["calls"]]
+    for name in ("entries", "replies"):
+        assert got[name] == expected[name]
+    assert close(got["judgments"], expected["judgments"], "judgments") == []
+    assert close([c[4] for c in got["calls"]], [c[4] for c in expected["calls"]], "calls") == []

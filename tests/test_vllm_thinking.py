@@ -23,34 +23,15 @@ CONVERSATIONS = 16
 
 
 @pytest.fixture(scope="module")
-def thinking_folder(tmp_path_factory, smollm2_folder) -> Path:
-    from tests.thinking_model import build_thinking_model
-
-    return build_thinking_model(smollm2_folder, tmp_path_factory.mktemp("thinking") / "model")
-
-
-@pytest.fixture(scope="module")
-def thinking_servers(thinking_folder, tmp_path_factory):
-    """The model served without and with the reasoning parser, launched together."""
-    from tests.vllm_server import launch, start_together, stop
-
-    logs = tmp_path_factory.mktemp("thinking-vllm")
-    servers = start_together(
-        *(
-            launch(thinking_folder, logs / f"{i}.log", extra_args=args, max_model_len=512)
-            for i, args in enumerate(PARSERS.values())
-        )
-    )
-    try:
-        yield dict(zip(PARSERS, servers, strict=True))
-    finally:
-        for server in servers:
-            stop(server, grace_s=3.0)
+def thinking_folder(shape_servers) -> Path:
+    return Path(shape_servers["thinking"])
 
 
 @pytest.fixture(params=list(PARSERS))
-def thinking_server(request, thinking_servers):
-    return request.param, thinking_servers[request.param]
+def thinking_server(request, shape_servers):
+    """The model served without and with the reasoning parser (tests/conftest.py
+    `shape_servers`, which launches them with the seed judges' servers)."""
+    return request.param, shape_servers["servers"][request.param]
 
 
 def _chatbot(server, thinking: str, tokens: int = 6) -> ServedChatbot:

@@ -87,12 +87,16 @@ def launch(
     eager: bool = True,
     extra_args: tuple[str, ...] = (),
     max_model_len: int = MAX_MODEL_LEN,
+    port: int | None = None,
+    kv_cache_gib: int = 2,
 ) -> Launch:
-    """Start a server of `model_folder` on a free loopback port without waiting for it, so that
-    a test module can bring several up at once (their start-ups overlap on the CPU);
-    `extra_args` are further `vllm serve` flags (a reasoning parser, a tokenizer mode)."""
+    """Start a server of `model_folder` on a loopback port (a free one unless `port` is given:
+    a server brought back where a killed one was) without waiting for it, so that a test
+    module can bring several up at once (their start-ups overlap on the CPU); `extra_args` are
+    further `vllm serve` flags (a reasoning parser, a tokenizer mode); `kv_cache_gib` the KV
+    cache it takes, in whole GiB as vLLM reads the variable (a tiny model needs 1)."""
     python = vllm_python()
-    port = free_port()
+    port = port or free_port()
     command = [
         str(python),
         "-m",
@@ -121,7 +125,7 @@ def launch(
     ]
     env = {
         **os.environ,
-        "VLLM_CPU_KVCACHE_SPACE": "2",
+        "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib),
         "VLLM_NO_USAGE_STATS": "1",
         "DO_NOT_TRACK": "1",
         "HF_HUB_OFFLINE": "1",
@@ -185,6 +189,15 @@ def start_together(*launches: Launch) -> list[VllmServer]:
             stop(launched.server)
         raise
     return up
+
+
+def kill(server: VllmServer) -> None:
+    """SIGKILL to the server's whole process group at once, as an out-of-memory kill or a
+    preempted machine ends it: no shutdown, nothing flushed."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(server.pid, 0)
 
 
 def stop(server: VllmServer, grace_s: float = 10.0) -> None:
