@@ -96,15 +96,9 @@ def test_off_reaches_the_servers_chat_template(thinking_server, thinking_folder)
     )
 
 
-def test_design_check_names_the_chatbot_that_thinks(
-    thinking_server, tmp_path, tiny_model_folder, capsys
-):
-    from diarylab.experiments.cli import main
-
-    parser, server = thinking_server
-    if parser != "no parser":
-        pytest.skip("the random model closes its block at once when greedy: nothing to parse")
-    chatbot = f"""
+def _chatbots(server, settings: str = "") -> str:
+    """The fixed baseline and the thinking chatbot on `server`, with further settings."""
+    return f"""
 [[chatbots]]
 id = "thanks"
 kind = "fixed"
@@ -113,8 +107,20 @@ kind = "fixed"
 id = "open-qwen-like"
 kind = "litellm"
 model = "{server.litellm_model}"
-endpoint = {{ base_url = "{server.base_url}" }}
-"""
+endpoint = {{ base_url = "{server.base_url}", concurrency = 4 }}
+{settings}"""
+
+
+def test_design_check_names_the_chatbot_that_thinks(
+    shape_servers, tmp_path, tiny_model_folder, capsys
+):
+    """On the server without a reasoning parser: the probe's greedy reply closes the block the
+    template opened (behind the parser, this random model's greedy reply leaves nothing to
+    see, so the check cannot be shown there)."""
+    from diarylab.experiments.cli import main
+
+    server = shape_servers["servers"]["no parser"]
+    chatbot = _chatbots(server)
     design = tmp_path / "design.toml"
     design.write_text(design_text(tiny_model_folder, None, chatbots=chatbot))
     assert main(["design", "check", str(design)]) == 2
@@ -133,19 +139,9 @@ def test_a_diary_run_stores_replies_without_thinking(
     from tests.stores import snapshot
 
     parser, server = thinking_server
-    chatbot = f"""
-[[chatbots]]
-id = "thanks"
-kind = "fixed"
-
-[[chatbots]]
-id = "open-qwen-like"
-kind = "litellm"
-model = "{server.litellm_model}"
-generation = {{ max_new_tokens = 6, temperature = 0.7 }}
-endpoint = {{ base_url = "{server.base_url}", concurrency = 4 }}
-thinking = "apart"
-"""
+    chatbot = _chatbots(
+        server, 'generation = { max_new_tokens = 6, temperature = 0.7 }\nthinking = "apart"\n'
+    )
     design = tmp_path / "design.toml"
     text = design_text(tiny_model_folder, None, entries=2, chatbots=chatbot)
     design.write_text(
