@@ -24,8 +24,17 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "gpu-study.md"
 # How strongly the digits and yes/no lead the output (see build_mistral_judge).
 LEAN = 7.0
 ROPE_THETA = 1_000_000_000.0  # Mistral Small 3.1's
-HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN = 64, 2, 2, 1, 64, 128  # vLLM's CPU attention
-# takes head_dim 64 (16 is refused)
+# head_dim 64: vLLM's CPU attention refuses 16.
+HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN = 64, 2, 2, 1, 64, 128
+# What both seed shapes share: their config's sizes.
+SIZE = {
+    "hidden_size": HIDDEN,
+    "intermediate_size": FFN,
+    "num_hidden_layers": LAYERS,
+    "num_attention_heads": HEADS,
+    "num_key_value_heads": KV_HEADS,
+    "head_dim": HEAD_DIM,
+}
 NAMES = {
     "model.embed_tokens.weight": "tok_embeddings.weight",
     "model.norm.weight": "norm.weight",
@@ -62,12 +71,7 @@ def build_mistral_judge(out: Path, seed: int = 0) -> tuple[Path, Path]:
     tokenizer = converted("tekken-v7")
     config = MistralConfig(
         vocab_size=len(tokenizer),
-        hidden_size=HIDDEN,
-        intermediate_size=FFN,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=HEADS,
-        num_key_value_heads=KV_HEADS,
-        head_dim=HEAD_DIM,
+        **SIZE,
         max_position_embeddings=4096,
         rope_theta=ROPE_THETA,
         rms_norm_eps=1e-5,
@@ -143,12 +147,7 @@ def build_gpt_oss_judge(out: Path, seed: int = 0) -> Path:
     tokenizer = converted("o200k-harmony")
     config = GptOssConfig(
         vocab_size=len(tokenizer),
-        hidden_size=HIDDEN,
-        intermediate_size=FFN,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=HEADS,
-        num_key_value_heads=KV_HEADS,
-        head_dim=HEAD_DIM,
+        **SIZE,
         num_local_experts=4,
         num_experts_per_tok=2,
         sliding_window=128,

@@ -95,32 +95,6 @@ def simulate_findings(
     return supported, contradicted
 
 
-def simulate_verdicts(
-    rule: Rule,
-    n: int,
-    effects: tuple[float, ...],
-    *,
-    judges: int = 2,
-    correlation: float = 0.5,
-    draws: int = 4000,
-    seed: int = 0,
-    alpha: float = ALPHA,
-) -> np.ndarray:
-    """(draws, m) booleans: whether each hypothesis (true effect `effects[i]` SDs, "greater"
-    predicted) comes out supported overall, every judge agreeing."""
-    supported, _ = simulate_findings(
-        rule,
-        n,
-        effects,
-        judges=judges,
-        correlation=correlation,
-        draws=draws,
-        seed=seed,
-        alpha=alpha,
-    )
-    return supported
-
-
 def verdict_power(
     rule: Rule,
     n: int,
@@ -134,10 +108,10 @@ def verdict_power(
 ) -> float:
     """P(the first hypothesis is supported) at `effect` SDs, the family's others null."""
     effects = (effect,) + (0.0,) * (hypotheses - 1)
-    found = simulate_verdicts(
+    supported, _ = simulate_findings(
         rule, n, effects, judges=judges, correlation=correlation, draws=draws, seed=seed
     )
-    return float(found[:, 0].mean())
+    return float(supported[:, 0].mean())
 
 
 @dataclass(frozen=True)
