@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.opening import load_design
 from diarylab.foundation.errors import LabError
+
+if TYPE_CHECKING:
+    from diarylab.experiments.planning.gpu_hours import Throughput
 
 DIARIST = "diarist"
 
@@ -61,6 +64,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--sample", type=int, default=8, help="with --measure: texts per question (default 8)"
+    )
+    p.add_argument(
+        "--gpu",
+        default="H100-80GB",
+        metavar="KIND",
+        help="the GPU kind the GPU-hours and GPU counts are for: H100-80GB (default), "
+        "A100-80GB or L40S-48GB (experiments/planning/hardware.toml)",
+    )
+    p.add_argument(
+        "--throughput",
+        action="append",
+        default=[],
+        metavar="NAME=PREFILL,DECODE",
+        help="a model's tokens per second on one GPU (prompt tokens computed, tokens "
+        "generated), repeatable: replaces the estimate from the GPU's peaks for that model",
     )
     p.add_argument("--json", action="store_true", help="the plan as one JSON object")
     p.set_defaults(handler=run_plan)
@@ -122,6 +140,7 @@ def parse_tokenizers(values: list[str], design: Design) -> dict[str, str]:
 def run_plan(args: argparse.Namespace) -> int:
     from diarylab.experiments.planning.plan import plan_design
     from diarylab.experiments.planning.render import plan_lines
+    from diarylab.experiments.planning.render_gpu import gpu_json, gpu_lines, gpu_plan
 
     design = load_design(args.file)
     rates = parse_rates(args.rate, design)
@@ -143,9 +162,39 @@ def run_plan(args: argparse.Namespace) -> int:
             texts, where = sample_texts(workload, source, args.sample, design.seed)
             return measure_judges(design, workload, texts, where, timeout_s=args.timeout)
 
+    throughputs = parse_throughputs(args.throughput, design)
     plan = plan_design(design, parse_tokenizers(args.tokenizer, design), measure)
+    gpus = gpu_plan(plan, args.gpu, rates, throughputs)
     if args.json:
-        print(json.dumps(plan.to_json(rates), sort_keys=True))
+        print(json.dumps(plan.to_json(rates) | {"gpu": gpu_json(gpus)}, sort_keys=True))
     else:
-        print("\n".join(plan_lines(plan, rates)))
+        print("\n".join([*plan_lines(plan, rates), *gpu_lines(gpus)]))
     return 0
+
+
+def parse_throughputs(values: list[str], design: Design) -> dict[str, Throughput]:
+    from diarylab.experiments.planning.gpu_hours import Throughput
+
+    spec = design.spec
+    known = [*(j.id for j in spec.judges), *(c.id for c in spec.chatbots)]
+    if spec.writes:
+        known.append(DIARIST)
+    fix = (
+        "write --throughput NAME=PREFILL,DECODE with NAME one of "
+        f"{', '.join(known)} and two token rates per second > 0"
+    )
+    shape = "NAME=PREFILL,DECODE"
+    out = {}
+    for name, given in _named(
+        values, "--throughput", shape, known, "a model of the design", fix
+    ).items():
+        try:
+            prefill, decode = (float(x) for x in given.split(","))
+        except ValueError:
+            prefill = decode = math.nan
+        if not all(math.isfinite(x) and x > 0 for x in (prefill, decode)):
+            raise LabError(
+                f"{given!r} is not PREFILL,DECODE", where=f"--throughput {name}", fix=fix
+            )
+        out[name] = Throughput(prefill, decode)
+    return out

@@ -31,6 +31,13 @@ class Texts:
     model: bool = True
     per_judge: bool = False
     writer: str = "diarist"  # who writes them: the diarist model, a chatbot id, or "judge"
+    # The mean tokens of one text's prompt, every earlier text in it at its max_new_tokens (an
+    # estimate: experiments/planning/tokens.py says how it is counted); None: not counted.
+    prompt_tokens: float | None = None
+    # Of these, the mean prefix a serving engine's prefix cache holds from the previous request
+    # of the same conversation (its prompt and the reply it wrote).
+    cached_tokens: float = 0.0
+    longest_prompt: float | None = None  # the longest such prompt (None: prompt_tokens)
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,10 @@ class Workload:
     # 0–100 readings each judge is asked while the inline profiles are made (calibration), in
     # the profile maker's store: counted in the judge's prompts, not in the run's progress.
     profile_readings: Mapping[str, int] = field(default_factory=dict)
+    # The mean tokens of the text a reading judges, by question, each text at its max (the
+    # yes/no questions on a reply see the conversation before it); a question left out is
+    # counted at judged_tokens.
+    judged_mean: Mapping[str, float] = field(default_factory=dict)
 
     def units(self, judges: int) -> int:
         """The run's progress total: every text and every counted reading, per judge."""
@@ -103,15 +114,33 @@ class Workload:
         return sum(t.count for t in run) + judges * per_judge
 
 
-def reply_texts(chatbots: Sequence[ChatbotSpec], per_chatbot: Mapping[str, int]) -> list[Texts]:
-    """One Texts per chatbot: how many replies it writes, at most its max_new_tokens each."""
+def reply_texts(
+    chatbots: Sequence[ChatbotSpec],
+    per_chatbot: Mapping[str, int],
+    prompts: Callable[[ChatbotSpec], tuple[float, float, float]] | None = None,
+) -> list[Texts]:
+    """One Texts per chatbot: how many replies it writes, at most its max_new_tokens each;
+    `prompts`: a chatbot's mean prompt tokens, the prefix of them cached, and its longest."""
     out = []
     for bot in chatbots:
         fixed = isinstance(bot, FixedChatbotSpec)
         most = None if isinstance(bot, FixedChatbotSpec) else bot.generation.max_new_tokens
         count = per_chatbot.get(bot.id, 0)
+        prompt, cached, longest = (
+            prompts(bot) if prompts is not None and not fixed else (None, 0.0, None)
+        )
         out.append(
-            Texts("chatbots", f"replies by {bot.id}", count, most, model=not fixed, writer=bot.id)
+            Texts(
+                "chatbots",
+                f"replies by {bot.id}",
+                count,
+                most,
+                model=not fixed,
+                writer=bot.id,
+                prompt_tokens=prompt,
+                cached_tokens=cached,
+                longest_prompt=longest,
+            )
         )
     return out
 
@@ -128,13 +157,22 @@ def profile_work(spec: DesignFile) -> tuple[tuple[Texts, ...], dict[str, int]]:
     readings: dict[str, int] = {}
     for rule in spec.profile_rules:
         made = rule.extraction.generation.max_new_tokens
+        pattern = load_pattern(rule.pattern)
+        systems = (pattern.positive_system, pattern.negative_system)
         texts.append(
-            Texts("profiles", f"contrast texts for {rule.id}", 2 * rule.extraction.pairs, made)
+            Texts(
+                "profiles",
+                f"contrast texts for {rule.id}",
+                2 * rule.extraction.pairs,
+                made,
+                prompt_tokens=_mean_prompt(systems, pattern.extraction_prompts),
+            )
         )
         c = rule.calibration
         if c is None:
             continue
-        prompts = c.prompts or len(load_pattern(rule.pattern).heldout_prompts)
+        prompts = c.prompts or len(pattern.heldout_prompts)
+        heldout = _mean_prompt((pattern.eval_system,), pattern.heldout_prompts[:prompts])
         samples = prompts * (1 + len(c.layers) * sum(1 for s in c.strengths if s != 0))
         # the sweep writes at the study's own settings unless the rule sets its own
         # (experiments/vector_making.py study_rule)
@@ -143,11 +181,40 @@ def profile_work(spec: DesignFile) -> tuple[tuple[Texts, ...], dict[str, int]]:
         generation = c.generation if own or study is None else study.generation
         texts.append(
             Texts(
-                "profiles", f"calibration samples for {rule.id}", samples, generation.max_new_tokens
+                "profiles",
+                f"calibration samples for {rule.id}",
+                samples,
+                generation.max_new_tokens,
+                prompt_tokens=heldout,
             )
         )
         readings[c.judge] = readings.get(c.judge, 0) + 2 * samples
     return tuple(texts), readings
+
+
+# A chat template's role markers around one message, in tokens (an estimate; Llama 3 and ChatML
+# templates add 4–5).
+MESSAGE_TOKENS = 5
+# English text's characters per token (OpenAI's tokenizer rule of thumb, an estimate): the
+# instruction texts of a prompt are counted with it, since a writer's tokenizer may not be on
+# the machine that plans. bench/plan_tokens.py holds it against the shipped tokenizer.
+CHARS_PER_TOKEN = 4.0
+
+
+def text_tokens(text: str) -> float:
+    """Tokens of a fixed text, estimated from its length."""
+    return len(text) / CHARS_PER_TOKEN
+
+
+def conversation_tokens(turns: Sequence[float], fixed: float = 0.0) -> float:
+    """A chat prompt of `turns` (each a message's tokens) after `fixed` instruction tokens."""
+    return fixed + sum(turns) + MESSAGE_TOKENS * (len(turns) + (1 if fixed else 0))
+
+
+def _mean_prompt(systems: Sequence[str], users: Sequence[str]) -> float:
+    """A system text and a user text, every pairing equally often."""
+    sizes = [conversation_tokens([text_tokens(u)], text_tokens(s)) for s in systems for u in users]
+    return sum(sizes) / len(sizes) if sizes else 0.0
 
 
 PLACEHOLDER = "."  # the judged text of a sample prompt: its tokens are counted apart

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from diarylab.chatbots.specs import ChatbotSpec
 from diarylab.diarists.cards import load_cards
 from diarylab.diarists.templates import load_entry_template
 from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
@@ -15,6 +16,7 @@ from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.workload import Texts, Workload, profile_work, reply_texts
 from diarylab.experiments.kinds.diary.cells import Cell, expand
+from diarylab.experiments.kinds.diary.prompt_sizes import chatbot_prompt, entry_prompt, judged_mean
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 from diarylab.experiments.kinds.diary.tasks import (
@@ -63,12 +65,27 @@ class DiaryKind(TaskJudging):
         per_bot = Counter(c.chatbot for c in cells)
         most = spec.writer.generation.max_new_tokens
         profiles, profile_readings = profile_work(spec)
+
+        def prompt(bot: ChatbotSpec) -> tuple[float, float, float]:
+            size = chatbot_prompt(spec, bot)
+            return size.prompt, size.cached, size.longest
+
+        entry = entry_prompt(spec, cells)
+
         return Workload(
             texts=(
                 *profiles,
-                Texts("writing", "entries", written, most),
-                *reply_texts(spec.chatbots, {b: n * entries for b, n in per_bot.items()}),
+                Texts(
+                    "writing",
+                    "entries",
+                    written,
+                    most,
+                    prompt_tokens=entry.prompt,
+                    longest_prompt=entry.longest,
+                ),
+                *reply_texts(spec.chatbots, {b: n * entries for b, n in per_bot.items()}, prompt),
             ),
+            judged_mean=judged_mean(spec, cells),
             readings=planned_readings(spec, cells),
             progress_readings=planned_per_judge(spec, cells),
             judged_tokens=max([most, *(t.max_tokens or 0 for t in reply_texts(spec.chatbots, {}))]),

@@ -18,6 +18,7 @@ from diarylab.experiments.engine.workload import Texts, Workload, profile_work
 from diarylab.experiments.engine.writes import Writer
 from diarylab.experiments.kinds.friends.letters import LetterWriter, run_letters
 from diarylab.experiments.kinds.friends.pairs import Pair, expand
+from diarylab.experiments.kinds.friends.prompt_sizes import letter_prompt
 from diarylab.experiments.kinds.friends.rows import LetterRow
 from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
 from diarylab.experiments.kinds.friends.tasks import (
@@ -67,10 +68,18 @@ class FriendsKind(TaskJudging):
         written = model_letters(cells)
         most = spec.writer.generation.max_new_tokens
         profiles, profile_readings = profile_work(spec)
+        mean, longest = letter_prompt(spec)
         return Workload(
             texts=(
                 *profiles,
-                Texts("writing", "letters", written, most),
+                Texts(
+                    "writing",
+                    "letters",
+                    written,
+                    most,
+                    prompt_tokens=mean,
+                    longest_prompt=longest,
+                ),
                 Texts(
                     "writing",
                     "fixed letters",
