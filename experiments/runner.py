@@ -29,7 +29,7 @@ from diarylab.experiments.engine.runfolder import (
 )
 from diarylab.experiments.engine.runlock import run_lock
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.planning.plan import save_plan
+from diarylab.experiments.planning.held_plan import save_plan
 from diarylab.experiments.preflight import preflight
 from diarylab.experiments.profile_making import InlineProfiles
 from diarylab.experiments.profile_refs import profiles_manifest, resolve_profiles

@@ -174,7 +174,7 @@ def docs_flags(model: str) -> tuple[str, ...]:
     """The flags docs/gpu-study.md serves `model` with that set its formats (tokenizer, config,
     load), in the page's order: the vLLM tier serves each shape with exactly these."""
     page = DOCS.read_text(encoding="utf-8")
-    line = page[page.index(f"vllm serve {model}") :].split("\n    vllm serve")[0]
+    line = page[page.index(f"serve {model}") :].split("\n\n")[0]
     words = line.replace("\\\n", " ").split()
     flags: list[str] = []
     for i, word in enumerate(words):

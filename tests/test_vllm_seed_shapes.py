@@ -50,7 +50,7 @@ def seed_servers(shape_servers) -> dict:
     gpt-oss with the docs' line, which sets no format. A test that kills one puts the one it
     brings back in this dict."""
     page = DOCS.read_text(encoding="utf-8")
-    line = page[page.index(f"vllm serve {GPT_OSS}") :].split("\n    vllm serve")[0]
+    line = page[page.index(f"serve {GPT_OSS}") :].split("\n\n")[0]
     assert not docs_flags(GPT_OSS) and "--max-logprobs 20" in line  # what launch() passes too
     return shape_servers["servers"]
 

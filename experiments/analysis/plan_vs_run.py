@@ -8,21 +8,31 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diarylab.experiments.engine.runfolder import PLAN_FILE
 from diarylab.experiments.engine.store import JudgeAsks
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 QUESTIONS = {"number": "0–100", "yes_no": "yes/no"}
 PER_READING = {"number": "number_expected", "yes_no": "yes_no"}
 
 
-def plan_vs_run(folder: Path, asks: Sequence[JudgeAsks]) -> list[str]:
+def plan_vs_run(
+    folder: Path, asks: Sequence[JudgeAsks], usage: pd.DataFrame | None = None
+) -> list[str]:
+    """`usage`: the store's calls and tokens per role × model (analysis/usage.py), for the
+    tokens planned per model against those the records state."""
     path = Path(folder) / PLAN_FILE
     if not path.is_file():
         return ["plan vs run: no plan.json (the kind plans nothing, or the run predates it)"]
     plan = json.loads(path.read_text(encoding="utf-8"))
-    lines = ["plan vs run, per reading (planned → stated by the stored readings):"]
+    said = plan.get("basis", {}).get("says", "stated (a plan kept before plans named their basis)")
+    lines = [
+        f"plan vs run, per reading (planned → stated by the stored readings); the plan: {said}"
+    ]
     by_judge: dict[str, dict[str, JudgeAsks]] = {}
     for ask in asks:
         by_judge.setdefault(ask.judge, {})[ask.question] = ask
@@ -35,7 +45,40 @@ def plan_vs_run(folder: Path, asks: Sequence[JudgeAsks]) -> list[str]:
             lines.append(f"  {judge} {QUESTIONS.get(question, question)}: " + _compare(
                 cost, question, planned, done
             ))  # fmt: skip
+    if usage is not None:
+        lines += _tokens(plan.get("gpu", {}).get("models", {}), usage)
     return lines
+
+
+def _tokens(models: dict[str, Any], usage: pd.DataFrame) -> list[str]:
+    """Per model: the tokens planned (every text at its max: at most) against those its call
+    records state; for a judge, one prompt's tokens (a reading's records state its prompt's)."""
+    out = []
+    for who, m in models.items():
+        rows = usage[(usage["model"] == who) | (usage["model"] == m["model"])]
+        if rows.empty:
+            continue
+        row = rows.iloc[0]
+        parts = []
+        if row["completion_recorded"] and m.get("generated_tokens_at_most"):
+            parts.append(
+                f"generated {int(row['completion_tokens']):,} of ≤ "
+                f"{m['generated_tokens_at_most']:,.0f} planned"
+            )
+        if row["role"] == "judge":
+            per = (m.get("prompt_tokens") or 0) / max(m.get("requests") or 1, 1)
+            if row["prompt_recorded"]:
+                taken = row["prompt_tokens"] / row["prompt_recorded"]
+                parts.append(f"tokens a prompt {taken:,.0f} (planned {per:,.0f})")
+        elif row["prompt_recorded"] and m.get("prompt_tokens"):
+            ratio = row["prompt_tokens"] / m["prompt_tokens"]
+            parts.append(
+                f"prompt tokens {int(row['prompt_tokens']):,} "
+                f"(planned {m['prompt_tokens']:,.0f}, {ratio:.2f}×)"
+            )
+        if parts:
+            out.append(f"  tokens, {who}: " + "; ".join(parts))
+    return out
 
 
 def _compare(cost: dict[str, Any], question: str, planned: int, done: JudgeAsks | None) -> str:

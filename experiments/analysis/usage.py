@@ -120,7 +120,7 @@ def plan_section(store: Store, folder: Path) -> list[str]:
     stored readings state they took — the figures `diarylab status` prints."""
     from diarylab.experiments.analysis.plan_vs_run import plan_vs_run
 
-    lines = plan_vs_run(folder, store.judge_asks())
+    lines = plan_vs_run(folder, store.judge_asks(), usage_table(store, folder))
     if len(lines) == 1:  # no plan kept: say so
         return ["## Plan vs run\n", lines[0].removeprefix("plan vs run: ").capitalize() + ".\n"]
     return [

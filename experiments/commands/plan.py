@@ -44,8 +44,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--measure",
         action="store_true",
         help="read a seeded sample of real prompts with each served judge and plan from what "
-        "it took (a judge whose server does not answer within --timeout stops the plan, "
-        "exit 2; plan without --measure for the stated figures)",
+        "it took; the measurement is kept beside the design, and `run` is held to it (a judge "
+        "whose server does not answer within --timeout stops the plan, exit 2; plan without "
+        "--measure for the stated figures)",
+    )
+    p.add_argument(
+        "--measured",
+        action="store_true",
+        help="plan from the measurement an earlier --measure kept beside the design "
+        "(DESIGN.measured.json), reading nothing",
     )
     p.add_argument(
         "--timeout",
@@ -138,6 +145,8 @@ def parse_tokenizers(values: list[str], design: Design) -> dict[str, str]:
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    from diarylab.experiments.planning.held_plan import basis
+    from diarylab.experiments.planning.kept_measure import keep_measures, kept_measures, sent
     from diarylab.experiments.planning.plan import plan_design
     from diarylab.experiments.planning.render import plan_lines
     from diarylab.experiments.planning.render_gpu import gpu_json, gpu_lines, gpu_plan
@@ -150,8 +159,30 @@ def run_plan(args: argparse.Namespace) -> int:
         raise LabError(f"--timeout {args.timeout:g}", where="--timeout", fix="give seconds > 0")
     if args.sample < 1:
         raise LabError(f"--sample {args.sample}", where="--sample", fix="give 1 or more texts")
+    if args.measure and args.measured:
+        raise LabError(
+            "--measure reads anew, --measured reuses the kept measurement",
+            where="--measured",
+            fix="give one of them",
+        )
     measure = None
-    if args.measure:
+    said = basis(None)
+    taken: dict[str, Any] = {}
+    if args.measured:
+        kept = kept_measures(design)
+        if kept is None:
+            raise LabError(
+                f"no measurement kept for this version of {design.path}",
+                where="--measured",
+                fix="measure first: diarylab plan DESIGN --measure",
+            )
+        measures, record = kept
+        said = basis(record)
+
+        def measure(workload: Any) -> Any:
+            return measures
+
+    elif args.measure:
         from pathlib import Path
 
         from diarylab.experiments.planning.measured import measure_judges, sample_texts
@@ -160,15 +191,35 @@ def run_plan(args: argparse.Namespace) -> int:
 
         def measure(workload: Any) -> Any:
             texts, where = sample_texts(workload, source, args.sample, design.seed)
-            return measure_judges(design, workload, texts, where, timeout_s=args.timeout)
+            measures = measure_judges(design, workload, texts, where, timeout_s=args.timeout)
+            taken.update(measures)
+            return measures
 
     throughputs = parse_throughputs(args.throughput, design)
     plan = plan_design(design, parse_tokenizers(args.tokenizer, design), measure)
     gpus = gpu_plan(plan, args.gpu, rates, throughputs)
+    measured_lines: list[str] = []
+    if taken:
+        kept_at = keep_measures(design, taken, args.sample)
+        said = basis(kept_measures(design)[1])  # type: ignore[index]
+        for judge, (prompts, http) in sent(taken).items():
+            measured_lines.append(
+                f"the measurement sent {judge} {prompts:,} prompts in {http:,.0f} HTTP requests"
+            )
+        measured_lines.append(
+            f"kept in {kept_at}: `diarylab run` is held to this plan, and `plan --measured` "
+            "shows it again without reading"
+        )
     if args.json:
-        print(json.dumps(plan.to_json(rates) | {"gpu": gpu_json(gpus)}, sort_keys=True))
+        extra = {"gpu": gpu_json(gpus), "basis": said}
+        if taken:
+            extra["measure_sent"] = {
+                j: {"prompts": p, "http_requests": h} for j, (p, h) in sent(taken).items()
+            }
+        print(json.dumps(plan.to_json(rates) | extra, sort_keys=True))
     else:
-        print("\n".join([*plan_lines(plan, rates), *gpu_lines(gpus)]))
+        lines = [f"plan basis: {said['says']}", *plan_lines(plan, rates), *gpu_lines(gpus)]
+        print("\n".join([*lines, *measured_lines]))
     return 0
 
 

@@ -126,6 +126,9 @@ def run_status(args: argparse.Namespace) -> int:
         unreadable = store.count("judgments", where={"readable": 0})
         state, lines = run_state(read_progress(run.folder), is_held(run.folder))
         asks = store.judge_asks()
+        from diarylab.experiments.analysis.usage import usage_table
+
+        usage = usage_table(store, run.folder)
         rating = rating_status(run.folder, store)
     finally:
         store.close()
@@ -145,7 +148,7 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"  {table:10s} {n}")
     print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
     print(f"  {run.integrity}; {_inputs_line(run.folder)}")
-    for line in plan_vs_run(run.folder, asks):
+    for line in plan_vs_run(run.folder, asks, usage):
         print(f"  {line}")
     if rating is not None:
         print(f"  {rating_status_line(rating)}")

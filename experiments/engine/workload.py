@@ -106,6 +106,12 @@ class Workload:
     # yes/no questions on a reply see the conversation before it); a question left out is
     # counted at judged_tokens.
     judged_mean: Mapping[str, float] = field(default_factory=dict)
+    # The mean tokens of a prompt after its judged text, by question (the question asked and
+    # the answer's opening): what a group of readings on one text does not share.
+    after_text: Mapping[str, float] = field(default_factory=dict)
+    # The longest judged text by question (each text at its max; a question left out:
+    # judged_tokens): what a judge's server must hold in one prompt.
+    judged_longest: Mapping[str, float] = field(default_factory=dict)
 
     def units(self, judges: int) -> int:
         """The run's progress total: every text and every counted reading, per judge."""

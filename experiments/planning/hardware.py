@@ -39,6 +39,10 @@ class ModelSize(DataModel):
     layers: int = Field(gt=0)
     kv_heads: int = Field(gt=0)
     head_dim: int = Field(gt=0)
+    vllm_flags: tuple[str, ...] = Field((), strict=False)
+    reasoning_parser: str | None = None
+    download: tuple[str, ...] = Field((), strict=False)
+    gated: bool = False
     source: NonEmpty
     dated: NonEmpty
 

@@ -6,21 +6,17 @@ and each judge's reading cost (experiments/planning/costs.py)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from diarylab.experiments.engine.contract import Design, PlanSupport
-from diarylab.experiments.engine.runfolder import PLAN_FILE
 from diarylab.experiments.engine.workload import Texts, Workload, chunks, read_batches
 from diarylab.experiments.planning.costs import reading_cost
 from diarylab.experiments.planning.judge_plan import JudgePlan
 from diarylab.experiments.planning.measured import JudgeMeasure, with_measures
 from diarylab.experiments.planning.plan_json import judge_json
 from diarylab.experiments.profile_refs import profile_ids
-from diarylab.foundation.atomic import write_atomic
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.probe_prompt import number_probe
 from diarylab.rubric.prompts import JudgePrompt
@@ -122,17 +118,6 @@ def _reused(workload: Workload) -> Workload:
         for t in workload.texts
     )
     return replace(workload, texts=texts, profile_readings={})
-
-
-def save_plan(design: Design, folder: Path) -> None:
-    """Keep the plan beside the run (once: a resumed run keeps the first), so that `status`
-    can put what the run asked beside what the plan said it would. A kind that cannot plan,
-    or a judge whose cost cannot be counted here, leaves no file: the run goes on."""
-    try:
-        plan = plan_design(design)
-    except LabError:
-        return
-    write_atomic(folder / PLAN_FILE, json.dumps(plan.to_json({}), indent=1, sort_keys=True))
 
 
 def plan_design(

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec
-from diarylab.experiments.engine.workload import Texts
+from diarylab.experiments.checks.probes import CHATBOT_PROBE, PING, probes_chatbot
+from diarylab.experiments.engine.workload import Texts, conversation_tokens, text_tokens
 from diarylab.experiments.planning.judge_plan import JudgePlan
 from diarylab.experiments.planning.plan import Plan
 from diarylab.rubric.judging.judges import LocalJudgeSpec
@@ -82,6 +83,8 @@ def model_work(plan: Plan) -> list[ModelWork]:
             width = bot.endpoint.concurrency
         parts = tuple(_writing(t.phase, n, t.prompt_tokens, t.cached_tokens if where == "served"
                                else 0.0, t.max_tokens or 0) for t, n in texts)  # fmt: skip
+        if isinstance(bot, ServedChatbotSpec) and probes_chatbot(bot):
+            parts += (_probe_work(),)
         longest = max(_longest(t) for t, _ in texts)
         out.append(ModelWork(bot.id, bot.model, where, width, longest, _merged(parts)))
     judges = {j.id: j for j in spec.judges}
@@ -96,9 +99,18 @@ def _longest(t: Texts) -> float:
     return (prompt or 0.0) + (t.max_tokens or 0)
 
 
+def _probe_work() -> Work:
+    """The check's one short reply before a run (experiments/checks/probes.py)."""
+    prompt = conversation_tokens([text_tokens(PING.messages[0][1])])
+    most = CHATBOT_PROBE.max_new_tokens
+    return Work("chatbots", 1, prompt, 0.0, most, prompt + most / 2)
+
+
 def _writing(phase: str, count: float, prompt: float | None, cached: float, most: int) -> Work:
+    """`cached`: the mean prefix held, of which the cache keeps whole blocks only."""
     tokens = None if prompt is None else count * prompt
-    return Work(phase, count, tokens, count * cached, count * most, (prompt or 0) + most / 2)
+    held = max(cached - BLOCK / 2, 0.0) if cached else 0.0
+    return Work(phase, count, tokens, count * held, count * most, (prompt or 0) + most / 2)
 
 
 def _merged(parts: tuple[Work, ...]) -> tuple[Work, ...]:
@@ -121,6 +133,31 @@ def _self_hosted(bot: ServedChatbotSpec) -> bool:
     return bot.model.startswith("hosted_vllm/") or bool(bot.endpoint.urls)
 
 
+def _computed(j: JudgePlan, plan: Plan, question: str, readings: int, size: float) -> float:
+    """Prompt tokens a served judge computes for `readings` of a question: a reading's prompts
+    after its first differ only in the ids after the judged text (a trie walk's next node),
+    and the readings of one group (a reply's rubric questions) only in the question after
+    it; the cache holds the rest, in whole blocks."""
+    per = j.cost.number_expected if question == "number" else j.cost.yes_no
+    prompts = per.prompts or 1.0
+    first = size + (prompts - 1) * (BLOCK / 2 + 1)  # one reading
+    tail = plan.workload.after_text.get(question)
+    if tail is None:
+        return readings * first
+    groups = {
+        size_: count
+        for part in plan.workload.together
+        if part.question == question and part.whole
+        for size_, count in part.batches(j.cost.batch).items()
+    }
+    grouped = sum(n * c for n, c in groups.items())
+    if not grouped or grouped > readings:
+        return readings * first
+    again = (tail + BLOCK / 2) + (prompts - 1) * (BLOCK / 2 + 1)  # a group's later reading
+    in_groups = sum(c * (first + (n - 1) * again) for n, c in groups.items())
+    return in_groups + (readings - grouped) * first
+
+
 def _judge_work(j: JudgePlan, spec: object, plan: Plan) -> ModelWork:
     """Prompts by question: each reading's prompts share its judged text, so all but the first
     find their prefix cached (an exact served judge); a local judge reads in forward passes."""
@@ -139,12 +176,13 @@ def _judge_work(j: JudgePlan, spec: object, plan: Plan) -> ModelWork:
                 continue
             prompts = None if per.prompts is None else count * per.prompts
             size = template + judged.get(question, whole)
-            longest = max(longest, size + 1)
+            most = plan.workload.judged_longest.get(question, judged.get(question, whole))
+            longest = max(longest, template + most + 1)
             if prompts is None or c.prompt_tokens is None:
                 parts.append(Work(phase, count, None, 0.0, 0.0, size))
                 continue
-            shared = 0.0 if local else max(size - BLOCK / 2, 0.0)
-            cached = (prompts - count) * shared
+            computed = prompts * size if local else _computed(j, plan, question, count, size)
+            cached = prompts * size - computed
             parts.append(Work(phase, prompts, prompts * size, cached, prompts, size))
     if c.probe.prompts:
         probe = float(c.probe.prompts)

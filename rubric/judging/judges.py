@@ -126,6 +126,16 @@ class ServedJudgeSpec(DataModel):
     def reading_mode(self) -> Literal["exact", "top-k"]:
         return self.mode or ("exact" if self.tokenizer else "top-k")
 
+    def logprobs_asked(self) -> int:
+        """The most top log-probabilities one request of this judge asks for: a server
+        started with a lower `--max-logprobs` refuses it (a top-k reading asks its
+        top_logprobs; an exact one its top_logprobs, and a bounded one its scout's)."""
+        exact, chat = reading_settings(self)
+        if self.reading_mode != "exact":
+            return chat.top_logprobs
+        scout = exact.scout_logprobs if exact.max_error > 0 else 0
+        return max(exact.top_logprobs, scout, 1)
+
     @model_validator(mode="after")
     def _a_tokenizer_folder_that_exists(self) -> ServedJudgeSpec:
         """A tokenizer written as a path (./, ../, /, ~) must be there: checked offline, before a

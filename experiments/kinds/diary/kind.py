@@ -16,7 +16,13 @@ from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.workload import Texts, Workload, profile_work, reply_texts
 from diarylab.experiments.kinds.diary.cells import Cell, expand
-from diarylab.experiments.kinds.diary.prompt_sizes import chatbot_prompt, entry_prompt, judged_mean
+from diarylab.experiments.kinds.diary.prompt_sizes import (
+    after_text,
+    chatbot_prompt,
+    entry_prompt,
+    judged_longest,
+    judged_mean,
+)
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 from diarylab.experiments.kinds.diary.tasks import (
@@ -86,6 +92,8 @@ class DiaryKind(TaskJudging):
                 *reply_texts(spec.chatbots, {b: n * entries for b, n in per_bot.items()}, prompt),
             ),
             judged_mean=judged_mean(spec, cells),
+            after_text=after_text(spec, cells),
+            judged_longest=judged_longest(spec),
             readings=planned_readings(spec, cells),
             progress_readings=planned_per_judge(spec, cells),
             judged_tokens=max([most, *(t.max_tokens or 0 for t in reply_texts(spec.chatbots, {}))]),

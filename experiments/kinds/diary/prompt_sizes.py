@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from diarylab.chatbots.specs import ChatbotSpec, FixedChatbotSpec
 from diarylab.diarists.cards import load_cards
 from diarylab.diarists.templates import load_entry_template
-from diarylab.experiments.engine.workload import conversation_tokens, text_tokens
+from diarylab.experiments.engine.workload import MESSAGE_TOKENS, conversation_tokens, text_tokens
 from diarylab.experiments.kinds.diary.cells import Cell
 from diarylab.experiments.kinds.diary.schema import DiaryDesignFile
 from diarylab.rubric.behavior_rubric import load_behavior_rubric
+from diarylab.rubric.prompts import load_template
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,14 @@ def entry_prompt(spec: DiaryDesignFile, cells: Sequence[Cell]) -> PromptSize:
 
 def chatbot_prompt(spec: DiaryDesignFile, bot: ChatbotSpec) -> PromptSize:
     """A chatbot answering entry k sees entries 1..k and its own replies 1..k−1; the
-    previous turn's prompt and its reply are the prefix a server may still hold."""
+    previous turn's prompt is the prefix a server may still hold (its reply is not counted:
+    a thinking model's history drops the thinking it wrote, so the prefix can end there)."""
     entry = float(spec.writer.generation.max_new_tokens)
     reply = reply_tokens(bot)
     prompts, cached = [], []
     for k in range(1, spec.design.entries + 1):
         prompts.append(conversation_tokens([entry, reply] * (k - 1) + [entry]))
-        cached.append(conversation_tokens([entry, reply] * (k - 1)) if k > 1 else 0.0)
+        cached.append(conversation_tokens([entry, reply] * (k - 2) + [entry]) if k > 1 else 0.0)
     return PromptSize(_mean(prompts), _mean(cached), max(prompts, default=0.0))
 
 
@@ -84,5 +86,32 @@ def judged_mean(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[str, float
     return {"number": entry, "yes_no": yes_no}
 
 
+def judged_longest(spec: DiaryDesignFile) -> dict[str, float]:
+    """The longest judged text by question: an entry; the whole conversation with the chatbot
+    of the longest replies, for a reply's rubric questions."""
+    entry = float(spec.writer.generation.max_new_tokens)
+    reply = max((reply_tokens(b) for b in spec.chatbots), default=0.0)
+    return {"number": entry, "yes_no": conversation_tokens([entry, reply] * spec.design.entries)}
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def after_text(spec: DiaryDesignFile, cells: Sequence[Cell]) -> dict[str, float]:
+    """A yes/no prompt's tokens after its judged text (the question, the answer's opening and
+    the role markers around it), over the person and the reply questions as often as asked."""
+    rubric = load_behavior_rubric()
+    entries = len({c.entry_id(k) for c in cells for k in range(1, spec.design.entries + 1)})
+    weighted = []
+    for name, field, questions, count in (
+        ("person_question", "{entry}", rubric.person, entries),
+        ("reply_question", "{reply}", rubric.questions, len(cells) * spec.design.entries),
+    ):
+        template = load_template(name)
+        tail = template.user.split(field)[-1]
+        for q in questions:
+            size = text_tokens(tail.format(question=q.question) + template.prefill)
+            weighted.append((count, size + 2 * MESSAGE_TOKENS))
+    total = sum(n for n, _ in weighted)
+    return {"yes_no": sum(n * s for n, s in weighted) / total} if total else {}
