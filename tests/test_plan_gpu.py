@@ -50,9 +50,12 @@ def test_the_full_study_prices_its_api_chatbots_and_counts_every_reply(capsys):
     plan = _plan(capsys, FULL)
     models = plan["gpu"]["models"]
     replies = {t["what"].removeprefix("replies by "): t["count"] for t in plan["texts"]}
-    for bot in ("frontier-a", "frontier-b", "open-qwen"):
+    for bot in ("frontier-a", "frontier-b"):
         assert models[bot]["requests"] == replies[bot]
         assert models[bot]["generated_tokens_at_most"] == replies[bot] * 600
+    # the self-hosted chatbot is probed first: one short reply of 8 tokens (checks/probes.py)
+    assert models["open-qwen"]["requests"] == replies["open-qwen"] + 1
+    assert models["open-qwen"]["generated_tokens_at_most"] == replies["open-qwen"] * 600 + 8
     for bot in ("frontier-a", "frontier-b"):
         m = models[bot]
         assert m["where"] == "api" and m["gpus"] is None and m["dollars"] > 0
