@@ -18,7 +18,7 @@ from diarylab.experiments.checks.probes import (
     probe_chatbot,
     probes_chatbot,
 )
-from diarylab.experiments.checks.reach import REACH_TIMEOUT_S, check_reachable
+from diarylab.experiments.checks.reach import REACH_TIMEOUT_S, check_logprobs, check_reachable
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.power_check import power_lines
 from diarylab.experiments.profile_refs import profile_ids
@@ -145,12 +145,13 @@ def _environment(
     """Every served model's server answers within timeout_s and serves the model named, every
     key variable is set, and the probes pass; every failure is collected, one line each."""
     where = str(design.path)
+    longest = _longest(design)
     for i, bot in enumerate(design.spec.chatbots):
         if not isinstance(bot, ServedChatbotSpec):
             continue
         at = f"{where} chatbots[{i}]"
         with found.check():
-            check_reachable(bot.model, bot.endpoint, at, timeout_s)
+            check_reachable(bot.model, bot.endpoint, at, timeout_s, longest.get(bot.id))
             check_key(bot.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
             if probes_chatbot(bot):  # only with its key set: the probe would say the same again
                 probe_chatbot(bot, at)
@@ -159,11 +160,31 @@ def _environment(
             continue
         at = f"{where} judges[{i}]"
         with found.check():
-            check_reachable(judge.model, judge.endpoint, at, timeout_s)
+            check_reachable(judge.model, judge.endpoint, at, timeout_s, longest.get(judge.id))
             check_key(judge.endpoint.api_key_env, f"{at}.endpoint.api_key_env")
+            if judge.endpoint.urls:  # a server of the researcher's own: its limit is theirs
+                check_logprobs(judge.model, judge.endpoint, at, judge.logprobs_asked(), timeout_s)
             result = _probe(judge, at)
             if probes is not None:
                 probes[judge.id] = result
+
+
+def _longest(design: Design) -> dict[str, int]:
+    """Per served entry, the tokens the plan's longest sequence takes (prompt and new tokens,
+    with the room `serve-lines` gives it); empty where the design cannot be planned here."""
+    from diarylab.experiments.planning.plan import plan_design
+    from diarylab.experiments.planning.serve_lines import context_floor
+    from diarylab.experiments.planning.tokens import model_work
+
+    spec = design.spec
+    served = [*spec.chatbots, *spec.judges]
+    if not any(getattr(getattr(e, "endpoint", None), "urls", None) for e in served):
+        return {}  # no server of the researcher's own: nothing to hold a context
+    try:
+        works = model_work(plan_design(design))
+    except LabError:
+        return {}
+    return {w.who: context_floor(w.longest) for w in works if w.where == "served"}
 
 
 def _probe(spec: ServedJudgeSpec, where: str) -> ProbeResult:

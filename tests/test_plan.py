@@ -97,13 +97,16 @@ def test_the_plan_counts_what_the_run_makes(tmp_path, capsys, tiny_model_folder,
         plan = plan_json(path, capsys)
         assert not server.requests  # planning asks no server
         assert main(["run", str(path), "--out", str(tmp_path / "run"), "--no-progress"]) == 0
-    # The run's preflight probes the judge on its own prompt first: not a reading.
+    # The run's preflight probes the judge on its own prompt first, and asks once for the
+    # log-probabilities its readings need (a text prompt): not readings.
     probe = render_judge_prompt(tokenizer, number_probe()).text
     probe_ids = tokenizer(probe, add_special_tokens=False)["input_ids"]
     bodies = [
         b
         for b in server.requests
-        if "prompt" in b and _prompts(b)[0][: len(probe_ids)] != probe_ids
+        if "prompt" in b
+        and not isinstance(b["prompt"], str)
+        and _prompts(b)[0][: len(probe_ids)] != probe_ids
     ]
     assert len(bodies) < len(server.requests)
     store = Store(tmp_path / "run" / "store.sqlite", (EntryRow, ReplyRow))
@@ -208,8 +211,9 @@ def test_a_bounded_judge_is_planned_at_a_few_prompts_and_labelled_an_estimate(
     per = plan["requests"]["served"]["per_reading"]
     assert plan["requests"]["served"]["expected_basis"] == "estimate"
     assert per["number_expected"] <= 10 < per["number_exact"] < per["number_worst"]
-    probe = plan["requests"]["served"]["probe"]["prompts"]  # the run's probe: in both totals
-    assert 0 < probe <= 4
+    # the run's probe and its log-probabilities request: in both totals
+    probe = plan["requests"]["served"]["probe"]["prompts"]
+    assert 0 < probe <= 5
     assert (plan["total"] - probe) * 5 < plan["total_exact"] - probe  # bounded: far under
     hours = plan["hours"]
     assert hours["writing"] == pytest.approx(1 / 2 / 3600)

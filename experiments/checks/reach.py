@@ -34,10 +34,15 @@ def served_name(model: str) -> str:
 
 
 def check_reachable(
-    model: str, endpoint: EndpointSettings, where: str, timeout_s: float = REACH_TIMEOUT_S
+    model: str,
+    endpoint: EndpointSettings,
+    where: str,
+    timeout_s: float = REACH_TIMEOUT_S,
+    context: int | None = None,
 ) -> None:
     """Every base URL answers `/models` within `timeout_s` and lists the model (a server
-    without a `/models` route is taken at its word)."""
+    without a `/models` route is taken at its word); `context`: the tokens the plan's longest
+    sequence for this entry takes, which a vLLM server's `max_model_len` must hold."""
     name = served_name(model)
     key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
     for url in endpoint.urls:
@@ -60,7 +65,8 @@ def check_reachable(
         except (TimeoutError, urllib.error.URLError, OSError, ValueError) as error:
             reason = getattr(error, "reason", error)
             raise _unreachable(url, str(reason) or type(error).__name__, where, timeout_s) from None
-        names = [str(m.get("id")) for m in listed.get("data", []) if isinstance(m, dict)]
+        cards = [m for m in listed.get("data", []) if isinstance(m, dict)]
+        names = [str(m.get("id")) for m in cards]
         if names and name not in names:
             raise LabError(
                 f"the server at {url} serves {', '.join(names)}, not {name!r}",
@@ -68,6 +74,49 @@ def check_reachable(
                 fix=f'name the model as the server lists it (model = "hosted_vllm/{names[0]}"), '
                 f"or serve {name} there (vllm serve ... --served-model-name {name})",
             )
+        held = next((m.get("max_model_len") for m in cards if m.get("id") == name), None)
+        if context is not None and isinstance(held, int) and held < context:
+            raise LabError(
+                f"the server at {url} holds {held} tokens a sequence; the plan's longest prompt "
+                f"and reply for this entry take about {context}",
+                where=f"{where}.endpoint.base_url",
+                fix=f"restart it with --max-model-len {context} or more (`diarylab serve-lines "
+                "DESIGN` prints the line)",
+            )
+
+
+def check_logprobs(
+    model: str, endpoint: EndpointSettings, where: str, asked: int, timeout_s: float
+) -> None:
+    """One request for `asked` top log-probabilities of one token: a vLLM server started with a
+    lower --max-logprobs refuses it (vllm/sampling_params.py: "greater than max allowed"),
+    which a run would meet only at its first reading."""
+    name = served_name(model)
+    key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+    body = {"model": name, "prompt": "Hi", "max_tokens": 1, "logprobs": asked, "temperature": 0}
+    for url in endpoint.urls:
+        request = urllib.request.Request(
+            url.rstrip("/") + "/completions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        if key:
+            request.add_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s):
+                pass
+        except urllib.error.HTTPError as error:
+            said = error.read().decode(errors="replace")
+            if "max allowed" in said and "logprobs" in said:
+                raise LabError(
+                    f"the server at {url} refuses {asked} log-probabilities a request, which "
+                    "this judge's readings ask",
+                    where=f"{where}.endpoint.base_url",
+                    fix=f"restart it with --max-logprobs {asked} or more (`diarylab "
+                    "serve-lines DESIGN` prints the line)",
+                ) from None
+        except (TimeoutError, urllib.error.URLError, OSError):
+            continue  # the probe says what a server that does not answer here does
 
 
 def _unreachable(url: str, reason: str, where: str, timeout_s: float) -> LabError:

@@ -87,6 +87,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a model's tokens per second on one GPU (prompt tokens computed, tokens "
         "generated), repeatable: replaces the estimate from the GPU's peaks for that model",
     )
+    p.add_argument(
+        "--gpu-only",
+        action="store_true",
+        help="print only the GPU part: per model its tokens, GPUs, GPU-hours or API dollars",
+    )
     p.add_argument("--json", action="store_true", help="the plan as one JSON object")
     p.set_defaults(handler=run_plan)
 
@@ -218,7 +223,8 @@ def run_plan(args: argparse.Namespace) -> int:
             }
         print(json.dumps(plan.to_json(rates) | extra, sort_keys=True))
     else:
-        lines = [f"plan basis: {said['says']}", *plan_lines(plan, rates), *gpu_lines(gpus)]
+        counts = [] if args.gpu_only else plan_lines(plan, rates)
+        lines = [f"plan basis: {said['says']}", *counts, *gpu_lines(gpus)]
         print("\n".join([*lines, *measured_lines]))
     return 0
 

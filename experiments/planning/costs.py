@@ -58,7 +58,8 @@ class ReadingCost:
     yes_no_list: int = 1
     batch: int = 1
     # The run's preflight reads each served judge's probe prompt once before any reading
-    # (experiments/preflight.py: the root, a list of two prompts, the first tokens written).
+    # (experiments/preflight.py: the root, a list of two prompts, the first tokens written),
+    # and asks a self-hosted one once for the log-probabilities its readings need.
     probe: Count = Count(0, 0, "local")
     # Bounded 0–100 readings read together walk in step (rubric/judging/served_bounded.py):
     # {readings in a batch: the batch's prompts and HTTP requests}, for the batch sizes the
@@ -151,7 +152,10 @@ def reading_cost(
         probe = number_probe()
         reader.root_coverage(probe)
         reader.first_tokens(probe)
-        return Count(server.prompts, server.http_requests, "trie")
+        # and the check's one request for the log-probabilities the readings ask, sent to a
+        # server of the researcher's own (experiments/checks/reach.py check_logprobs)
+        asked = 1 if spec.endpoint.urls else 0
+        return Count(server.prompts + asked, server.http_requests + asked, "trie")
 
     def in_step(size: int, alike: bool = False) -> Count:
         """`size` bounded readings of the sample, each by a confident judge of its own number

@@ -87,6 +87,12 @@ def context_length(longest: float) -> int:
     return int(math.ceil(longest * CONTEXT_ROOM / CONTEXT_ROUND) * CONTEXT_ROUND)
 
 
+def context_floor(longest: float) -> int:
+    """The context a server must hold for the plan's longest sequence: the estimate itself,
+    without serve-lines' room (a check refuses less than this)."""
+    return int(math.ceil(longest))
+
+
 def _thinks(bot: ChatbotSpec, g: GpuPlan) -> list[str]:
     """A chatbot let think (or told not to, in case it still does) gets its model's parser."""
     assert isinstance(bot, ServedChatbotSpec)
