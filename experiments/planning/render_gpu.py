@@ -76,7 +76,10 @@ def gpu_plan(
 
 
 def gpu_lines(g: GpuPlan) -> list[str]:
-    out = [f"models on {g.gpu.name} (tokens: every text at its max_new_tokens, so at most):"]
+    out = [
+        f"models on {g.gpu.name} (texts at their max_new_tokens: at most; a judge's prompts as "
+        "the plan basis says):"
+    ]
     for c in g.costs:
         w = c.work
         head = f"  {w.who} ({w.model}, {w.where}):"
@@ -97,6 +100,12 @@ def gpu_lines(g: GpuPlan) -> list[str]:
         )
         phases = ", ".join(f"{p} {_h(h)}" for p, h in c.hours.items())
         out += [f"{head} {holds}; {tokens}", f"    GPU-hours: {phases} — {c.basis}"]
+        total = c.total_hours()
+        if w.most_factor > 1 and total is not None:
+            out.append(
+                f"    if every 0–100 reading took every trie node (a diffuse judge): "
+                f"{w.most_factor:.1f}× the prompts, up to about {_h(total * w.most_factor)}"
+            )
         if c.note:
             out.append(f"    {c.note}")
     phases = ", ".join(f"{p} {_h(h)}" for p, h in g.by_phase().items())
@@ -146,6 +155,7 @@ def gpu_json(g: GpuPlan) -> dict[str, Any]:
                     for p in c.work.parts
                 },
                 "gpu_hours": c.total_hours() if c.work.where != "api" else None,
+                "every_node_factor": c.work.most_factor,
                 "basis": c.basis,
                 "dollars": c.dollars,
                 "note": c.note,

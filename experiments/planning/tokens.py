@@ -48,6 +48,9 @@ class ModelWork:
     concurrency: int  # sequences it is asked to hold at once (batch or endpoint concurrency)
     longest: float  # the longest prompt plus its new tokens: what one sequence may need
     parts: tuple[Work, ...]
+    # A judge's prompts if every reading took every trie node, over those planned: how far a
+    # bounded judge's stated figures can be off (1: the figures are exact or at most).
+    most_factor: float = 1.0
 
     def total(self, field: str) -> float | None:
         values = [getattr(w, field) for w in self.parts]
@@ -193,5 +196,7 @@ def _judge_work(j: JudgePlan, spec: object, plan: Plan) -> ModelWork:
     endpoint = getattr(spec, "endpoint", None)
     width = endpoint.concurrency if endpoint is not None else 1
     model = str(getattr(spec, "model", j.judge))
+    expected, exact = j.requests("expected"), j.requests("exact")
+    factor = exact / expected if expected and exact and exact > expected else 1.0
     return ModelWork(j.judge, model, "local" if local else "served", width, longest,
-                     _merged(tuple(parts)))  # fmt: skip
+                     _merged(tuple(parts)), factor)  # fmt: skip
