@@ -100,6 +100,7 @@ def plan_and_run(
     from diarylab.experiments.cli import main
     from tests.kill_resume import finish
 
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / "design.toml"
     path.write_text(design(model_folder, chatbot, judge, judge_tokenizer))
     with contextlib.redirect_stdout(io.StringIO()) as printed:

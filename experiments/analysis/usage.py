@@ -129,7 +129,8 @@ def plan_section(store: Store, folder: Path) -> list[str]:
         "`plan.json` when the run began) against what the stored readings state they took, per "
         "reading: a served judge's prompts and HTTP requests (a yes/no reading sent in a list of "
         "prompts counts its share of the list's requests); a local judge is counted in "
-        "readings only.\n",
+        "readings only. Then each model's tokens, planned and stated by its records.\n",
+        f"The plan the run is held to: {lines[0].split('; the plan: ', 1)[-1]}.\n",
         *(f"- {line.strip()}" for line in lines[1:]),
         "",
     ]
