@@ -133,3 +133,26 @@ def test_the_shipped_thinking_chatbot_and_its_serve_line_agree():
     serve = page[page.index("serve Qwen/Qwen3-32B") :].split("```")[0]
     assert f"--port {port}" in serve and "--reasoning-parser qwen3" in serve
     assert f'`thinking = "{qwen.thinking}"`' in page
+
+
+def test_the_gpu_study_steps_run_in_the_order_a_study_needs():
+    """The checklist's commands, in the order the shipped study is done: plan the machines,
+    install, download and serve, keys, check, measure, pilot, run, status, report."""
+    page = (DOCS / "gpu-study.md").read_text(encoding="utf-8")
+    full = "experiments/designs/diary-full.toml"
+    steps = [
+        f"diarylab plan {full} --gpu-only",
+        "make setup && ./scripts/setup-vllm.sh",
+        f"diarylab serve-lines {full}",
+        "export OPENAI_API_KEY",
+        f"diarylab design check {full}",
+        f"diarylab plan {full} --measure",
+        f"diarylab pilot {full}",
+        f"diarylab run {full}",
+        "diarylab status results/diary-full",
+        "diarylab report results/diary-full",
+        "diarylab export results/diary-full",
+    ]
+    at = [page.find(f"\n{step}") for step in steps]
+    assert all(i >= 0 for i in at), [s for s, i in zip(steps, at, strict=True) if i < 0]
+    assert at == sorted(at)

@@ -44,9 +44,16 @@ def sampling_args(p: argparse.ArgumentParser, *, max_new_tokens: int | None = No
     """Generation options; defaults are steering's own extraction settings."""
     from diarylab.steering.settings import EXTRACTION_GENERATION as default
 
-    p.add_argument("--max-new-tokens", type=int, default=max_new_tokens or default.max_new_tokens)
-    p.add_argument("--temperature", type=float, default=default.temperature)
-    p.add_argument("--top-p", type=float, default=default.top_p)
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=max_new_tokens or default.max_new_tokens,
+        help="the most tokens a text may have",
+    )
+    p.add_argument(
+        "--temperature", type=float, default=default.temperature, help="sampling temperature"
+    )
+    p.add_argument("--top-p", type=float, default=default.top_p, help="nucleus sampling mass")
 
 
 def int_list(text: str) -> list[int]:

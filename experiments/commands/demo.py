@@ -12,9 +12,15 @@ DEMO_DESIGN = Path(__file__).parent.parent / "designs" / "demo.toml"
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run the demo diary experiment on the embedded default model")
-    p.add_argument("--design", type=Path, default=DEMO_DESIGN)
+    p.add_argument(
+        "--design", type=Path, default=DEMO_DESIGN, help="the design to run (default: the demo)"
+    )
     p.add_argument("--out", type=Path, help="run folder (default: results/<name>-<hash>)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (the phases still print one line each as they finish)",
+    )
     p.set_defaults(handler=run)
 
 

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("design", help="check, expand or describe design (preregistration) files")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     check = verbs.add_parser("check", help="validate a design; exit 2 with one message if wrong")
-    check.add_argument("file")
+    check.add_argument("file", help="the design TOML")
     check.add_argument(
         "--offline",
         action="store_true",
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     check.set_defaults(handler=run_check)
     exp = verbs.add_parser("expand", help="print the cells a design expands into")
-    exp.add_argument("file")
+    exp.add_argument("file", help="the design TOML")
     exp.add_argument("--json", action="store_true", help="one JSON object per line")
     exp.set_defaults(handler=run_expand)
     schema = verbs.add_parser("schema", help="print the JSON Schema of design files")

@@ -45,7 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     score = jsub.add_parser("score", help="pattern, coherence and realism of one entry")
     _judge_options(score)
-    score.add_argument("--entry-file", type=Path, required=True)
+    score.add_argument(
+        "--entry-file", type=Path, required=True, help="a text file holding the entry to score"
+    )
     score.add_argument("--pattern", required=True, help="pattern id (e.g. social_isolation)")
     score.add_argument(
         "--definition-file",

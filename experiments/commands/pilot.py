@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cards), a single text's score noise and the full design's minimum detectable effect "
         "per hypothesis and judge",
     )
-    p.add_argument("design")
+    p.add_argument("design", help="the design TOML to pilot")
     p.add_argument(
         "--diarists",
         type=int,
@@ -26,7 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--repeats", type=int, default=4, help="times each resampled prompt is rewritten"
     )
     p.add_argument("--out", help="pilot folder (default: results/<name>-pilot-<hash>-n<N>)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (the phases still print one line each as they finish)",
+    )
     p.set_defaults(handler=run_pilot_command)
 
 

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "plan",
         help="count a design's texts, judge readings, requests and tokens (and hours, at rates)",
     )
-    p.add_argument("file")
+    p.add_argument("file", help="the design TOML")
     p.add_argument(
         "--rate",
         action="append",

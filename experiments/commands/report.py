@@ -8,7 +8,7 @@ from pathlib import Path
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write DIR/report/findings.md from a run folder")
-    p.add_argument("dir")
+    p.add_argument("dir", help="a run folder (finished or not)")
     p.add_argument(
         "--resamples", type=int, help="bootstrap resamples, at least 100 (default: the design's)"
     )

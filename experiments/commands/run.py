@@ -19,9 +19,13 @@ from diarylab.foundation.errors import LabError
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a design into a run folder (re-running resumes)")
-    p.add_argument("design")
+    p.add_argument("design", help="the design TOML to run (or resume)")
     p.add_argument("--out", help="run folder (default: results/<name>-<hash>)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (the phases still print one line each as they finish)",
+    )
     p.add_argument(
         "--grader-template",
         help="benchmark designs: grade with this template file exactly (.txt with "
@@ -41,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ray.add_argument("--actor-gpus", type=float, help="GPUs per actor (default: 1 if any)")
     p.set_defaults(handler=run_run)
     s = sub.add_parser("status", help="what a run folder holds")
-    s.add_argument("dir")
+    s.add_argument("dir", help="a run folder")
     s.add_argument(
         "--verify",
         action="store_true",
@@ -50,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true", help="one JSON object, for machines")
     s.set_defaults(handler=run_status)
     e = sub.add_parser("export", help="export a run's tables to Parquet")
-    e.add_argument("dir")
+    e.add_argument("dir", help="a run folder")
     e.add_argument("--to", help="output folder (default: DIR/export)")
     e.set_defaults(handler=run_export)
 

@@ -30,8 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="vector file (NAME.safetensors)")
     p.add_argument("--pairs", type=int, default=20, help="contrast pairs (default 20)")
     so.sampling_args(p)
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="the sampling seed (every row derives its own from it)",
+    )
+    p.add_argument("--batch-size", type=int, default=8, help="texts generated in one batch")
     add_judge_args(p, prefix="judge-", required=False)
     p.add_argument(
         "--layers", type=so.int_list, nargs="+", help="layers to report (all are extracted)"
@@ -40,35 +45,53 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = steps.add_parser("calibrate", help="sweep layers × strengths, write table, plot, profile")
     so.model_args(p)
-    p.add_argument("--vector", required=True, type=Path)
-    p.add_argument("--pattern", required=True)
+    p.add_argument("--vector", required=True, type=Path, help="the vector file to calibrate")
+    p.add_argument("--pattern", required=True, help="the pattern the judge scores samples for")
     add_judge_args(p, prefix="judge-")
     p.add_argument("--floor", type=float, default=60.0, help="minimum mean coherence (0-100)")
-    p.add_argument("--layers", type=so.int_list, nargs="+", required=True)
-    p.add_argument("--strengths", type=so.float_list, nargs="+", required=True)
+    p.add_argument(
+        "--layers", type=so.int_list, nargs="+", required=True, help="layers to sweep (20, 16-22)"
+    )
+    p.add_argument(
+        "--strengths", type=so.float_list, nargs="+", required=True, help="strengths to sweep"
+    )
     p.add_argument("--out", required=True, type=Path, help="output folder")
     p.add_argument("--prompts", type=int, help="held-out prompts to use (default: all)")
     so.sampling_args(p)
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="the sampling seed (every row derives its own from it)",
+    )
+    p.add_argument("--batch-size", type=int, default=8, help="texts generated in one batch")
     so.steer_args(p)
     p.add_argument("--profile-id", help="id of the written profile (default: the pattern id)")
     p.set_defaults(handler=run_calibrate)
 
     p = steps.add_parser("show", help="print a vector's metadata and per-layer norms")
-    p.add_argument("vector", type=Path)
+    p.add_argument("vector", type=Path, help="a vector file (NAME.safetensors)")
     p.set_defaults(handler=run_show)
 
     p = steps.add_parser("try", help="write one entry unsteered and steered, side by side")
-    p.add_argument("vector", type=Path)
+    p.add_argument("vector", type=Path, help="a vector file (NAME.safetensors)")
     so.model_args(p)
-    p.add_argument("--layer", type=int, required=True)
-    p.add_argument("--strength", type=float, required=True)
+    p.add_argument("--layer", type=int, required=True, help="the layer to steer at")
+    p.add_argument("--strength", type=float, required=True, help="the steering strength")
     so.steer_args(p)
-    p.add_argument("--prompt", default="Write about how today felt, from morning to night.")
+    p.add_argument(
+        "--prompt",
+        default="Write about how today felt, from morning to night.",
+        help="the user prompt both entries answer",
+    )
     p.add_argument("--system", help="system prompt (default: the pattern's plain diarist)")
     so.sampling_args(p, max_new_tokens=120)
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="the sampling seed (every row derives its own from it)",
+    )
     p.set_defaults(handler=run_try)
 
 
