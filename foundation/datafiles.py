@@ -20,6 +20,7 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     create_model,
+    model_validator,
 )
 
 from diarylab.foundation.error_words import duplicate_key
@@ -44,6 +45,24 @@ class DataModel(BaseModel):
     mistake, not a default), and strict types (no "3" for 3, no true for 1)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _partial_tables_keep_their_defaults(cls, data: Any) -> Any:
+        """A table written in part keeps its field's default for what it leaves out: where a
+        field defaults to `{ max_new_tokens = 300, temperature = 0.9 }`, writing `{
+        max_new_tokens = 400 }` keeps temperature 0.9 (not the settings type's own 0.0), so a
+        field has one default wherever it is written."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for name, field in cls.model_fields.items():
+            key = field.alias or name
+            given, default = out.get(key), field.default
+            if isinstance(given, dict) and isinstance(default, BaseModel):
+                own = default.model_dump(by_alias=True, exclude_defaults=True)
+                out[key] = {**own, **given}
+        return out
 
 
 class HashedDataFile(DataModel):

@@ -70,6 +70,12 @@ def plain_words(kind: str, ctx: Mapping[str, Any], name: str, got: Any) -> tuple
             inside = bound + step
         elif kind == "less_than":
             inside = bound - step
+        percent = isinstance(got, int | float) and not isinstance(got, bool) and 1 < got <= 100
+        if kind == "less_than_equal" and bound == 1 and percent:  # 50 meant 0.5
+            return (
+                f"must be at most 1{shown}: it is a share, not a percentage",
+                f"write it as a share, e.g. {name} = {_toml(float(got / 100))} for {got:g} %",
+            )
         return (
             f"must be {words} {_toml(bound)}{shown}",
             f"set {name} to a value {words} {_toml(bound)}, e.g. {name} = {_toml(inside)}",

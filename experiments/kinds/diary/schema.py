@@ -189,5 +189,15 @@ class DiaryDesignFile(WritingDesignFile):
                     f"judge id {PROJECTION!r} is the lab's judge-free pattern measure"
                     f"{FIX_MARK}give this judge another id",
                 )
+        scored = set(self.scores.pattern_ids) if "pattern" in self.scores.entry else set()
+        for i, rule in enumerate(self.profiles):
+            if rule.pattern not in scored:
+                raise At(
+                    ("profiles", i, "pattern"),
+                    f"profile {rule.id!r} steers toward {rule.pattern!r}, which no entry is "
+                    "scored for, so the study cannot tell whether steering worked"
+                    f"{FIX_MARK}add {rule.pattern!r} to [scores].patterns (or patterns = "
+                    '"all"), with "pattern" in [scores].entry',
+                )
         self.check_hypotheses(list(self.cast.profiles))
         return self

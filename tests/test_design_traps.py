@@ -1,0 +1,75 @@
+"""Designs that would run and quietly not answer their question are refused, and a partly
+written table keeps its defaults: a diarist `generation` table that gives only
+max_new_tokens still samples at the diarist's temperature; a steered pattern no entry is scored
+for is refused with the fix; a share written as a percentage gets a fix that works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diarylab.chatbots.specs import CHATBOT_GENERATION, LocalChatbotSpec
+from diarylab.experiments.cli import main
+from diarylab.experiments.engine.design import DiaristModel
+from diarylab.foundation.datafiles import DataModel
+from diarylab.model_access.settings import GenerationSettings
+from diarylab.steering.settings import EXTRACTION_GENERATION, ExtractionSettings
+
+FULL = Path("experiments/designs/diary-full.toml")
+
+
+def test_a_partial_generation_table_keeps_the_fields_defaults():
+    whole = DiaristModel.model_validate({"model": "x"}).generation
+    part = DiaristModel.model_validate({"model": "x", "generation": {"max_new_tokens": 400}})
+    assert part.generation.max_new_tokens == 400
+    assert part.generation.temperature == whole.temperature == 0.9
+    bot = LocalChatbotSpec.model_validate(
+        {"id": "b", "kind": "local", "model": "x", "generation": {"max_new_tokens": 40}}
+    )
+    assert bot.generation.temperature == CHATBOT_GENERATION.temperature
+    extraction = ExtractionSettings.model_validate({"generation": {"max_new_tokens": 12}})
+    assert extraction.generation.top_p == EXTRACTION_GENERATION.top_p
+
+
+def test_any_table_field_keeps_its_default_for_what_is_left_out():
+    class Inner(DataModel):
+        a: int = 1
+        b: int = 2
+
+    class Outer(DataModel):
+        inner: Inner = Inner(a=5, b=6)
+
+    assert Outer.model_validate({"inner": {"a": 7}}).inner == Inner(a=7, b=6)
+    assert Outer.model_validate({"inner": {}}).inner == Inner(a=5, b=6)
+    # a written value is never overridden, and the type's own defaults still apply elsewhere
+    assert Outer.model_validate({"inner": {"b": 1}}).inner == Inner(a=5, b=1)
+    assert GenerationSettings.model_validate({}).temperature == 0.0
+
+
+def test_a_steered_pattern_no_entry_is_scored_for_is_refused(tmp_path, capsys):
+    path = tmp_path / "design.toml"
+    text = FULL.read_text(encoding="utf-8")
+    path.write_text(text.replace('patterns = "all"', 'patterns = ["social_isolation"]'))
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "profiles[1].pattern" in err[0] and "'entitlement'" in err[0]
+    assert "cannot tell whether steering worked" in err[0] and "[scores].patterns" in err[0]
+    path.write_text(
+        text.replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["coherence"]')
+    )
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    assert "profiles[0].pattern" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("given", "fixed"), [("50", "0.5"), ("75", "0.75")])
+def test_a_share_written_as_a_percentage_gets_a_fix_that_works(given, fixed, tmp_path, capsys):
+    path = tmp_path / "design.toml"
+    text = FULL.read_text(encoding="utf-8")
+    path.write_text(text.replace("coverage_floor = 0.5", f"coverage_floor = {given}"))
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "a share, not a percentage" in err and f"coverage_floor = {fixed}" in err
+    path.write_text(text.replace("coverage_floor = 0.5", f"coverage_floor = {fixed}"))
+    assert main(["design", "check", "--offline", str(path)]) == 0
