@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="diarylab",
         description="A lab for simulated diarists: steered diarists, chatbots, judges read by "
-        "probability, preregistered designs and bootstrapped reports.",
+        "probability, preregistered designs and reports that test by diarist.",
     )
     parser.add_argument(
         "--version", action="version", version=f"diarylab {_version()}", help="the lab's version"

@@ -104,3 +104,26 @@ def columns_doc() -> str:
         lines += [f"| `{c.name}` | {c.dtype} | {c.meaning} |" for c in columns]
         lines.append("")
     return "\n".join(lines)
+FRAMES["verdicts"] = _columns(
+    ("id", "str", "the hypothesis's id in the design (H1, ...)"),
+    ("says", "str", "the hypothesis in words, as preregistered"),
+    ("contrast", "str", "the contrast tested, written out (what minus what)"),
+    ("direction", "str", "greater or less: the sign the hypothesis predicts"),
+    ("judge", "str", "the judge whose scores this row tests"),
+    ("estimate", "float64", "the contrast's mean over the clusters (diarists; friends: cards)"),
+    ("low", "float64", "the 95 % sign-flip interval's lower end (the intervals rule reads it)"),
+    ("high", "float64", "its upper end"),
+    ("n_diarists", "int64", "clusters the contrast rests on (a friends run: n_cards)"),
+    ("sd", "float64", "the clusters' standard deviation of the contrast"),
+    ("p", "float64", "the exact two-sided sign-flip p over the clusters"),
+    ("p_holm", "float64", "p Holm-adjusted across the family, per judge (the holm rule reads it)"),
+    ("mde", "float64", "the smallest effect the rule detects with 80 % power here (simulated)"),
+    ("judge_correlation", "float64", "the two judges' correlation over clusters (ρ)"),
+    ("rule", "str", "the preregistered rule judge_verdict and overall follow"),
+    ("judge_verdict", "str", "this judge's verdict: supported, contradicted, not supported, ..."),
+    ("overall", "str", "the hypothesis's verdict across its judges (all must agree)"),
+    ("sensitivity_rule", "str", "the other rule, run beside the preregistered one (labelled)"),
+    ("sensitivity_judge_verdict", "str", "this judge's verdict under the other rule"),
+    ("sensitivity_overall", "str", "the overall verdict under the other rule"),
+    ("sources", "object", "the text_ids the row rests on (a tuple)"),
+)

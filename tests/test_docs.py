@@ -63,8 +63,13 @@ def test_the_site_builds_with_strict_checking(tmp_path):
         env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)},
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (tmp_path / "site" / "designs" / "index.html").is_file()
-    assert (tmp_path / "site" / "gpu-study" / "index.html").is_file()
+    site = tmp_path / "site"
+    assert (site / "designs.html").is_file() and (site / "gpu-study.html").is_file()
+    # opened from disk, every page link names a file (a link to a folder shows its listing)
+    for page in (site / f"{md.stem}.html" for md in DOCS.glob("*.md")):
+        for href in re.findall(r'href="([^"#:]+)"', page.read_text(encoding="utf-8")):
+            target = (page.parent / href).resolve()
+            assert not href.endswith("/") and target.exists(), (page.name, href)
 
 
 RUNNABLE = (
