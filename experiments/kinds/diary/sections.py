@@ -16,6 +16,7 @@ from diarylab.experiments.analysis import manifest_view
 from diarylab.experiments.analysis import markdown as md
 from diarylab.experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from diarylab.experiments.analysis.hypothesis_table import family_error_line
+from diarylab.experiments.analysis.judge_caveat import caveat_box
 from diarylab.experiments.analysis.rule_texts import hypotheses_text, rule_line
 from diarylab.experiments.analysis.rules import Rule, other_rule
 from diarylab.experiments.kinds.diary.behavior_section import behaviors_section
@@ -63,6 +64,7 @@ def header(
     return "\n".join(
         [
             f"# Findings: {name}\n",
+            *caveat_box(design),
             f"Design sha256: `{sha}`\n",
             manifest_view.section(manifest, folder),
         ]

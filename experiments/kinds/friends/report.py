@@ -19,6 +19,7 @@ from diarylab.experiments.analysis import usage as calls
 from diarylab.experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSettings
 from diarylab.experiments.analysis.html_page import judgment_bounds, write_page
 from diarylab.experiments.analysis.hypothesis_table import family_error_line
+from diarylab.experiments.analysis.judge_caveat import caveat_box
 from diarylab.experiments.analysis.rule_texts import hypotheses_text, rule_line
 from diarylab.experiments.analysis.rules import other_rule
 from diarylab.experiments.engine.contract import Design
@@ -178,6 +179,7 @@ def _header(
     return "\n".join(
         [
             f"# Findings: {design.name} (two steered friends)\n",
+            *caveat_box(design.raw),
             f"Design sha256: `{design.sha256}`\n",
             "## How to read this\n",
             f"Intervals in the descriptive tables are {settings.level:.0%} "
