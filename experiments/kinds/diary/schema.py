@@ -189,9 +189,11 @@ class DiaryDesignFile(WritingDesignFile):
                     f"judge id {PROJECTION!r} is the lab's judge-free pattern measure"
                     f"{FIX_MARK}give this judge another id",
                 )
-        scored = set(self.scores.pattern_ids) if "pattern" in self.scores.entry else set()
+        # Patterns scored, one left out: the trap of a list written by hand. A design that
+        # scores no pattern at all chose so (the judge-free projection still measures steering).
+        scored = set(self.scores.pattern_ids)
         for i, rule in enumerate(self.profiles):
-            if rule.pattern not in scored:
+            if "pattern" in self.scores.entry and rule.pattern not in scored:
                 raise At(
                     ("profiles", i, "pattern"),
                     f"profile {rule.id!r} steers toward {rule.pattern!r}, which no entry is "
