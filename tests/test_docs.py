@@ -161,3 +161,43 @@ def test_the_gpu_study_steps_run_in_the_order_a_study_needs():
     at = [page.find(f"\n{step}") for step in steps]
     assert all(i >= 0 for i in at), [s for s, i in zip(steps, at, strict=True) if i < 0]
     assert at == sorted(at)
+
+
+PARAGRAPH_LINES = 12
+
+
+def _paragraphs(text: str) -> list[list[str]]:
+    """A page's paragraphs of prose: a list item starts its own; code blocks, tables, headings
+    and the blocks benches and commands write are not prose."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"<!-- (bench|output):.*?<!-- /(bench:[a-z_]+|output) -->", "", text, flags=re.S)
+    out: list[list[str]] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        s = line.strip()
+        item = re.match(r"^([-*]|\d+\.)\s", s) is not None
+        if not s or item or s.startswith(("#", "|", "<!--")):
+            if current:
+                out.append(current)
+            current = [line] if item else []
+            continue
+        current.append(line)
+    if current:
+        out.append(current)
+    return out
+
+
+def test_no_docs_paragraph_runs_past_the_limit():
+    """Docs are guides: a paragraph of more than 12 lines is a wall a reader skips."""
+    long = [
+        f"{page.relative_to(ROOT)}: {len(p)} lines from {p[0].strip()[:50]!r}"
+        for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+        for p in _paragraphs(page.read_text(encoding="utf-8"))
+        if len(p) > PARAGRAPH_LINES
+    ]
+    assert long == []
+
+
+def test_the_paragraph_check_sees_a_long_one():
+    prose = "\n".join(["word"] * 13)
+    assert [len(p) for p in _paragraphs(f"{prose}\n\n- a\n- b\n```\n{prose}\n```\n")] == [13, 1, 1]
