@@ -61,9 +61,16 @@ def report(run, tmp_path_factory):
     return path, path.read_text(encoding="utf-8")
 
 
+def _rows(text: str, row_id: str) -> list[list[str]]:
+    """Every table line of the row, in page order (a verdict's row is in the verdict table and
+    in the table of its test's figures)."""
+    lines = [ln for ln in text.splitlines() if ln.startswith(f"| {row_id} |")]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+
+
 def _row(text: str, row_id: str) -> list[str]:
-    [line] = [ln for ln in text.splitlines() if ln.startswith(f"| {row_id} |")]
-    return [c.strip() for c in line.strip("|").split("|")]
+    [row] = _rows(text, row_id)
+    return row
 
 
 def test_header_carries_design_hash_and_manifest(report):
@@ -173,17 +180,19 @@ def test_only_the_hypotheses_carry_verdicts_every_other_table_is_exploratory(rep
     assert all(h.endswith("(exploratory, unadjusted)") for h in tables), tables
     hypotheses = text.split("## Hypotheses (preregistered)")[1].split("\n## ")[0]
     assert "Holm" in hypotheses and "sign-flip" in hypotheses
-    header = [ln for ln in hypotheses.splitlines() if ln.startswith("| row |")][0]
-    assert "| p | p (Holm) | MDE |" in header
+    verdicts, figures = [ln for ln in hypotheses.splitlines() if ln.startswith("| row |")]
+    assert verdicts.startswith("| row | id | overall |")  # the verdict first
+    assert "| p | p (Holm) | MDE |" in figures
 
 
 def test_hypotheses_and_agreement_are_reported(report):
     path, text = report
-    assert _row(text, "V1")[1:3] == [
-        "H1",
-        "first_entry_pattern(steered) − first_entry_pattern(unsteered)",
-    ]
-    assert {_row(text, f"V{i}")[-1] for i in (1, 2)} == {"supported"}
+    verdict, figures = _rows(text, "V1")
+    assert verdict[1] == figures[1] == "H1"
+    assert verdict[-1] == "first_entry_pattern(steered) − first_entry_pattern(unsteered)"
+    # overall, and the sensitivity rule's overall, for both judges' rows
+    assert {_rows(text, f"V{i}")[0][2] for i in (1, 2)} == {"supported"}
+    assert {_rows(text, f"V{i}")[1][-1] for i in (1, 2)} == {"supported"}
     agreement = _row(text, "A1")
     assert agreement[1:4] == ["judge-a", "judge-b", "coherence"]
     assert (path.parent / "tables" / "agreement.csv").is_file()
@@ -267,10 +276,10 @@ def test_the_demo_design_on_two_diarists_reports_too_few_diarists(tmp_path):
         baseline_chatbot=design["analysis"]["baseline_chatbot"],
     )
     text = path.read_text(encoding="utf-8")
-    row = _row(text, "V1")
-    assert row[1] == "H1" and row[4] == judge and row[5] == "2"
-    assert float(row[6].split()[0]) > 20  # a large estimate, still no verdict
-    assert row[-2:] == ["too few diarists (needs 6)"] * 2
+    verdict, figures = _rows(text, "V1")
+    assert verdict[1] == "H1" and verdict[3] == judge and figures[4] == "2"
+    assert float(verdict[5].split()[0]) > 20  # a large estimate, still no verdict
+    assert verdict[2] == verdict[4] == "too few diarists (needs 6)"
     assert "## Did steering work? (exploratory, unadjusted)" in text
     assert "## Drift over the conversation (exploratory, unadjusted)" in text
     assert "## Behaviors (exploratory, unadjusted)" in text
@@ -293,8 +302,8 @@ def test_an_8_diarist_report_prints_the_proved_intervals_the_mde_and_the_rule(ru
     assert 'Decision rule (preregistered): "sign-flip, Holm per judge" (holm)' in text
     assert '"every listed judge\'s 95% interval excludes zero in the stated direction"' in text
     assert "Family-wise error of the preregistered rule as run (holm)" in text
-    header = [ln for ln in text.splitlines() if ln.startswith("| row | id |")][0]
-    assert "estimate [95% sign-flip]" in header and "| sensitivity: intervals |" in header
+    verdicts, figures = [ln for ln in text.splitlines() if ln.startswith("| row | id |")][:2]
+    assert "estimate [95% sign-flip]" in verdicts and "| sensitivity: intervals |" in figures
     verdicts = pd.read_csv(path.parent / "tables" / "hypotheses.csv")
     for _, row in verdicts[verdicts["id"] == "H1"].iterrows():
         x = paired.first_entry_steering(run.entries, row["judge"], None)["diff"].to_numpy()

@@ -126,13 +126,19 @@ def _hypotheses(res: Results) -> list[str]:
             clusters="diarists",
             cluster_word="diarists",
         ),
+        # The verdicts first, narrow enough for a page; the test's figures in a second table.
         md.table(
             res.tables["hypotheses"],
-            {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
-            | {"judge": "judge", "n": "n_diarists", "estimate [95% sign-flip]": ci()}
-            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": _value("mde")}
+            {"row": "row_id", "id": "id", "overall": "overall", "judge": "judge"}
+            | {f"judge verdict ({res.rule})": "judge_verdict"}
+            | {"estimate [95% sign-flip]": ci(), "contrast": "contrast"},
+        ),
+        "The test behind each verdict (same rows):\n",
+        md.table(
+            res.tables["hypotheses"],
+            {"row": "row_id", "id": "id", "judge": "judge", "direction": "direction"}
+            | {"n": "n_diarists", "p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": _value("mde")}
             | {"ρ": lambda row: md.number(row["judge_correlation"], 2)}
-            | {f"judge verdict ({res.rule})": "judge_verdict", "overall": "overall"}
             | {f"sensitivity: {other_rule(res.rule)}": "sensitivity_overall"},
         ),
     ]

@@ -133,13 +133,22 @@ def _sections(
         + family_error_line(
             t["hypotheses"], rule, len(spec.hypotheses), clusters="cards", cluster_word="role cards"
         ),
+        # The verdicts first, narrow enough for a page; the test's figures in a second table.
         md.table(
             t["hypotheses"],
-            {"row": "row_id", "id": "id", "contrast": "contrast", "direction": "direction"}
-            | {"judge": "judge", "cards": "n_cards", "estimate [95% CI]": _ci()}
-            | {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde", "ρ": _p("judge_correlation")}
-            | {f"judge verdict ({rule})": "judge_verdict", "overall": "overall"}
-            | {f"sensitivity: {other_rule(rule)}": "sensitivity_overall"},
+            {"row": "row_id", "id": "id", "overall": "overall", "judge": "judge"}
+            | {f"judge verdict ({rule})": "judge_verdict"}
+            | {"estimate [95% CI]": _ci(), "contrast": "contrast"},
+        ),
+        "The test behind each verdict (same rows):\n",
+        md.table(
+            t["hypotheses"],
+            {"row": "row_id", "id": "id", "judge": "judge", "direction": "direction"}
+            | {"cards": "n_cards", "p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
+            | {
+                "ρ": _p("judge_correlation"),
+                f"sensitivity: {other_rule(rule)}": "sensitivity_overall",
+            },
         ),
         "## Pattern scores letter by letter (descriptive)\n",
         "Mean score per letter of the writer, for each writer group — a condition seen from one "
