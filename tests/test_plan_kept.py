@@ -86,6 +86,7 @@ def test_a_run_after_plan_measure_is_held_to_the_measured_plan(
     ratio = float(line.split("(")[-1].split("×")[0])
     assert 0.75 <= ratio <= 1.25, line  # the measured plan, not the stated one, is compared
     assert "tokens, served: tokens a prompt" in out
+    assert "time, the latest run (wall, on its own machine): writing " in out
 
 
 def test_a_design_changed_since_its_measurement_is_held_to_the_stated_plan(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diarylab.experiments.engine.progress import read_progress
 from diarylab.experiments.engine.runfolder import PLAN_FILE
 from diarylab.experiments.engine.store import JudgeAsks
 
@@ -47,7 +48,24 @@ def plan_vs_run(
             ))  # fmt: skip
     if usage is not None:
         lines += _tokens(plan.get("gpu", {}).get("models", {}), usage)
+    lines += _hours(plan.get("gpu", {}), read_progress(folder))
     return lines
+
+
+def _hours(gpu: dict[str, Any], progress: dict[str, Any] | None) -> list[str]:
+    """The latest run's wall time per phase beside the plan's GPU-hours estimate (on the GPU
+    kind it was planned for; the run's own machine may be another)."""
+    phases = [p for p in (progress or {}).get("phases", []) if p.get("seconds")]
+    if not phases:
+        return []
+    took = ", ".join(f"{p['name']} {p['seconds'] / 60:.1f} min" for p in phases)
+    planned = gpu.get("gpu_hours")
+    said = (
+        f"; the plan's estimate: {planned:.2f} GPU-hours on {gpu.get('gpu')}"
+        if isinstance(planned, int | float)
+        else ""
+    )
+    return [f"  time, the latest run (wall, on its own machine): {took}{said}"]
 
 
 def _tokens(models: dict[str, Any], usage: pd.DataFrame) -> list[str]:

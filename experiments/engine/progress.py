@@ -30,6 +30,7 @@ class Phase:
     planned: int
     done: int = 0
     stored_before: int = 0  # steps found already stored (a resumed run's finished work)
+    seconds: float = 0.0  # wall time the latest run spent in the phase (status and the report)
 
 
 def eta_seconds(stamps: deque[tuple[float, int]], left: int) -> float | None:
@@ -67,12 +68,14 @@ class Progress:
         self.bar: Any = None
         self.stamps: deque[tuple[float, int]] = deque(maxlen=WINDOW)
         self._kept_at_start = store.kept
+        self._began = time.monotonic()
 
     # ------------------------------------------------------------------ phases
     def phase(self, name: str) -> None:
         """Close the phase under way and start `name` (a phase of the plan)."""
         self._close_phase()
         self.current = next(p for p in self.phases if p.name == name)
+        self._began = time.monotonic()
         self._kept_at_start = self.store.kept
         self.stamps.clear()
         self.bar = tqdm(
@@ -109,6 +112,7 @@ class Progress:
         if phase is None or bar is None:
             return
         phase.stored_before = self.store.kept - self._kept_at_start
+        phase.seconds = round(time.monotonic() - self._began, 3)
         if phase.done < phase.planned:
             # planned steps the run did not need (an empty entry is not judged): the phase
             # ends at what it did, and says so
