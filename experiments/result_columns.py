@@ -104,6 +104,8 @@ def columns_doc() -> str:
         lines += [f"| `{c.name}` | {c.dtype} | {c.meaning} |" for c in columns]
         lines.append("")
     return "\n".join(lines)
+
+
 FRAMES["verdicts"] = _columns(
     ("id", "str", "the hypothesis's id in the design (H1, ...)"),
     ("says", "str", "the hypothesis in words, as preregistered"),

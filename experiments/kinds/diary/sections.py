@@ -18,7 +18,8 @@ from diarylab.experiments.analysis.bootstrap import METHOD_NAMES, BootstrapSetti
 from diarylab.experiments.analysis.hypothesis_table import family_error_line
 from diarylab.experiments.analysis.judge_caveat import caveat_box
 from diarylab.experiments.analysis.rule_texts import hypotheses_text, rule_line
-from diarylab.experiments.analysis.rules import Rule, other_rule
+from diarylab.experiments.analysis.rules import Rule
+from diarylab.experiments.analysis.verdict_tables import verdict_tables
 from diarylab.experiments.kinds.diary.behavior_section import behaviors_section
 from diarylab.experiments.kinds.diary.sections_common import EXPLORATORY, Column, ci, measure_digits
 
@@ -126,20 +127,13 @@ def _hypotheses(res: Results) -> list[str]:
             clusters="diarists",
             cluster_word="diarists",
         ),
-        # The verdicts first, narrow enough for a page; the test's figures in a second table.
-        md.table(
+        *verdict_tables(
             res.tables["hypotheses"],
-            {"row": "row_id", "id": "id", "overall": "overall", "judge": "judge"}
-            | {f"judge verdict ({res.rule})": "judge_verdict"}
-            | {"estimate [95% sign-flip]": ci(), "contrast": "contrast"},
-        ),
-        "The test behind each verdict (same rows):\n",
-        md.table(
-            res.tables["hypotheses"],
-            {"row": "row_id", "id": "id", "judge": "judge", "direction": "direction"}
-            | {"n": "n_diarists", "p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": _value("mde")}
-            | {"ρ": lambda row: md.number(row["judge_correlation"], 2)}
-            | {f"sensitivity: {other_rule(res.rule)}": "sensitivity_overall"},
+            res.rule,
+            ("estimate [95% sign-flip]", ci()),
+            ("n", "n_diarists"),
+            {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": _value("mde")}
+            | {"ρ": lambda row: md.number(row["judge_correlation"], 2)},
         ),
     ]
 

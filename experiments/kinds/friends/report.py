@@ -21,7 +21,7 @@ from diarylab.experiments.analysis.html_page import judgment_bounds, write_page
 from diarylab.experiments.analysis.hypothesis_table import family_error_line
 from diarylab.experiments.analysis.judge_caveat import caveat_box
 from diarylab.experiments.analysis.rule_texts import hypotheses_text, rule_line
-from diarylab.experiments.analysis.rules import other_rule
+from diarylab.experiments.analysis.verdict_tables import verdict_tables
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.runfolder import replaced_folder
 from diarylab.experiments.engine.store import Store
@@ -133,22 +133,12 @@ def _sections(
         + family_error_line(
             t["hypotheses"], rule, len(spec.hypotheses), clusters="cards", cluster_word="role cards"
         ),
-        # The verdicts first, narrow enough for a page; the test's figures in a second table.
-        md.table(
+        *verdict_tables(
             t["hypotheses"],
-            {"row": "row_id", "id": "id", "overall": "overall", "judge": "judge"}
-            | {f"judge verdict ({rule})": "judge_verdict"}
-            | {"estimate [95% CI]": _ci(), "contrast": "contrast"},
-        ),
-        "The test behind each verdict (same rows):\n",
-        md.table(
-            t["hypotheses"],
-            {"row": "row_id", "id": "id", "judge": "judge", "direction": "direction"}
-            | {"cards": "n_cards", "p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde"}
-            | {
-                "ρ": _p("judge_correlation"),
-                f"sensitivity: {other_rule(rule)}": "sensitivity_overall",
-            },
+            rule,
+            ("estimate [95% CI]", _ci()),
+            ("cards", "n_cards"),
+            {"p": _p("p"), "p (Holm)": _p("p_holm"), "MDE": "mde", "ρ": _p("judge_correlation")},
         ),
         "## Pattern scores letter by letter (descriptive)\n",
         "Mean score per letter of the writer, for each writer group — a condition seen from one "
