@@ -29,6 +29,7 @@ from diarylab.experiments.opening import open_run_folder
 from diarylab.experiments.result_columns import FRAMES
 from diarylab.foundation.errors import LabError
 
+COMPUTED = ("verdicts",)  # frames computed from the store on request, not exported
 # Row fields that name the same thing in different kinds' tables.
 _ALIASES = {"diarist": ("diarist", "writer"), "entry": ("entry_index", "letter_index")}
 
@@ -75,10 +76,13 @@ class RunResults:
         return frame.reset_index(drop=True)
 
     def export(self, folder: Path) -> list[Path]:
-        """Every frame as FRAME.parquet in `folder`, written whole or not at all per file."""
+        """Every stored frame as FRAME.parquet in `folder`, written whole or not at all per
+        file. The verdicts are computed, not stored (the report's tables/hypotheses.csv)."""
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         for name in FRAMES:
+            if name in COMPUTED:
+                continue
             path = folder / f"{name}.parquet"
             tmp = path.with_name(f".{path.name}.tmp")
             getattr(self, name)().to_parquet(tmp, index=False)

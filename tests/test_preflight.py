@@ -75,8 +75,10 @@ def test_a_judge_that_answers_passes_and_offline_skips_the_probe(
         design.write_text(design_text(tiny_model_folder, None, judges=judges))
         assert main(["design", "check", str(design)]) == 0
         probed = len(server.requests)
-        assert probed >= 1 and server.requests[0]["logprobs"] is True
-        assert server.requests[0]["messages"][-1]["content"] == "Score:"  # the probe prompt
+        # the check asks once for the log-probabilities the readings need, then probes
+        assert probed >= 2 and server.requests[-1]["logprobs"] is True
+        assert server.requests[0]["logprobs"] == 20 and "prompt" in server.requests[0]
+        assert server.requests[1]["messages"][-1]["content"] == "Score:"  # the probe prompt
         assert main(["design", "check", str(design), "--offline"]) == 0
         assert len(server.requests) == probed
 
