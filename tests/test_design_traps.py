@@ -1,7 +1,8 @@
 """Designs that would run and quietly not answer their question are refused, and a partly
 written table keeps its defaults: a diarist `generation` table that gives only
-max_new_tokens still samples at the diarist's temperature; a steered pattern no entry is scored
-for, in a list of scored patterns, is refused with the fix; a share written as a percentage gets a fix that works."""
+max_new_tokens still samples at the diarist's temperature; a steered pattern left out of a list
+of scored patterns is refused with the fix; a share written as a percentage gets a fix that
+works."""
 
 from __future__ import annotations
 
