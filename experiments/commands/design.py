@@ -60,28 +60,26 @@ def run_check(args: argparse.Namespace) -> int:
     notes: list[str] = []
     checked = preflight(design, environment=not args.offline, notes=notes, timeout_s=args.timeout)
     cells = design.kind.cells(design, checked)
-    # A derived design's reuse is checked before "ok" is said: a refusal never follows an "ok".
+    # Everything is worked out before "ok" is said: a refusal never follows an "ok".
     reuse = reuse_summary(design)
-    print(
-        f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
-        f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"
-    )
     copied_from = reuse.source if reuse is not None else None
-    for line in describe_profiles(design, design.kind.profile_refs(design), copied_from):
-        print(f"  {line}")
-    for line in power_lines(design):
-        print(f"  {line}")
-    for line in notes:
-        print(f"  not checked: {line}")
-    for line in reuse.lines if reuse is not None else []:
-        print(f"  {line}")
+    lines = list(describe_profiles(design, design.kind.profile_refs(design), copied_from))
+    lines += power_lines(design)
+    lines += [f"not checked: {line}" for line in notes]
+    lines += reuse.lines if reuse is not None else []
     from diarylab.experiments.engine.contract import PlanSupport
 
     if isinstance(design.kind, PlanSupport):  # a kind that counts its work: the plan's totals
         from diarylab.experiments.planning.plan import plan_design
         from diarylab.experiments.planning.render import totals_line
 
-        print(f"  {totals_line(plan_design(design))}")
+        lines.append(totals_line(plan_design(design)))
+    print(
+        f"{args.file}: ok — {design.kind.name} design {design.name!r} sha256 "
+        f"{design.sha256[:12]}…, {design.kind.describe(design, cells)}"
+    )
+    for line in lines:
+        print(f"  {line}")
     return 0
 
 
