@@ -130,8 +130,9 @@ def questions_per_item(sample: LockedSample) -> float:
     return sum(counts) / len(counts) if counts else 0.0
 
 
-def import_ratings(folder: Path, files: list[Path]) -> tuple[int, int]:
-    """Store the answers in `files`; returns (answers stored now, answers stored in all)."""
+def import_ratings(folder: Path, files: list[Path]) -> tuple[int, int, list[str]]:
+    """Store the answers in `files`; returns (answers stored now, answers stored in all, what
+    the files' raters have still to answer)."""
     from diarylab.experiments.rating.imports import rating_rows
     from diarylab.experiments.rating.rows import ROW_TYPES
     from diarylab.experiments.rating.stored import stored_answers
@@ -147,8 +148,8 @@ def import_ratings(folder: Path, files: list[Path]) -> tuple[int, int]:
             )
         store = run.store
         before = stored_answers(store, sample)
-        rows = rating_rows(files, sample, before)
+        rows, missing = rating_rows(files, sample, before)
         store.add_row_types(*ROW_TYPES)
         store.put_rows(*rows)
         after = stored_answers(store, sample)
-    return len(after) - len(before), len(after)
+    return len(after) - len(before), len(after), missing

@@ -1,7 +1,8 @@
 """`diarylab rate import` (experiments/rating/imports.py): the three file formats are read; every
 mistake — an unknown item, an answer given twice, a file from another sample, a value out of
-range, an item left unrated — is one clear error naming the file and the item, exit status 2,
-and nothing of the import is stored; a good import stores every answer once."""
+range — is one clear error naming the file and the item, exit status 2, and nothing of the
+import is stored; a good import stores every answer once; a sheet finished in part imports what
+it holds and says what is still to answer."""
 
 from __future__ import annotations
 
@@ -71,15 +72,6 @@ def test_each_mistake_is_one_error_naming_file_and_item(rated, tmp_path, capsys)
     wrong[entry_item][number_key] = 140
     err = _refused(capsys, folder, page_file(tmp_path / "range.json", sample, "r1", wrong))
     assert f"range.json: item {entry_item} {number_key}: answer 140 is not a whole number" in err
-
-    missing = json.loads(json.dumps(answers))
-    del missing[item][key]
-    err = _refused(capsys, folder, page_file(tmp_path / "missing.json", sample, "r1", missing))
-    assert f"missing.json: item {item}: rater r1 left {key} unanswered" in err
-
-    unrated = {k: v for k, v in answers.items() if k != item}
-    err = _refused(capsys, folder, page_file(tmp_path / "unrated.json", sample, "r1", unrated))
-    assert f"item {item}: rater r1 left" in err
 
     once = page_file(tmp_path / "once.json", sample, "r1", answers)
     again = page_file(tmp_path / "again.json", sample, "r1", answers)
@@ -218,3 +210,30 @@ def test_a_folder_that_is_no_run_is_told_as_such(tmp_path, capsys):
     assert main(["rate", "sample", str(tmp_path / "nowhere"), "--n", "3", "--raters", "2"]) == 2
     assert "no such run folder" in capsys.readouterr().err
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_sheet_finished_in_part_imports_what_it_holds_and_says_what_is_missing(tmp_path, capsys):
+    folder = tmp_path / "run"
+    sample = example_with_sample(folder, "--n", "12", "--raters", "2")
+    answers = simulated_answers(sample, judge_readings(folder), noisy_copy=True, seed=1)
+    item, key = _first(answers)
+    part = json.loads(json.dumps(answers))
+    del part[item][key]
+    skipped = next(k for k in answers if k != item)
+    del part[skipped]
+    capsys.readouterr()
+    assert main(["rate", "import", str(folder), str(page_file(tmp_path / "part.json", sample,
+                                                               "r1", part))]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    held = sum(len(v) for v in part.values())
+    assert f"ratings: {held} answers stored now, {held} in the store" in out
+    line = next(x for x in out.splitlines() if "still to answer: rater r1" in x)
+    assert "left 2 of 12 items" in line and item in line and skipped in line
+    assert _stored(folder) == held
+    # the finished sheet later: the rest is stored, what was stored is kept
+    whole = page_file(tmp_path / "whole.json", sample, "r1", answers)
+    assert main(["rate", "import", str(folder), str(whole)]) == 0
+    out = capsys.readouterr().out
+    total = sum(len(v) for v in answers.values())
+    assert f"{total - held} answers stored now, {total} in the store" in out
+    assert "still to answer" not in out

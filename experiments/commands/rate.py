@@ -95,9 +95,13 @@ def run_sample(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     from diarylab.experiments.rating_steps import import_ratings
 
-    new, total = import_ratings(Path(args.dir), [Path(f) for f in args.files])
+    new, total, missing = import_ratings(Path(args.dir), [Path(f) for f in args.files])
     print(
         f"ratings: {new} answers stored now, {total} in the store; "
         f"`diarylab report {args.dir}` shows the agreement"
     )
+    for line in missing:
+        print(f"  still to answer: {line}")
+    if missing:
+        print("  import the finished sheet again when it is done: answers stored are kept")
     return 0

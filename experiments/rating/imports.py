@@ -1,9 +1,10 @@
 """Raters' answers checked and made into store rows (answer_files.py reads the files: the
 rating page's download, the CSV sheet, Label Studio's export). Every file is checked against
 the locked sample before anything is stored — the sample it was made for, its items, its
-questions, each value's range, each rater answering each item once and every item of the
-sample — and every problem is told (file and item named), so a failed import stores nothing;
-a good one stores every answer in one transaction."""
+questions, each value's range, each rater answering each item once — and every problem is told
+(file and item named), so a failed import stores nothing; a good one stores every answer in one
+transaction. A sheet finished in part imports what it holds, and the import says what is still
+unanswered (the rest is imported later: an answer once stored is kept)."""
 
 from __future__ import annotations
 
@@ -116,8 +117,9 @@ def rating_rows(
     files: Iterable[Path],
     sample: LockedSample,
     stored: dict[tuple[str, str, str], tuple[float, str]],
-) -> list[RatingRow]:
-    """The rows the files hold, or one LabError naming every problem (file and item). `stored`:
+) -> tuple[list[RatingRow], list[str]]:
+    """The rows the files hold and what their raters left unanswered, or one LabError naming
+    every problem (file and item). `stored`:
     (rater, item, key) -> (value, source sha256) already in the store — the same answer again
     (the same file, or the sheet downloaded again) is a no-op, a different one is refused."""
     problems = Collector()
@@ -172,39 +174,34 @@ def rating_rows(
                         source_sha256=sha,
                     )
                 )
-    if not problems.errors:
-        with problems.check():
-            _check_complete(rows, sample, stored, files_of)
     problems.raise_any()
-    return rows
+    return rows, unanswered(rows, sample, stored, files_of)
 
 
-def _check_complete(
+def unanswered(
     rows: Sequence[RatingRow],
     sample: LockedSample,
     stored: dict[tuple[str, str, str], tuple[float, str]],
     files_of: dict[str, set[str]],
-) -> None:
-    """Every rater of the import has answered every question of every item, in this import's
-    files (Label Studio exports entries and replies as two projects) or already stored."""
+) -> list[str]:
+    """What each rater of the import has not answered yet, in this import's files (Label
+    Studio exports entries and replies as two projects) or already stored: one line per rater,
+    items named."""
     have = {(r.rater, r.item_id, r.question_key) for r in rows} | set(stored)
-    problems = Collector()
+    out = []
     for rater in sorted(files_of):
-        for it in sample.items:
-            missing = [
-                q.key
-                for q in sample.questions_for(it.target_kind)
-                if (rater, it.item_id, q.key) not in have
-            ]
-            if missing:
-                problems.add(
-                    LabError(
-                        f"rater {rater} left {', '.join(missing)} unanswered",
-                        where=f"{', '.join(sorted(files_of[rater]))}: item {it.item_id}",
-                        fix="finish the sheet (every item, every question) and import it "
-                        "again, with every file of that rater",
-                    )
-                )
-                if len(problems.errors) >= _MAX_SAID:
-                    problems.raise_any()
-    problems.raise_any()
+        items = [
+            it.item_id
+            for it in sample.items
+            if any(
+                (rater, it.item_id, q.key) not in have for q in sample.questions_for(it.target_kind)
+            )
+        ]
+        if items:
+            shown = ", ".join(items[:_MAX_SAID]) + (f" and {len(items) - _MAX_SAID} more"
+                                                    if len(items) > _MAX_SAID else "")  # fmt: skip
+            out.append(
+                f"rater {rater} ({', '.join(sorted(files_of[rater]))}) left {len(items)} of "
+                f"{len(sample.items)} items unanswered in part or whole: {shown}"
+            )
+    return out
