@@ -75,3 +75,18 @@ def test_a_share_written_as_a_percentage_gets_a_fix_that_works(given, fixed, tmp
     assert "a share, not a percentage" in err and f"coverage_floor = {fixed}" in err
     path.write_text(text.replace("coverage_floor = 0.5", f"coverage_floor = {fixed}"))
     assert main(["design", "check", "--offline", str(path)]) == 0
+
+
+def test_a_missing_profile_file_is_told_with_the_designs_other_mistakes(tmp_path, capsys):
+    text = Path("experiments/designs/demo.toml").read_text(encoding="utf-8")
+    text = text.replace(
+        'profiles = ["unsteered", "social_isolation"]',
+        'profiles = ["unsteered", "social_isolation", "missing.toml"]',
+    ).replace("coverage_floor = 0.5", "coverage_floor = 7")
+    path = tmp_path / "design.toml"
+    path.write_text(text)
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2, err
+    assert any("design.coverage_floor" in line for line in err)
+    assert any("cast.profiles[2]: profile file 'missing.toml' not found" in line for line in err)

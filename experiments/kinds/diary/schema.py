@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from diarylab.chatbots.specs import ChatbotSpec
 from diarylab.diarists.cards import available_cards
@@ -52,6 +53,27 @@ class Cast(DataModel):
         description='"unsteered", the id of an inline [[profiles]] rule, or a profile file path '
         "(relative to the design file)",
     )
+
+    @field_validator("profiles")
+    @classmethod
+    def _profile_files_exist(cls, refs: list[str], info: ValidationInfo) -> list[str]:
+        """A profile file the design names is there: told with the design's other mistakes,
+        not after them. A locked run's copy names files its folder holds copies of."""
+        context = info.context or {}
+        design = context.get("design_path")
+        if design is None or context.get("locked"):
+            return refs
+        for i, ref in enumerate(refs):
+            path = Path(ref).expanduser()
+            path = path if path.is_absolute() else Path(design).parent / path
+            if ref.endswith(".toml") and not path.is_file():
+                raise At(
+                    ("profiles", i),
+                    f"profile file {ref!r} not found (looked at {path}){FIX_MARK}fix the path "
+                    "(relative to the design file), write the profile with `diarylab steer "
+                    "calibrate`, or declare it inline as a [[profiles]] rule",
+                )
+        return refs
 
     @model_validator(mode="after")
     def _known(self) -> Cast:
