@@ -56,7 +56,8 @@ def plan_lines(plan: Plan, rates: Mapping[str, float]) -> list[str]:
     )
     hours = plan.hours(rates)
     spread = ", ".join(f"{phase} {_duration(h)}" for phase, h in hours.items())
-    out.append(f"hours ({'--rate NAME=PER_S' if not rates else 'at the rates given'}): {spread}")
+    given = "at the rates given" if rates else "give --rate NAME=PER_S"
+    out.append(f"wall hours at measured rates ({given}; GPU-hours below): {spread}")
     for item in plan.workload.uncounted:
         out.append(f"not counted: {item}")
     return out
