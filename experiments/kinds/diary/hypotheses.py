@@ -19,7 +19,8 @@ chatbot the design lacks, is refused when the design is read, not after a run.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -35,6 +36,9 @@ from diarylab.experiments.analysis.verdicts import ALPHA, MIN_CLUSTERS
 from diarylab.experiments.kinds.diary import paired
 from diarylab.experiments.kinds.diary.contrasts import Contrast, DriftContrast, Hypothesis
 from diarylab.foundation.errors import LabError
+
+if TYPE_CHECKING:
+    from diarylab.experiments.kinds.diary.frames import AnalysisTables
 
 HypothesisResult = HypothesisVerdict[Hypothesis]
 
@@ -104,3 +108,19 @@ def evaluate(
 def results_table(results: Sequence[HypothesisResult]) -> pd.DataFrame:
     """One row per hypothesis × judge (columns: experiments.analysis.hypotheses)."""
     return shared_results_table(results, clusters="diarists", cluster_word="diarists")
+
+
+def hypothesis_table(
+    tables: AnalysisTables,
+    design: Mapping[str, Any],
+    settings: BootstrapSettings,
+    min_diarists: int = MIN_CLUSTERS,
+    rule: Rule = "holm",
+) -> pd.DataFrame:
+    """The preregistered hypotheses' verdicts per judge (the report's and open_run's): here,
+    apart from the report's module, so reading verdicts loads no model code."""
+    from diarylab.experiments.kinds.diary.contrasts import parse_hypotheses
+
+    hypotheses = parse_hypotheses(design, "design")
+    verdicts = evaluate(hypotheses, tables.entries, settings, min_diarists=min_diarists, rule=rule)
+    return results_table(verdicts)

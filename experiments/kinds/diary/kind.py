@@ -217,7 +217,7 @@ class DiaryKind(TaskJudging):
 
     def verdicts(self, store: Store, design: Design, resamples: int) -> Any:
         from diarylab.experiments.analysis.bootstrap import BootstrapSettings
-        from diarylab.experiments.kinds.diary.report import hypothesis_table
+        from diarylab.experiments.kinds.diary.hypotheses import hypothesis_table
         from diarylab.experiments.kinds.diary.tables import load_tables
 
         spec = _spec(design)

@@ -27,7 +27,7 @@ from diarylab.experiments.kinds.diary.agreement import judge_agreement
 from diarylab.experiments.kinds.diary.contrasts import parse_hypotheses
 from diarylab.experiments.kinds.diary.data_section import data_section
 from diarylab.experiments.kinds.diary.frames import AnalysisTables, ordered
-from diarylab.experiments.kinds.diary.hypotheses import evaluate, results_table
+from diarylab.experiments.kinds.diary.hypotheses import hypothesis_table
 from diarylab.experiments.kinds.diary.pages import diarist_page
 from diarylab.experiments.kinds.diary.sections import Results, header, method, sections
 from diarylab.rubric.behavior_rubric import load_behavior_rubric
@@ -105,19 +105,6 @@ def compute(
     return Results(
         found, comparisons.pattern_by_entry(e, settings), min_diarists, len(hypotheses), rule
     )
-
-
-def hypothesis_table(
-    tables: AnalysisTables,
-    design: Mapping[str, Any],
-    settings: BootstrapSettings,
-    min_diarists: int = MIN_CLUSTERS,
-    rule: Rule = "holm",
-) -> pd.DataFrame:
-    """The preregistered hypotheses' verdicts per judge (the report's and open_run's)."""
-    hypotheses = parse_hypotheses(design, "design")
-    verdicts = evaluate(hypotheses, tables.entries, settings, min_diarists=min_diarists, rule=rule)
-    return results_table(verdicts)
 
 
 def _sources(res: Results) -> pd.DataFrame:
