@@ -90,3 +90,12 @@ def test_a_missing_profile_file_is_told_with_the_designs_other_mistakes(tmp_path
     assert len(err) == 2, err
     assert any("design.coverage_floor" in line for line in err)
     assert any("cast.profiles[2]: profile file 'missing.toml' not found" in line for line in err)
+
+
+def test_the_friends_design_refuses_an_unscored_steered_pattern_too(tmp_path, capsys):
+    text = Path("experiments/designs/friends.toml").read_text(encoding="utf-8")
+    path = tmp_path / "friends.toml"
+    path.write_text(text.replace('patterns = "all"', 'patterns = ["entitlement"]', 1))
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "profiles[0].pattern" in err[0] and "social_isolation" in err[0]

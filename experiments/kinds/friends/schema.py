@@ -244,6 +244,18 @@ class FriendsDesignFile(WritingDesignFile):
                 )
         if len(set(self.outcome.letters)) != len(self.outcome.letters):
             raise At(("outcome", "letters"), f"a letter is listed twice{FIX_MARK}list each once")
+        # A steered pattern left out of a list of scored patterns: the study could not tell
+        # whether steering worked (the diary refuses the same).
+        if "pattern" in self.scores.letter and self.scores.patterns != "all":
+            for i, rule in enumerate(self.profiles):
+                if rule.pattern not in self.scores.patterns:
+                    raise At(
+                        ("profiles", i, "pattern"),
+                        f"profile {rule.id!r} steers toward {rule.pattern!r}, which no letter "
+                        "is scored for, so the study cannot tell whether steering worked"
+                        f"{FIX_MARK}add {rule.pattern!r} to [scores].patterns (or patterns = "
+                        '"all")',
+                    )
         self.check_hypotheses(list(self.conditions.steered))
         return self
 
