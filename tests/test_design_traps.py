@@ -94,8 +94,13 @@ def test_a_missing_profile_file_is_told_with_the_designs_other_mistakes(tmp_path
 
 def test_the_friends_design_refuses_an_unscored_steered_pattern_too(tmp_path, capsys):
     text = Path("experiments/designs/friends.toml").read_text(encoding="utf-8")
+    # the hypotheses about social isolation left out: they would be refused first
+    head, *blocks = text.split("[[hypotheses]]")
+    kept = [b for b in blocks if "social_isolation" not in b]
+    text = "[[hypotheses]]".join([head, *kept])
     path = tmp_path / "friends.toml"
-    path.write_text(text.replace('patterns = "all"', 'patterns = ["entitlement"]', 1))
+    scored = 'patterns = ["entitlement", "unrelenting_standards"]'
+    path.write_text(text.replace('patterns = "all"', scored, 1))
     assert main(["design", "check", "--offline", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "profiles[0].pattern" in err[0] and "social_isolation" in err[0]

@@ -244,6 +244,7 @@ class FriendsDesignFile(WritingDesignFile):
                 )
         if len(set(self.outcome.letters)) != len(self.outcome.letters):
             raise At(("outcome", "letters"), f"a letter is listed twice{FIX_MARK}list each once")
+        self.check_hypotheses(list(self.conditions.steered))
         # A steered pattern left out of a list of scored patterns: the study could not tell
         # whether steering worked (the diary refuses the same).
         if "pattern" in self.scores.letter and self.scores.patterns != "all":
@@ -256,7 +257,6 @@ class FriendsDesignFile(WritingDesignFile):
                         f"{FIX_MARK}add {rule.pattern!r} to [scores].patterns (or patterns = "
                         '"all")',
                     )
-        self.check_hypotheses(list(self.conditions.steered))
         return self
 
     def check_hypotheses(self, profile_ids: list[str]) -> None:
