@@ -50,7 +50,6 @@ def load_tokenizer(spec: str) -> Any:
     (no weights needed: a client machine has only those of a 120B served judge), or a hub id
     already in the local hub cache (nothing is downloaded while a run reads); for a seed judge's
     hub id missing from that cache, the stand-in model_access/seed_tokenizers.py builds."""
-    from transformers import AutoTokenizer
 
     path = Path(spec).expanduser()
     kwargs: dict[str, Any] = {}
@@ -75,6 +74,14 @@ def load_tokenizer(spec: str) -> Any:
         hub = source.kind == "hub"
         if hub:
             kwargs["local_files_only"] = True
+    if hub and not _in_hub_cache(location):
+        # Not cached: the seed judge's stand-in, found without importing transformers' model
+        # code (which loads torch: planning and checking a design need neither).
+        stand_in = seed_tokenizer(spec)
+        if stand_in is not None:
+            return stand_in
+    from transformers import AutoTokenizer
+
     try:
         return AutoTokenizer.from_pretrained(location, **kwargs)
     except (OSError, ValueError) as exc:
@@ -91,6 +98,14 @@ def load_tokenizer(spec: str) -> Any:
             "local hub cache first (huggingface-cli download ID tokenizer.json "
             "tokenizer_config.json special_tokens_map.json)",
         ) from exc
+
+
+def _in_hub_cache(repo: str) -> bool:
+    """Whether the local hub cache holds the repository's tokenizer files."""
+    from huggingface_hub import try_to_load_from_cache
+
+    names = ("tokenizer_config.json", "tokenizer.json")
+    return any(isinstance(try_to_load_from_cache(repo, name), str) for name in names)
 
 
 def _folder_source(spec: str, path: Path) -> ModelSource:

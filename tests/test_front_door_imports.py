@@ -1,6 +1,7 @@
-"""Reading a run's results imports no model code: `diarylab.open_run(...).verdicts()` on the
-shipped example loads neither torch nor transformers (checked in a fresh interpreter, since the
-test process has them loaded)."""
+"""The front door imports no model code: `diarylab.open_run(...).verdicts()` on the shipped
+example loads neither torch nor transformers, and checking, planning and printing the serve
+lines of the shipped designs load no torch (each in a fresh interpreter, since the test process
+has them loaded)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "results" / "example"
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "results" / "example"
 
 
 def test_reading_verdicts_imports_no_torch(tmp_path):
@@ -23,3 +27,27 @@ def test_reading_verdicts_imports_no_torch(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "design check --offline experiments/designs/diary-full.toml",
+        "plan experiments/designs/diary-full.toml --json",
+        "plan experiments/designs/friends.toml --json",
+        "serve-lines experiments/designs/diary-full.toml",
+    ],
+)
+def test_checking_and_planning_the_shipped_designs_imports_no_torch(args):
+    """The seed judges' tokenizers come from their offline stand-ins, found without importing
+    transformers' model code (which loads torch)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from diarylab.experiments.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main({args.split()!r}) == 0\n"
+        "print('torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"

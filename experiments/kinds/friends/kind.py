@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from diarylab.diarists.cards import load_cards
 from diarylab.diarists.letters import load_fixed_letter, load_letter_template
@@ -15,8 +15,6 @@ from diarylab.experiments.engine.design import UNSTEERED
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise
 from diarylab.experiments.engine.workload import Texts, Workload, profile_work
-from diarylab.experiments.engine.writes import Writer
-from diarylab.experiments.kinds.friends.letters import LetterWriter, run_letters
 from diarylab.experiments.kinds.friends.pairs import Pair, expand
 from diarylab.experiments.kinds.friends.prompt_sizes import letter_prompt
 from diarylab.experiments.kinds.friends.rows import LetterRow
@@ -29,6 +27,9 @@ from diarylab.experiments.kinds.friends.tasks import (
     planned_together,
     sample_prompts,
 )
+
+if TYPE_CHECKING:
+    from diarylab.experiments.kinds.friends.letters import LetterWriter
 
 
 def friends_spec(design: Design) -> FriendsDesignFile:
@@ -99,6 +100,9 @@ class FriendsKind(TaskJudging):
         )
 
     def _writer(self, run: RunContext) -> LetterWriter:
+        # imported where a run needs them: checking and planning a design must not load torch
+        from diarylab.experiments.engine.writes import Writer
+
         spec = friends_spec(run.design)
         return Writer(
             run.writer(),
@@ -110,6 +114,8 @@ class FriendsKind(TaskJudging):
         )
 
     def converse(self, run: RunContext) -> None:
+        from diarylab.experiments.kinds.friends.letters import run_letters
+
         writer, fixed_letter = self._writer(run), load_fixed_letter()
         run_letters(run.store, writer, fixed_letter, run.cells, run.design.seed, run.tick)
 
