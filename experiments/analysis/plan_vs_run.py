@@ -22,10 +22,14 @@ PER_READING = {"number": "number_expected", "yes_no": "yes_no"}
 
 
 def plan_vs_run(
-    folder: Path, asks: Sequence[JudgeAsks], usage: pd.DataFrame | None = None
+    folder: Path,
+    asks: Sequence[JudgeAsks],
+    usage: pd.DataFrame | None = None,
+    times: bool = False,
 ) -> list[str]:
     """`usage`: the store's calls and tokens per role × model (analysis/usage.py), for the
-    tokens planned per model against those the records state."""
+    tokens planned per model against those the records state; `times`: the latest run's wall
+    time per phase too (`status` only: a report is the same whichever run made the store)."""
     path = Path(folder) / PLAN_FILE
     if not path.is_file():
         return ["plan vs run: no plan.json (the kind plans nothing, or the run predates it)"]
@@ -48,7 +52,8 @@ def plan_vs_run(
             ))  # fmt: skip
     if usage is not None:
         lines += _tokens(plan.get("gpu", {}).get("models", {}), usage)
-    lines += _hours(plan.get("gpu", {}), read_progress(folder))
+    if times:
+        lines += _hours(plan.get("gpu", {}), read_progress(folder))
     return lines
 
 

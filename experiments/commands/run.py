@@ -152,7 +152,7 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"  {table:10s} {n}")
     print(f"  flagged {flags or 0} · unreadable judgments {unreadable}")
     print(f"  {run.integrity}; {_inputs_line(run.folder)}")
-    for line in plan_vs_run(run.folder, asks, usage):
+    for line in plan_vs_run(run.folder, asks, usage, times=True):
         print(f"  {line}")
     if rating is not None:
         print(f"  {rating_status_line(rating)}")
