@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from itertools import islice
 
 from diarylab.model_access.completions import (
     Alternative,
@@ -101,10 +102,20 @@ class StatedJudge:
         return out
 
     def rest(self) -> float:
-        return max(0.0, 1.0 - sum(self.numbers.values()))
+        return self._rest
 
     def spread_share(self) -> float:
-        return self.rest() / self.vocab_size
+        return self._spread
+
+    # Worked out once a judge: every logprob of every answer reads them (hundreds of
+    # thousands of times in a plan of the full study).
+    @cached_property
+    def _rest(self) -> float:
+        return max(0.0, 1.0 - sum(self.numbers.values()))
+
+    @cached_property
+    def _spread(self) -> float:
+        return self._rest / self.vocab_size
 
     @cached_property
     def _by_ids(self) -> dict[tuple[int, ...], TrieNode]:
@@ -171,9 +182,11 @@ class StatedServer:
         if request.logprob_token_ids:
             asked = list(dict.fromkeys([greedy, *request.logprob_token_ids]))
         else:
-            ranked = sorted(dist, key=lambda i: -dist[i])
+            want = max(1, request.top_logprobs)
+            ranked = sorted(dist, key=lambda i: -dist[i])[:want]
+            # the rest of the top-k from the vocabulary, taken lazily (not all of it a prompt)
             filler = (i for i in range(judge.vocab_size) if i not in dist)
-            asked = [*ranked, *filler][: max(1, request.top_logprobs)]
+            asked = [*ranked, *islice(filler, want - len(ranked))]
         top = tuple(Alternative(f"token_id:{i}", judge.logprob(dist, i), i) for i in asked)
         position = TokenLogprob(f"token_id:{greedy}", judge.logprob(dist, greedy), top, greedy)
         return TokenCompletion("", "length", (position,), tuple(request.prompt_ids))
