@@ -76,7 +76,7 @@ def main() -> None:
             f"{row['model']:<10} {row['counter']:<27} planned {row['planned']:>10,.0f}  "
             f"server {row['server']:>10,.0f}  ratio {row['planned / server']:.3f}"
         )
-    settings = {"servers": "vLLM CPU build, tiny random shapes", "run": "2 diarists × 3 entries"}
+    settings = {"servers": "vLLM CPU build, tiny random shapes", "run": "1 diarist × 3 entries"}
     kept = keep_results("plan_tokens", settings, {"plan_against_the_servers_counters": rows})
     write_docs_block("gpu-study.md", "plan_tokens", kept)
 

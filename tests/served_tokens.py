@@ -63,7 +63,7 @@ class Counted:
 
 
 def design(model_folder: Path, chatbot, judge, judge_tokenizer: Path) -> str:
-    """Two diarists, three entries, the fixed reply and a served chatbot (its thinking kept
+    """One diarist, three entries, the fixed reply and a served chatbot (its thinking kept
     apart), one served judge read exactly (max_error 0: every trie node, a count the plan
     knows) on the pattern score and the behavior rubric."""
     chatbots = f"""
@@ -88,7 +88,9 @@ tokenizer = "{judge_tokenizer}"
 max_error = 0.0
 endpoint = {{ base_url = "{judge.base_url}", concurrency = 8, max_retries = 2, backoff_s = 0.2 }}
 """
-    text = design_text(model_folder, None, entries=3, chatbots=chatbots, judges=judges)
+    text = design_text(
+        model_folder, None, entries=3, diarists='["amara"]', chatbots=chatbots, judges=judges
+    )
     text = text.replace("max_new_tokens = 8,", f"max_new_tokens = {ENTRY_TOKENS},")
     return text.replace('entry = ["pattern", "coherence", "realism"]', 'entry = ["pattern"]')
 

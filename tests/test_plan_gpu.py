@@ -5,6 +5,9 @@ server's own counters in tests/test_vllm_plan_tokens.py.)"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 
 import pytest
@@ -17,8 +20,16 @@ FRIENDS = "experiments/designs/friends.toml"
 
 
 def _plan(capsys, *args: str) -> dict:
-    assert main(["plan", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    """`plan ARGS --json`, worked out once per ARGS in this module (a copy each time)."""
+    return json.loads(_planned(args))
+
+
+@functools.cache
+def _planned(args: tuple[str, ...]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["plan", *args, "--json"]) == 0
+    return out.getvalue()
 
 
 @pytest.mark.parametrize("path", [FULL, FRIENDS])
