@@ -4,6 +4,7 @@ built from a config in code, so runtime tests take seconds."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ import torch
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The plan keeps judges' reading costs (experiments/planning/cost_cache.py): one folder for the
+# session, not the user's cache, so that no test reads what an earlier session kept.
+os.environ.setdefault("DIARYLAB_PLAN_COSTS", tempfile.mkdtemp(prefix="diarylab-plan-costs-"))
 
 TINY_SPEC = "tiny-random-llama"
 

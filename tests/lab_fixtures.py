@@ -41,6 +41,21 @@ kind = "fixed"
 """
 
 
+def served_judge(tokenizer: object, url: str, *, max_error: float = 0.0) -> str:
+    """One served judge read by prompt tokens through `tokenizer`, against the judge stand-in at
+    `url` (tests/fake_judge_server.py): no retries, eight prompts a request."""
+    return f"""
+[[judges]]
+id = "served"
+kind = "openai-compatible"
+model = "hosted_vllm/fake-judge"
+tokenizer = "{tokenizer}"
+max_error = {max_error}
+probe_floor = 0.0
+endpoint = {{ base_url = "{url}", max_retries = 0, timeout_s = 30, prompts_per_request = 8 }}
+"""
+
+
 def design_text(
     model_folder: Path,
     profile: Path | None,

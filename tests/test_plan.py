@@ -22,17 +22,7 @@ from tests.confident_judge import confident_judge
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
 from tests.judge_tokenizers import mistral_style_tokenizer
-
-JUDGE = """
-[[judges]]
-id = "served"
-kind = "openai-compatible"
-model = "hosted_vllm/fake-judge"
-tokenizer = "{tokenizer}"
-max_error = {max_error}
-probe_floor = 0.0
-endpoint = {{ base_url = "{url}", max_retries = 0, timeout_s = 30, prompts_per_request = 8 }}
-"""
+from tests.lab_fixtures import served_judge
 
 
 def design(model_folder, tokenizer, url, *, max_error=0.0) -> str:
@@ -55,7 +45,7 @@ profiles = ["unsteered"]
 [[chatbots]]
 id = "thanks"
 kind = "fixed"
-{JUDGE.format(tokenizer=tokenizer, url=url, max_error=max_error)}
+{served_judge(tokenizer, url, max_error=max_error)}
 [scores]
 entry = ["pattern"]
 patterns = ["social_isolation"]

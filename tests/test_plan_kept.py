@@ -13,23 +13,12 @@ import pytest
 from diarylab.experiments.cli import main
 from tests.fake_judge_server import judge_handler
 from tests.fake_openai import serve
-from tests.lab_fixtures import FIXED_ONLY, design_text
-
-JUDGE = """
-[[judges]]
-id = "served"
-kind = "openai-compatible"
-model = "hosted_vllm/fake-judge"
-tokenizer = "{tokenizer}"
-max_error = 0.05
-probe_floor = 0.0
-endpoint = {{ base_url = "{url}", max_retries = 0, timeout_s = 30, prompts_per_request = 8 }}
-"""
+from tests.lab_fixtures import FIXED_ONLY, design_text, served_judge
 
 
 def _design(tmp_path, model_folder, url):
     path = tmp_path / "design.toml"
-    judges = JUDGE.format(tokenizer=model_folder, url=url)
+    judges = served_judge(model_folder, url, max_error=0.05)
     text = design_text(model_folder, None, entries=2, diarists='["amara"]', chatbots=FIXED_ONLY,
                        judges=judges)  # fmt: skip
     path.write_text(

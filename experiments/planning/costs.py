@@ -7,10 +7,12 @@ chat, where the count depends on the judge alone."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, cast
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, cast
 
+from diarylab.experiments.planning.cost_cache import kept_reading_cost
+from diarylab.experiments.planning.cost_records import Count, ReadingCost
 from diarylab.experiments.planning.simulated import (
     CONFIDENT,
     StatedChat,
@@ -31,43 +33,6 @@ from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.judging.vocab import vocab_facts
 from diarylab.rubric.probe_prompt import number_probe
 from diarylab.rubric.prompts import JudgePrompt
-
-Basis = Literal["trie", "estimate", "unknown", "local", "measured"]
-
-
-@dataclass(frozen=True)
-class Count:
-    prompts: float | None  # None: unknown (no tokenizer to count with)
-    http: float | None
-    basis: Basis
-
-
-@dataclass(frozen=True)
-class ReadingCost:
-    judge: str
-    mode: str  # "exact", "bounded (max_error P)", "top-k", "local"
-    number_exact: Count  # every trie node, no decimal mark followed up
-    number_worst: Count  # every trie node and every mark after a number followed up
-    number_expected: Count  # bounded: an estimate; exact: as number_exact
-    yes_no: Count
-    prompt_tokens: int | None  # tokens of one request's rendered prompt, before the judged text
-    note: str = ""
-    # How an exact served judge's yes/no prompts travel (ServedJudge.records): a batch of
-    # readings (a reply's rubric questions, else `batch` at a time) in one round, sent as lists
-    # of up to `yes_no_list` prompts. 1: one prompt per HTTP request.
-    yes_no_list: int = 1
-    batch: int = 1
-    # The run's preflight reads each served judge's probe prompt once before any reading
-    # (experiments/preflight.py: the root, a list of two prompts, the first tokens written),
-    # and asks a self-hosted one once for the log-probabilities its readings need.
-    probe: Count = Count(0, 0, "local")
-    # Bounded 0–100 readings read together walk in step (rubric/judging/served_bounded.py):
-    # {readings in a batch: the batch's prompts and HTTP requests}, for the batch sizes the
-    # run reads (Workload.together), each reading by a confident judge of its own number;
-    # `_alike`: every reading of the batch by the same one (they walk alike: the fewest
-    # requests). Empty: readings counted one by one.
-    number_batches: Mapping[int, Count] = field(default_factory=dict)
-    number_batches_alike: Mapping[int, Count] = field(default_factory=dict)
 
 
 def reading_cost(
@@ -101,6 +66,24 @@ def reading_cost(
     assert spec.tokenizer is not None
     named = tokenizer_name or spec.tokenizer
     instead = f"counted with tokenizer {named!r} in place of {spec.tokenizer!r}; "
+    return kept_reading_cost(
+        spec,
+        samples,
+        named,
+        batch_sizes,
+        lambda: _exact_cost(spec, samples, named, instead if tokenizer_name else "", batch_sizes),
+    )
+
+
+def _exact_cost(
+    spec: ServedJudgeSpec,
+    samples: dict[str, JudgePrompt],
+    named: str,
+    instead: str,
+    batch_sizes: Sequence[int],
+) -> ReadingCost:
+    """A served exact judge's cost, read by a stated judge through the reader a run uses."""
+    number = samples["number"]
     try:
         tokenizer = load_tokenizer(named)
     except LabError as exc:
@@ -192,7 +175,7 @@ def reading_cost(
         expected,
         yes_no,
         len(trie.prompt_ids),
-        f"{instead if tokenizer_name else ''}{_stood_in(tokenizer)}{len(trie.nodes)} trie "
+        f"{instead}{_stood_in(tokenizer)}{len(trie.nodes)} trie "
         f"nodes, {spec.ids_per_request} ids per request",
         *_lists(spec),
         probed(),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from diarylab.experiments.engine.workload import ReadTogether, chunks, read_batches
-from diarylab.experiments.planning.costs import Count, ReadingCost
+from diarylab.experiments.planning.cost_records import Count, ReadingCost
 from diarylab.experiments.planning.measured import JudgeMeasure
 
 PlanPart = Literal["run", "profiles", "all"]

@@ -19,7 +19,7 @@ from diarylab.diarists.cards import load_cards
 from diarylab.experiments.checks.reach import REACH_TIMEOUT_S, check_reachable
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.workload import Workload, read_batches
-from diarylab.experiments.planning.costs import Count, ReadingCost
+from diarylab.experiments.planning.cost_records import Count, ReadingCost
 from diarylab.foundation.errors import Collector, LabError
 from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge, default_load_local
 

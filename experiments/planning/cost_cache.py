@@ -1,0 +1,96 @@
+"""A judge's reading cost, kept on disk once worked out. Working it out loads the judge's
+tokenizer and reads a stated judge through the reader (about 3 s for the shipped study's two
+judges); the figures depend only on what the key names — the judge's settings, the sample
+prompts, the tokenizer's files, the batch sizes and the lab's own code — so a second `design
+check` or `plan` of the same study reads them back. Anything that changes any of these makes a
+new key; a file that cannot be read is worked out again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from diarylab.experiments.planning.cost_records import Count, ReadingCost
+from diarylab.foundation.atomic import read_kept_json, write_atomic
+from diarylab.model_access.tokenizer_identity import tokenizer_identity
+from diarylab.rubric.judging.judges import ServedJudgeSpec
+from diarylab.rubric.prompts import JudgePrompt
+
+# The code the figures come from: the reader, the model access, the planner, the foundation.
+CODE_ROOTS = ("rubric", "model_access", "experiments/planning", "foundation")
+
+
+def kept_reading_cost(
+    spec: ServedJudgeSpec,
+    samples: dict[str, JudgePrompt],
+    tokenizer: str,
+    batch_sizes: Sequence[int],
+    work_out: Callable[[], ReadingCost],
+) -> ReadingCost:
+    identity = tokenizer_identity(tokenizer)
+    if identity is None:
+        return work_out()
+    key = {
+        "spec": spec.model_dump(mode="json"),
+        "samples": {name: asdict(prompt) for name, prompt in sorted(samples.items())},
+        "tokenizer": [tokenizer, identity],
+        "batch_sizes": sorted(set(batch_sizes)),
+        "code": code_digest(),
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+    path = cache_folder() / f"{spec.id[:40]}-{digest[:32]}.json"
+    kept = read_kept_json(path)
+    if kept is not None:
+        try:
+            return _from_json(kept)
+        except (KeyError, TypeError, ValueError):
+            pass  # kept by another layout: worked out again below
+    cost = work_out()
+    if cost.number_exact.basis != "unknown":  # a tokenizer that failed to load is not kept
+        write_atomic(path, json.dumps(_to_json(cost)))
+    return cost
+
+
+def cache_folder() -> Path:
+    """DIARYLAB_PLAN_COSTS, else plan-costs/ in the lab's cache (DIARYLAB_CACHE)."""
+    if os.environ.get("DIARYLAB_PLAN_COSTS"):
+        return Path(os.environ["DIARYLAB_PLAN_COSTS"])
+    base = os.environ.get("DIARYLAB_CACHE") or Path.home() / ".cache" / "diarylab"
+    return Path(base) / "plan-costs"
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for folder in CODE_ROOTS:
+        for file in sorted((root / folder).rglob("*")):
+            if file.suffix in (".py", ".toml") and "__pycache__" not in file.parts:
+                digest.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
+def _to_json(cost: ReadingCost) -> dict[str, Any]:
+    data = asdict(cost)
+    for name in ("number_batches", "number_batches_alike"):
+        data[name] = {str(size): count for size, count in data[name].items()}
+    return data
+
+
+def _from_json(data: dict[str, Any]) -> ReadingCost:
+    counts = {
+        name: Count(**data[name])
+        for name in ("number_exact", "number_worst", "number_expected", "yes_no", "probe")
+    }
+    batches = {
+        name: {int(size): Count(**count) for size, count in data[name].items()}
+        for name in ("number_batches", "number_batches_alike")
+    }
+    plain = {k: v for k, v in data.items() if k not in counts and k not in batches}
+    return ReadingCost(**plain, **counts, **batches)
