@@ -29,15 +29,21 @@ class ChatbotReply:
         truncated: bool = False,
         thinking_cut: bool = False,
         record: dict[str, Any] | None = None,
+        as_written: str | None = None,
     ) -> ChatbotReply:
         """Flags: "thinking_cut" when the reply ended inside its thinking (no answer: chatbots/
-        thinking.py); else "refusal" or "empty"; else "truncated" when the token cap cut it."""
+        thinking.py); else "refusal" or "empty"; else "truncated" when the token cap cut it.
+        `as_written`: the reply before it was ended at a sentence (GenerationSettings.ended),
+        kept in the record where it differs."""
         flag = (
             "thinking_cut"
             if thinking_cut
             else classify(text, api_refusal=api_refusal) or ("truncated" if truncated else None)
         )
-        return ChatbotReply(text, flag, dict(record or {}))
+        kept = dict(record or {})
+        if as_written is not None and as_written != text:
+            kept["as_written"] = as_written
+        return ChatbotReply(text, flag, kept)
 
 
 class Chatbot(Protocol):

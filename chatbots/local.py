@@ -58,8 +58,9 @@ class LocalChatbot:
             )
             out += [
                 ChatbotReply.of(
-                    g.text.strip(),
+                    self.generation.ended(g.text.strip(), not g.stopped_at_eos),
                     truncated=not g.stopped_at_eos,
+                    as_written=g.text.strip(),
                     record={
                         "text": g.text.strip(),
                         "new_tokens": g.new_tokens,

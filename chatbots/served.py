@@ -64,10 +64,12 @@ class ServedChatbot:
         record = completion.to_record()
         if split.found:
             record |= {"content": completion.text, "thinking": split.thinking}
+        cut = completion.finish_reason == "length"
         return ChatbotReply.of(
-            split.answer,
+            self.generation.ended(split.answer, cut),
             api_refusal=completion.refusal,
-            truncated=completion.finish_reason == "length",
+            truncated=cut,
             thinking_cut=split.cut,
             record=record,
+            as_written=split.answer,
         )

@@ -40,6 +40,9 @@ class FixedChatbotSpec(DataModel):
         description='the one reply it gives to everything (default: "Thank you for sharing.")',
     )
 
+    def ends_at_sentence(self) -> bool:
+        return False  # its one reply is never cut
+
 
 class LocalChatbotSpec(DataModel):
     """An open model run by the lab's local runtime, unsteered."""
@@ -68,6 +71,9 @@ class LocalChatbotSpec(DataModel):
     vllm: VllmSettings = Field(
         VllmSettings(), description='how the vLLM worker is sized when engine = "vllm"'
     )
+
+    def ends_at_sentence(self) -> bool:
+        return self.generation.end_at_sentence
 
 
 class ServedChatbotSpec(DataModel):
@@ -106,6 +112,9 @@ class ServedChatbotSpec(DataModel):
         "thinking is stored beside it, and a reply cut inside its thinking is a failed reply "
         '(flag "thinking_cut")',
     )
+
+    def ends_at_sentence(self) -> bool:
+        return self.generation.end_at_sentence
 
 
 ChatbotSpec = Annotated[

@@ -18,6 +18,8 @@ from diarylab.foundation.datafiles import FIX_MARK, At, DataModel
 from diarylab.model_access.devices import Device, device_name, size_bytes
 
 Dtype = Literal["bf16", "fp16", "fp32"]
+# A sentence's end: its mark, any closing quotes or brackets, then a space or the text's end.
+SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*(?=\s|$)")
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # How provider keys begin (OpenAI, Anthropic, OpenRouter, Hugging Face, Google, xAI, Groq...).
 KEY_PREFIXES = ("sk-", "sk_", "hf_", "AIza", "xai-", "gsk_", "pk-", "key-")
@@ -36,9 +38,35 @@ class GenerationSettings(DataModel):
     max_new_tokens: int = Field(200, ge=1, le=32768, description="tokens to generate at most")
     temperature: float = Field(0.0, ge=0, le=5, description="0 = greedy decoding")
     top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
+    end_at_sentence: bool = Field(
+        False,
+        description="a text the token cap cut is used up to its last full sentence, so that no "
+        "reader meets a sentence broken off: entries, letters and chatbot replies (its flag "
+        "still says truncated; the store's call records keep every word written)",
+    )
 
     def key(self) -> dict[str, Any]:
-        return self.model_dump()
+        # Left out when unset, so that the keys of calls made before the field existed hold.
+        return self.model_dump(exclude=None if self.end_at_sentence else {"end_at_sentence"})
+
+    def ended(self, text: str, cut: bool) -> str:
+        """The text as the study uses it: where the cap cut it and end_at_sentence is set, up
+        to its last full sentence; all of it where no sentence ended."""
+        if not (cut and self.end_at_sentence):
+            return text
+        ends = list(SENTENCE_END.finditer(text))
+        return text[: ends[-1].end()].rstrip() if ends else text
+
+
+def used_whole(generation: GenerationSettings | None) -> GenerationSettings | None:
+    """A field validator for generations whose texts are used whole (a vector's contrast
+    texts, a calibration's samples, a grader's answer): end_at_sentence there is refused."""
+    if generation is not None and generation.end_at_sentence:
+        raise ValueError(
+            "end_at_sentence acts on the texts a reader meets (entries, letters, chatbot "
+            f"replies); these are used whole{FIX_MARK}remove end_at_sentence from this table"
+        )
+    return generation
 
 
 class LocalSettings(DataModel):

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, Slug
-from diarylab.model_access.settings import GenerationSettings
+from diarylab.model_access.settings import GenerationSettings, used_whole
 
 Scale = Literal["relative", "raw"]
 Positions = Literal["prompt", "response", "both"]
@@ -90,6 +90,8 @@ class ExtractionSettings(DataModel):
     )
     batch_size: int = Field(8, ge=1, le=4096, description="rows generated in one batch")
 
+    _whole = field_validator("generation")(used_whole)
+
 
 class CalibrationRule(DataModel):
     """A sweep over layers × strengths on the pattern's held-out prompts, scored by one of the
@@ -122,6 +124,7 @@ class CalibrationRule(DataModel):
     batch_size: int = Field(8, ge=1, le=4096, description="rows generated in one batch")
 
     _layers = field_validator("layers")(_unique_layers)
+    _whole = field_validator("generation")(used_whole)
 
     @field_validator("strengths")
     @classmethod

@@ -19,10 +19,14 @@ TESTS = Path(__file__).parent
 HERE = "tests/test_settings_reach.py::"
 JUDGE_REACH = "tests/test_settings_reach_judges.py::"
 SETTINGS_PROOFS: dict[type, dict[str, str]] = {
-    GenerationSettings: dict.fromkeys(
-        ("max_new_tokens", "temperature", "top_p"),
-        HERE + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
-    ),
+    GenerationSettings: {
+        **dict.fromkeys(
+            ("max_new_tokens", "temperature", "top_p"),
+            HERE + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
+        ),
+        "end_at_sentence": "tests/test_end_at_sentence.py::"
+        "test_a_served_chatbots_cut_reply_is_ended_and_kept_whole_in_its_record",
+    },
     LocalSettings: {
         "batch_size": HERE + "test_batch_size_3_generates_in_batches_of_3",
         **dict.fromkeys(

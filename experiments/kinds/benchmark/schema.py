@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from diarylab.chatbots.specs import ChatbotSpec, FixedChatbotSpec
 from diarylab.experiments.engine.design import DesignFile
 from diarylab.experiments.kinds.benchmark.data import Format
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
-from diarylab.model_access.settings import GenerationSettings
+from diarylab.model_access.settings import GenerationSettings, used_whole
 from diarylab.rubric.judging.judges import ServedJudgeSpec
 
 Convention = Literal["mentalhealthbench", "healthbench"]
@@ -122,6 +122,8 @@ class GraderSettings(DataModel):
     retry_temperature: float = Field(
         0.7, ge=0, le=2, description="retries sample (a greedy judge would repeat itself)"
     )
+
+    _whole = field_validator("generation")(used_whole)
 
     def generation_for(self, max_tokens: int) -> GenerationSettings:
         """The first attempt's settings: the design's, else the template's cap at the

@@ -56,7 +56,8 @@ def write_entries(
 def entry_row(
     cell: Cell, k: int, writer: DiaryWriter, result: Mapping[str, Any], key: str
 ) -> EntryRow:
-    text = str(result["text"]).strip()
+    cut = not result.get("stopped_at_eos", True)
+    text = writer.generation.ended(str(result["text"]).strip(), cut)
     return EntryRow(
         entry_id=cell.entry_id(k),
         diarist=cell.diarist,

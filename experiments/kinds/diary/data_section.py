@@ -77,6 +77,14 @@ def fixed_chatbots(design: Mapping[str, Any]) -> set[str]:
     return {str(c.get("id")) for c in design.get("chatbots", []) if c.get("kind") == "fixed"}
 
 
+def ended_at_sentence(design: Mapping[str, Any]) -> bool:
+    """Whether the diarist and every model-written chatbot end a cut text at a sentence."""
+    tables = [design.get("diarist_model", {})] + [
+        c for c in design.get("chatbots", []) if c.get("kind") != "fixed"
+    ]
+    return all(t.get("generation", {}).get("end_at_sentence", False) for t in tables)
+
+
 def cut_texts(tables: AnalysisTables, fixed: set[str]) -> tuple[tuple[int, int], ...]:
     """(cut, all) for the entries and for the model-written replies (not a fixed chatbot's)."""
     f = tables.flags
@@ -148,11 +156,16 @@ def data_section(
     if total + total_r and (cut + cut_r) * 2 > total + total_r:
         cap = design.get("diarist_model", {}).get("generation", {}).get("max_new_tokens")
         at = f" (now {cap} for entries)" if cap is not None else ""
+        how = (
+            "each is used up to its last full sentence (`end_at_sentence`), and the judges "
+            "read it so; the words after it are kept in the store's call records"
+            if ended_at_sentence(design)
+            else "they end where the cap stopped them, mid-sentence, and the judges read them so"
+        )
         notes.append(
             f"**{cut + cut_r} of {total + total_r} model-written texts reached the token "
-            "cap**: they end where the cap stopped them, mid-sentence, and the judges read them "
-            f"so. Raise `generation.max_new_tokens` in `[diarist_model]`{at} and in each "
-            "model chatbot's `[[chatbots]]` table."
+            f"cap**: {how}. Raise `generation.max_new_tokens` in `[diarist_model]`{at} and in "
+            "each model chatbot's `[[chatbots]]` table to let the writers end them."
         )
     return (
         "## Data\n\n"

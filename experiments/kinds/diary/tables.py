@@ -26,11 +26,14 @@ def _value(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
-def flag_detail(flag: str, tokens: int | None, stored: str) -> str:
-    """What a flag means for the text, as its page shows it beside the text."""
+def flag_detail(flag: str, tokens: int | None, stored: str, ended: bool = False) -> str:
+    """What a flag means for the text, as its page shows it beside the text. `ended`: a text
+    the cap cut was used up to its last full sentence (GenerationSettings.end_at_sentence)."""
     if flag != "truncated":
         return stored
     cap = f" ({tokens} tokens)" if tokens is not None else ""
+    if ended:
+        return f"cut at the token cap{cap}: used up to its last full sentence"
     return f"cut at the token cap{cap}: {stored}, ending where the cap stopped it"
 
 
@@ -144,17 +147,22 @@ def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
                     text,
                 )
             )
-    for rid, flag, _, tokens in store.with_call_fields(
+    ended = {c.id: c.ends_at_sentence() for c in spec.chatbots}
+    for rid, flag, bot, _, tokens in store.with_call_fields(
         "replies",
-        ("reply_id", "flag"),
+        ("reply_id", "flag", "chatbot"),
         [("$.new_tokens", "$.usage.completion_tokens")],
         not_null=("flag",),
     ):
-        flags.append((flag, rid, flag_detail(flag, tokens, "reply stored as returned")))
+        detail = flag_detail(flag, tokens, "reply stored as returned", ended.get(bot, False))
+        flags.append((flag, rid, detail))
+    entries_ended = spec.diarist_model.generation.end_at_sentence
     for eid, flag, tokens in store.select(
         "entries", ("entry_id", "flag", "new_tokens"), not_null=("flag",)
     ):
-        flags.append((flag, eid, flag_detail(flag, tokens, "entry stored as written")))
+        flags.append(
+            (flag, eid, flag_detail(flag, tokens, "entry stored as written", entries_ended))
+        )
     return AnalysisTables(
         pd.DataFrame(entry_rows, columns=list(ENTRY_COLUMNS)),
         pd.DataFrame(reply_rows, columns=list(REPLY_COLUMNS)),

@@ -99,11 +99,16 @@ def row_for(
     key: str | None,
 ) -> LetterRow:
     profile = pair.profile(seat)
-    text = fixed_text if fixed_text is not None else str(result["text"]).strip()
+    cut = not result.get("stopped_at_eos", True)
+    text = (
+        fixed_text
+        if fixed_text is not None
+        else writer.generation.ended(str(result["text"]).strip(), cut)
+    )
     flag = None
     if not text:
         flag = "empty"
-    elif fixed_text is None and not result.get("stopped_at_eos", True):
+    elif fixed_text is None and cut:
         flag = "truncated"
     return LetterRow(
         letter_id=pair.letter_id(seat, k),
