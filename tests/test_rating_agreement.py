@@ -144,3 +144,50 @@ def test_open_run_gives_the_ratings_as_a_typed_frame_and_export_writes_it(rated,
     assert (frame["pattern"].isna() == (frame["profile"] == "unsteered")).all()
     read = pd.read_parquet(tmp_path / "out" / "ratings.parquet")
     pd.testing.assert_frame_equal(read, frame, check_dtype=False)
+
+
+def _judges_table(rows):
+    columns = ["judge", "scale", "item", "auc", "auc_low", "auc_high", "spearman",
+               "spearman_low", "spearman_high"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_a_judge_no_better_than_chance_gets_the_box_and_a_good_one_none():
+    from diarylab.experiments.rating.agreement import Agreement
+    from diarylab.experiments.rating.chance_box import chance_box
+
+    nan = float("nan")
+    judges = _judges_table([
+        ["coin", "yes_no", "(all)", 0.52, 0.41, 0.63, nan, nan, nan],
+        ["coin", "number", "(all)", nan, nan, nan, 0.05, -0.2, 0.3],
+        ["coin", "yes_no", "uses_details", 0.9, 0.8, 0.95, nan, nan, nan],  # one question alone
+        ["sharp", "yes_no", "(all)", 0.91, 0.84, 0.96, nan, nan, nan],
+        ["sharp", "number", "(all)", nan, nan, nan, 0.7, 0.55, 0.8],
+    ])  # fmt: skip
+    empty = pd.DataFrame()
+    result = Agreement(empty, judges, empty, empty, diarists=8, items=60, rater_count=3)
+    (box,) = chance_box(result, min_diarists=6, level=0.95)
+    assert box.startswith("> **This judge is no better than chance against people.**")
+    assert "`coin`: yes/no questions AUC 0.52 [0.41, 0.63] (chance 0.5), 0–100 scores" in box
+    assert "Spearman's ρ 0.05 [-0.20, 0.30] (chance 0)" in box
+    assert "sharp" not in box
+    # from too few diarists, nothing is said
+    assert chance_box(result, min_diarists=9, level=0.95) == []
+    sharp = Agreement(empty, judges[judges["judge"] == "sharp"], empty, empty, 8, 60, 3)
+    assert chance_box(sharp, min_diarists=6, level=0.95) == []
+
+
+def test_the_box_opens_the_report_and_its_page(rated, monkeypatch):
+    """What chance_box says stands at the top of findings.md and index.html, before the
+    design's hash; the example (two diarists) says nothing of the kind by itself."""
+    from diarylab.experiments.rating import chance_box
+
+    folder, _, _, _ = rated
+    assert main(["report", str(folder)]) == 0
+    findings = (folder / "report" / "findings.md").read_text(encoding="utf-8")
+    assert "no better than chance" not in findings
+    monkeypatch.setattr(chance_box, "chance_box", lambda *a, **k: ["> **A box.**\n"])
+    assert main(["report", str(folder)]) == 0
+    findings = (folder / "report" / "findings.md").read_text(encoding="utf-8")
+    assert findings.index("> **A box.**") < findings.index("Design sha256")
+    assert "A box." in (folder / "report" / "index.html").read_text(encoding="utf-8")

@@ -4,20 +4,28 @@ the raters are). Both read the store only."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from diarylab.experiments.rating.lock import read_lock
 
 
-def rating_lines(folder: Path, store: Any, design: Any) -> list[str]:
-    """The section, or nothing when no sample is drawn: the design's interval method,
-    resamples, seed and minimum of diarists, as its other sections use."""
+@dataclass(frozen=True)
+class RatingText:
+    section: list[str]  # "Judges against people"; empty when no sample is drawn
+    box: list[str]  # for the report's top: a judge the raters found no better than chance
+
+
+def rating_text(folder: Path, store: Any, design: Any) -> RatingText:
+    """The section and the box, from the design's interval method, resamples, seed and
+    minimum of diarists, as its other sections use."""
     sample = read_lock(folder)
     if sample is None:
-        return []
+        return RatingText([], [])
     from diarylab.experiments.analysis.bootstrap import BootstrapSettings
     from diarylab.experiments.rating.agreement import agreement
+    from diarylab.experiments.rating.chance_box import chance_box
     from diarylab.experiments.rating.section import rating_section
     from diarylab.experiments.rating.stored import judge_values, stored_ratings
 
@@ -27,7 +35,11 @@ def rating_lines(folder: Path, store: Any, design: Any) -> list[str]:
     )
     ratings = stored_ratings(store, sample)
     result = agreement(ratings, judge_values(store, sample), settings) if len(ratings) else None
-    return rating_section(sample, result, min_diarists=analysis.min_diarists, level=settings.level)
+    least = analysis.min_diarists
+    return RatingText(
+        rating_section(sample, result, min_diarists=least, level=settings.level),
+        chance_box(result, min_diarists=least, level=settings.level),
+    )
 
 
 def rating_status(folder: Path, store: Any) -> dict[str, Any] | None:

@@ -235,9 +235,10 @@ class DiaryKind(TaskJudging):
         from diarylab.experiments.engine.runfolder import read_manifest
         from diarylab.experiments.kinds.diary.report import write_report
         from diarylab.experiments.kinds.diary.tables import judge_readings, load_tables
-        from diarylab.experiments.rating.report_lines import rating_lines
+        from diarylab.experiments.rating.report_lines import rating_text
 
         spec = _spec(design)
+        rating = rating_text(folder, store, design)
         return write_report(
             folder,
             load_tables(store, spec),
@@ -256,5 +257,6 @@ class DiaryKind(TaskJudging):
             interval=spec.analysis.interval,
             usage=usage_table(store, folder),
             plan_lines=plan_section(store, folder),
-            rating_lines=rating_lines(folder, store, design),
+            rating_lines=rating.section,
+            judge_boxes=rating.box,
         )

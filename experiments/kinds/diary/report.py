@@ -137,11 +137,14 @@ def write_report(
     usage: pd.DataFrame | None = None,
     plan_lines: Sequence[str] = (),
     rating_lines: Sequence[str] = (),
+    judge_boxes: Sequence[str] = (),
 ) -> Path:
     """Write out_dir/report/ and return the path of findings.md. judge_readings: the store's
     readings per judge × profile (readings.summarize), usage its calls and tokens per model
     (experiments/analysis/usage.py); None leaves that section out. bounds:
-    each reading's certified interval (html_page.judgment_bounds), shown on index.html."""
+    each reading's certified interval (html_page.judgment_bounds), shown on index.html.
+    judge_boxes: said at the top beside the embedded-judge box (a judge the raters found no
+    better than chance: experiments/rating/chance_box.py)."""
     out_dir = Path(out_dir)
     settings = BootstrapSettings(cluster, resamples=resamples, seed=seed, method=interval)
     res = compute(
@@ -193,7 +196,7 @@ def write_report(
         links = "\n".join(f"- [{d}](diarists/{d}.md)" for d in diarists)
         findings = "\n".join(
             [
-                header(design, design_sha256, manifest, out_dir),
+                header(design, design_sha256, manifest, out_dir, judge_boxes),
                 method(settings, baseline_chatbot, tables.entries["diarist"].nunique(), res),
                 data_section(tables, judge_readings, design),
                 *reading_lines,

@@ -5,7 +5,7 @@ other rule beside it as a sensitivity); every other table is labelled explorator
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,13 +59,18 @@ def _p(column: str) -> Column:
 
 
 def header(
-    design: Mapping[str, Any], sha: str, manifest: Mapping[str, Any], folder: Path | None = None
+    design: Mapping[str, Any],
+    sha: str,
+    manifest: Mapping[str, Any],
+    folder: Path | None = None,
+    boxes: Sequence[str] = (),
 ) -> str:
     name = design.get("design", {}).get("name", "unnamed design")
     return "\n".join(
         [
             f"# Findings: {name}\n",
             *caveat_box(design),
+            *boxes,
             f"Design sha256: `{sha}`\n",
             manifest_view.section(manifest, folder),
         ]
