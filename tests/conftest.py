@@ -136,7 +136,7 @@ def shape_servers(tmp_path_factory, smollm2_folder):
     puts the server it brings back in its place; every one left is stopped at the end."""
     from tests.seed_shapes import build_gpt_oss_judge, build_mistral_judge, docs_flags
     from tests.thinking_model import build_thinking_model
-    from tests.vllm_server import launch, start_together, stop
+    from tests.vllm_server import launch, start_together, stop_all
 
     made = tmp_path_factory.mktemp("shapes")
     hf, native = build_mistral_judge(made / "mistral")
@@ -159,8 +159,7 @@ def shape_servers(tmp_path_factory, smollm2_folder):
     try:
         yield servers_and_folders
     finally:
-        for server in servers.values():
-            stop(server, grace_s=3.0)
+        stop_all(list(servers.values()), grace_s=3.0)
 
 
 def pytest_terminal_summary(terminalreporter):

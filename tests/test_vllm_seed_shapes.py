@@ -388,46 +388,27 @@ def test_plan_measure_is_within_a_quarter_of_what_a_run_takes(
     assert _server_counts(server)[0] > counted[0]  # the measure read on the server too
 
 
-def test_a_run_after_plan_measure_is_held_to_the_measured_plan(
-    seed_servers, mistral_run, tmp_path, capsys
-):
-    """`plan --measure --from` the short run keeps its measurement beside the design; the same
-    design run again keeps that plan, and `status` and the report put it (named as measured)
-    beside what the run took: the 0–100 readings within ±25 % of the measured figures."""
-    from diarylab.experiments.cli import main
-    from tests.kill_resume import finish
-
-    assert main(["plan", str(mistral_run.design), "--measure", "--from",
-                 str(mistral_run.folder)]) == 0  # fmt: skip
-    assert "kept in" in capsys.readouterr().out
-    again = tmp_path / "again"
-    finish(mistral_run.design, again, timeout_s=600)
-    assert json.loads((again / "plan.json").read_text())["basis"]["kind"] == "measured"
-    assert main(["status", str(again)]) == 0
-    out = capsys.readouterr().out
-    assert "the plan: measured on the judges on" in out
-    for question in ("0–100", "yes/no"):
-        line = next(x for x in out.splitlines() if f"served {question}:" in x)
-        ratio = float(line.split("(")[-1].split("×")[0])
-        assert 0.75 <= ratio <= 1.25, line
-    assert main(["report", str(again)]) == 0
-    findings = (again / "report" / "findings.md").read_text(encoding="utf-8")
-    assert "The plan the run is held to: measured on the judges on" in findings
-
-
 def test_a_judge_server_killed_mid_run_stops_it_with_one_line_and_the_run_resumes(
-    seed_servers, mistral_run, tmp_path
+    seed_servers, mistral_run, tmp_path, capsys
 ):
     """The Mistral-shaped judge's server is SIGKILLed while a run reads (out of memory, a
     preempted machine): the run stops with one clear line and no traceback, nothing
     half-written; the server is brought back on its port and the same command resumes to the
-    store of the unbroken run. Kept last in the module: the server it brings back serves on."""
+    store of the unbroken run. Kept last in the module: the server it brings back serves on.
+
+    The run is made after `plan --measure --from` the short run, which keeps its measurement
+    beside the design: the run keeps that plan, and `status` and the report put it (named as
+    measured) beside what the run took, the 0–100 and yes/no readings within ±25 %."""
     import time
 
+    from diarylab.experiments.cli import main
     from tests.kill_resume import finish, progress, run_cli
     from tests.stores import close, snapshot
     from tests.vllm_server import kill, launch, wait_up
 
+    assert main(["plan", str(mistral_run.design), "--measure", "--from",
+                 str(mistral_run.folder)]) == 0  # fmt: skip
+    assert "kept in" in capsys.readouterr().out
     server = seed_servers["mistral"]
     expected = snapshot(mistral_run.folder, ("entries", "replies", "judgments"))
     judged = [c for c in expected["calls"] if c[1] == "judge"]
@@ -460,3 +441,16 @@ def test_a_judge_server_killed_mid_run_stops_it_with_one_line_and_the_run_resume
         assert got[name] == expected[name]
     assert close(got["judgments"], expected["judgments"], "judgments") == []
     assert close([c[4] for c in got["calls"]], [c[4] for c in expected["calls"]], "calls") == []
+
+    assert json.loads((broken / "plan.json").read_text())["basis"]["kind"] == "measured"
+    capsys.readouterr()
+    assert main(["status", str(broken)]) == 0
+    out = capsys.readouterr().out
+    assert "the plan: measured on the judges on" in out
+    for question in ("0–100", "yes/no"):
+        line = next(x for x in out.splitlines() if f"served {question}:" in x)
+        ratio = float(line.split("(")[-1].split("×")[0])
+        assert 0.75 <= ratio <= 1.25, line
+    assert main(["report", str(broken)]) == 0
+    findings = (broken / "report" / "findings.md").read_text(encoding="utf-8")
+    assert "The plan the run is held to: measured on the judges on" in findings

@@ -23,6 +23,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,19 +204,32 @@ def kill(server: VllmServer) -> None:
 def stop(server: VllmServer, grace_s: float = 10.0) -> None:
     """SIGTERM to the server's own process group (it was started in a new session, so the group
     id is its pid), SIGKILL to whatever is left after `grace_s`."""
-    try:
-        os.killpg(server.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+    stop_all([server], grace_s)
+
+
+def stop_all(servers: Sequence[VllmServer], grace_s: float = 10.0) -> None:
+    """`stop` for several servers at once: each is told first, then all are waited for
+    together, so that their shutdowns overlap."""
+    told = []
+    for server in servers:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+            told.append(server)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(server.pid, 0)
-        except ProcessLookupError:
-            break
+    while told and time.monotonic() < deadline:
+        told = [s for s in told if _alive(s)]
         time.sleep(0.2)
-    else:
+    for server in told:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(server.pid, 0)
+    for server in servers:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(server.pid, 0)
+
+
+def _alive(server: VllmServer) -> bool:
+    try:
+        os.killpg(server.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
