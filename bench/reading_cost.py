@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.tables import keep_results, write_docs_block  # noqa: E402
 from diarylab.diarists.cards import load_cards  # noqa: E402
 from diarylab.model_access.embedded import embedded_model_folder  # noqa: E402
 from diarylab.model_access.loading import load_tokenizer  # noqa: E402
@@ -61,7 +62,9 @@ def timed(call: Callable[[], Any]) -> tuple[Any, float, float]:
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def measure(label: str, model: str, url: str, tokenizer: Any, samples: list[str]) -> None:
+def measure(
+    label: str, model: str, url: str, tokenizer: Any, samples: list[str]
+) -> list[dict[str, Any]]:
     templates = EntryTemplates.load()
 
     def prompt(text: str) -> Any:
@@ -79,6 +82,10 @@ def measure(label: str, model: str, url: str, tokenizer: Any, samples: list[str]
     print(f"\n== {label}: one request, top-20: median {top:.3f} s")
     print(f"{'mode':>14}  {'prompts':>8}  {'HTTP':>6}  {'wall s':>8}  {'client CPU s':>12}  "
           "wall ÷ top-20  (medians per reading)")  # fmt: skip
+    rows: list[dict[str, Any]] = [
+        {"judge": label, "read": "one request, top-20", "prompts": 1, "HTTP requests": 1,
+         "wall s": top, "client CPU s": None, "wall ÷ top-20": 1.0}
+    ]  # fmt: skip
     for mode, max_error in (("bounded 0.05", 0.05), ("exact", 0.0)):
         judge = ServedJudge(
             client(model, url), tokenizer=tokenizer, exact=ExactSettings(max_error=max_error)
@@ -94,6 +101,10 @@ def measure(label: str, model: str, url: str, tokenizer: Any, samples: list[str]
         med = statistics.median
         print(f"{mode:>14}  {med(prompts):8.0f}  {med(http):6.0f}  {med(walls):8.3f}  "
               f"{med(cpus):12.3f}  {med(walls) / top:13.1f}")  # fmt: skip
+        rows.append({"judge": label, "read": mode, "prompts": med(prompts),
+                     "HTTP requests": med(http), "wall s": med(walls),
+                     "client CPU s": med(cpus), "wall ÷ top-20": med(walls) / top})  # fmt: skip
+    return rows
 
 
 def main() -> None:
@@ -107,7 +118,9 @@ def main() -> None:
     print(f"vLLM server up in {server.start_s:.1f} s; {len(samples)} texts per mode")
     try:
         tokenizer = load_tokenizer(str(folder))
-        measure("SmolLM2 on real vLLM", server.litellm_model, server.base_url, tokenizer, samples)
+        rows = measure(
+            "SmolLM2 on real vLLM", server.litellm_model, server.base_url, tokenizer, samples
+        )
     finally:
         vllm_server.stop(server)
 
@@ -119,13 +132,16 @@ def main() -> None:
     tokenizer = mistral_style_tokenizer()
     model = confident_judge(tokenizer)
     with serve(judge_handler(model, renderer="mistral"), keep_alive=True) as stand_in:
-        measure(
+        rows += measure(
             "confident test judge on the vLLM stand-in",
             "hosted_vllm/fake-judge",
             stand_in.base_url,
             tokenizer,
             samples,
         )
+    kept = keep_results("reading_cost", {"texts": len(samples), "medians per reading": "yes"},
+                        {"a 0–100 reading against one top-20 request": rows})  # fmt: skip
+    write_docs_block("judges.md", "reading_cost", kept)
 
 
 if __name__ == "__main__":

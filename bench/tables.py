@@ -46,14 +46,20 @@ def _machine() -> str:
 
 
 def keep_results(
-    name: str, settings: dict[str, Any], tables: dict[str, list[dict[str, Any]]]
+    name: str,
+    settings: dict[str, Any],
+    tables: dict[str, list[dict[str, Any]]],
+    measured: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Write bench/results/NAME.json: the tables with when, where and at which commit."""
+    """Write bench/results/NAME.json: the tables with when, where and at which commit.
+    `measured` (date, machine, commit) names another run than this one: a bench's own output
+    file from a machine this one cannot reach (a GPU), read back into its tables."""
     kept = {
         "bench": f"bench/{name}.py",
         "date": dt.date.today().isoformat(),
         "machine": _machine(),
         "commit": _commit(),
+        **(measured or {}),
         "settings": settings,
         "tables": tables,
     }
@@ -78,6 +84,8 @@ def _cell(value: Any) -> str:
             return "—"
         if math.isinf(value):
             return "never"
+        if 0 < abs(value) < 0.001:
+            return f"{value:.1e}"  # a gap of 1.5e-5 is not 0.000
         return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3f}"
     if isinstance(value, int):
         return f"{value:,}"
