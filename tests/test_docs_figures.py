@@ -38,8 +38,7 @@ def test_no_measured_figure_is_typed_in_the_docs():
     typed = {
         page.name: found
         for page in pages
-        if page.name not in GENERATED
-        and (found := typed_figures(page.read_text(encoding="utf-8")))
+        if page.name not in GENERATED and (found := typed_figures(page.read_text(encoding="utf-8")))
     }
     assert typed == {}, "measured figures typed by hand; show a bench's table instead"
 
