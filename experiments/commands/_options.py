@@ -193,3 +193,15 @@ def pattern_option(text: str, flag: str = "--pattern") -> Any:  # -> diarists.pa
         if exc.where == "pattern":
             raise retarget(exc, flag) from None
         raise
+
+
+def add_gpu_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--gpu KIND`, the same option wherever a command sizes for a GPU kind
+    (experiments/planning/hardware.toml lists the kinds)."""
+    parser.add_argument(
+        "--gpu",
+        default="H100-80GB",
+        metavar="KIND",
+        help=f"the GPU kind {what} are for: H100-80GB (default), A100-80GB or L40S-48GB "
+        "(experiments/planning/hardware.toml)",
+    )

@@ -8,6 +8,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from diarylab.experiments.commands._options import add_gpu_option
 from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.opening import load_design
 from diarylab.foundation.errors import LabError
@@ -72,13 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sample", type=int, default=8, help="with --measure: texts per question (default 8)"
     )
-    p.add_argument(
-        "--gpu",
-        default="H100-80GB",
-        metavar="KIND",
-        help="the GPU kind the GPU-hours and GPU counts are for: H100-80GB (default), "
-        "A100-80GB or L40S-48GB (experiments/planning/hardware.toml)",
-    )
+    add_gpu_option(p, "the GPU-hours and GPU counts")
     p.add_argument(
         "--throughput",
         action="append",

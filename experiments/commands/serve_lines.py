@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from diarylab.experiments.commands._options import add_gpu_option
 from diarylab.experiments.opening import load_design
 
 
@@ -14,13 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the vllm serve and hf download lines a design's models need",
     )
     p.add_argument("file", help="the design TOML")
-    p.add_argument(
-        "--gpu",
-        default="H100-80GB",
-        metavar="KIND",
-        help="the GPU kind the tensor-parallel sizes are for: H100-80GB (default), A100-80GB "
-        "or L40S-48GB",
-    )
+    add_gpu_option(p, "the tensor-parallel sizes")
     p.set_defaults(handler=run_serve_lines)
 
 
