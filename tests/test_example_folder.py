@@ -54,3 +54,21 @@ def test_a_folder_of_a_later_format_is_refused_with_one_message(example, capsys)
     err = capsys.readouterr().err
     assert "folder_format" in err and "format 2" in err and "upgrade diarylab" in err
     assert "Traceback" not in err
+
+
+def test_no_example_text_breaks_off_mid_sentence(example):
+    """The first texts a newcomer reads end where their writer ended them or, where the token
+    cap cut them, at their last full sentence (the demo's end_at_sentence); the report says so
+    beside the count of cut texts."""
+    import re
+
+    import diarylab
+
+    end = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*$")
+    with diarylab.open_run(example) as run:
+        texts = run.texts()
+    cut = list(texts.loc[texts["flag"] == "truncated", "text"])
+    assert cut, "the demo's caps cut some texts: the setting is what this shows"
+    assert [t[-60:] for t in cut if not end.search(t.strip())] == []
+    findings = (example / "report" / "findings.md").read_text(encoding="utf-8")
+    assert "used up to its last full sentence (`end_at_sentence`)" in findings
