@@ -89,3 +89,19 @@ def test_a_kept_file_that_cannot_be_read_is_worked_out_again(
     file.write_text('{"judge": "served"}')
     assert _plan(path, capsys) == first
     assert json.loads(file.read_text())["number_exact"]["basis"] == "trie"
+
+
+def test_a_changed_cast_reads_the_kept_cost_and_plans_as_from_scratch(
+    tmp_path, capsys, monkeypatch, kept, tiny_model_folder, judge_tokenizer
+):
+    """A bounded judge's batches hold at most its concurrency, and every size up to it is kept:
+    more diarists (other batch sizes) plan from what was kept, as a plan from nothing would."""
+    path = _design(tmp_path, tiny_model_folder, judge_tokenizer)
+    _plan(path, capsys)
+    path.write_text(path.read_text().replace('diarists = ["amara"]', 'diarists = "all"'))
+    monkeypatch.setenv("DIARYLAB_PLAN_COSTS", str(tmp_path / "nothing-kept"))
+    fresh = _plan(path, capsys)
+    monkeypatch.setenv("DIARYLAB_PLAN_COSTS", str(kept))
+    loaded = _no_tokenizer(monkeypatch)
+    assert _plan(path, capsys) == fresh
+    assert loaded == []

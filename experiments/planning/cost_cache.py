@@ -11,7 +11,8 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from contextlib import suppress
+from dataclasses import asdict, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -31,30 +32,39 @@ def kept_reading_cost(
     samples: dict[str, JudgePrompt],
     tokenizer: str,
     batch_sizes: Sequence[int],
-    work_out: Callable[[], ReadingCost],
+    work_out: Callable[[Sequence[int]], ReadingCost],
 ) -> ReadingCost:
+    """`work_out(sizes)` counts with the readings of each batch size in `sizes` walked in
+    step. A bounded judge's batches hold at most its endpoint's concurrency, so every size up
+    to it is counted once and kept: a design whose cast or entries change (and with them the
+    sizes its run reads in) reads its counts back too."""
+    asked = sorted(set(batch_sizes))
     identity = tokenizer_identity(tokenizer)
     if identity is None:
-        return work_out()
+        return work_out(asked)
     key = {
         "spec": spec.model_dump(mode="json"),
         "samples": {name: asdict(prompt) for name, prompt in sorted(samples.items())},
         "tokenizer": [tokenizer, identity],
-        "batch_sizes": sorted(set(batch_sizes)),
         "code": code_digest(),
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
     path = cache_folder() / f"{spec.id[:40]}-{digest[:32]}.json"
     kept = read_kept_json(path)
+    cost = None
     if kept is not None:
-        try:
-            return _from_json(kept)
-        except (KeyError, TypeError, ValueError):
-            pass  # kept by another layout: worked out again below
-    cost = work_out()
-    if cost.number_exact.basis != "unknown":  # a tokenizer that failed to load is not kept
-        write_atomic(path, json.dumps(_to_json(cost)))
-    return cost
+        with suppress(KeyError, TypeError, ValueError):  # another layout: worked out again
+            cost = _from_json(kept)
+    if cost is None or (spec.max_error > 0 and not set(asked) <= set(cost.number_batches)):
+        every = range(1, spec.endpoint.concurrency + 1) if spec.max_error > 0 else range(0)
+        cost = work_out(sorted(set(every) | set(asked)))
+        if cost.number_exact.basis != "unknown":  # a tokenizer that failed to load: not kept
+            write_atomic(path, json.dumps(_to_json(cost)))
+    return replace(
+        cost,
+        number_batches={s: c for s, c in cost.number_batches.items() if s in asked},
+        number_batches_alike={s: c for s, c in cost.number_batches_alike.items() if s in asked},
+    )
 
 
 def cache_folder() -> Path:

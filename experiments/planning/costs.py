@@ -71,7 +71,7 @@ def reading_cost(
         samples,
         named,
         batch_sizes,
-        lambda: _exact_cost(spec, samples, named, instead if tokenizer_name else "", batch_sizes),
+        lambda sizes: _exact_cost(spec, samples, named, instead if tokenizer_name else "", sizes),
     )
 
 
