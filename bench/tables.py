@@ -77,13 +77,17 @@ def read_results(name: str) -> dict[str, Any]:
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, bool) or value is None:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
         return str(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "—"
         if math.isinf(value):
             return "never"
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"  # a median of whole counts
         if 0 < abs(value) < 0.001:
             return f"{value:.1e}"  # a gap of 1.5e-5 is not 0.000
         return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3f}"
@@ -92,11 +96,25 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+# A table this wide with this few rows reads better turned: one row per figure.
+TURN_COLUMNS, TURN_ROWS = 9, 4
+
+
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    """Rows (dicts with the same keys) as a Markdown table."""
+    """Rows (dicts with the same keys) as a Markdown table; a wide one of a few rows turned,
+    its first column's values heading the columns and each other column a row."""
     if not rows:
         return ""
     keys = list(rows[0])
+    if len(keys) > TURN_COLUMNS and len(rows) <= TURN_ROWS:
+        # the first column that tells the rows apart heads the turned table's columns
+        head = next(k for k in keys if len({_cell(r.get(k)) for r in rows}) == len(rows))
+        rows = [
+            {"figure": key, **{f"{head} {_cell(row[head])}": row.get(key) for row in rows}}
+            for key in keys
+            if key != head
+        ]
+        keys = list(rows[0])
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(_cell(row.get(k)) for k in keys) + " |" for row in rows]
     return "\n".join(lines)

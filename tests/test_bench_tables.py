@@ -35,3 +35,12 @@ def test_each_docs_block_is_its_bench_file(page, name, text):
 def test_a_table_renders_every_row_and_marks_what_is_not_a_number():
     table = markdown_table([{"a": 0.12345, "b": float("nan")}, {"a": 2500.0, "b": float("inf")}])
     assert table.splitlines() == ["| a | b |", "|---|---|", "| 0.123 | — |", "| 2,500 | never |"]
+
+
+def test_a_wide_table_of_few_rows_is_turned_and_keeps_every_figure():
+    rows = [{"study": "diary", "cards": c, **{f"f{i}": i * c for i in range(9)}} for c in (8, 16)]
+    table = markdown_table(rows).splitlines()
+    assert table[0] == "| figure | cards 8 | cards 16 |"  # "study" does not tell them apart
+    assert "| study | diary | diary |" in table and "| f3 | 24 | 48 |" in table
+    assert len(table) == 2 + 10
+    assert markdown_table([{"a": None, "b": 214.0}]).splitlines()[2] == "| — | 214 |"
