@@ -91,17 +91,34 @@ def test_a_kept_file_that_cannot_be_read_is_worked_out_again(
     assert json.loads(file.read_text())["number_exact"]["basis"] == "trie"
 
 
-def test_a_changed_cast_reads_the_kept_cost_and_plans_as_from_scratch(
+def test_a_changed_cast_plans_as_from_scratch_and_both_are_kept_after(
     tmp_path, capsys, monkeypatch, kept, tiny_model_folder, judge_tokenizer
 ):
-    """A bounded judge's batches hold at most its concurrency, and every size up to it is kept:
-    more diarists (other batch sizes) plan from what was kept, as a plan from nothing would."""
+    """More diarists read in other batch sizes: the counts are worked out again with those
+    sizes added, equal to a plan from nothing, and from then on both casts read them back."""
     path = _design(tmp_path, tiny_model_folder, judge_tokenizer)
-    _plan(path, capsys)
+    one = _plan(path, capsys)
     path.write_text(path.read_text().replace('diarists = ["amara"]', 'diarists = "all"'))
     monkeypatch.setenv("DIARYLAB_PLAN_COSTS", str(tmp_path / "nothing-kept"))
     fresh = _plan(path, capsys)
     monkeypatch.setenv("DIARYLAB_PLAN_COSTS", str(kept))
+    assert _plan(path, capsys) == fresh
     loaded = _no_tokenizer(monkeypatch)
     assert _plan(path, capsys) == fresh
+    path.write_text(path.read_text().replace('diarists = "all"', 'diarists = ["amara"]'))
+    assert _plan(path, capsys) == one
+    assert loaded == []
+
+
+def test_another_address_for_the_same_server_reads_the_kept_cost(
+    tmp_path, capsys, monkeypatch, kept, tiny_model_folder, judge_tokenizer
+):
+    """Where a judge's server is, and how long to wait for it, do not change what a reading
+    takes."""
+    path = _design(tmp_path, tiny_model_folder, judge_tokenizer)
+    first = _plan(path, capsys)
+    text = path.read_text().replace("127.0.0.1:9/v1", "127.0.0.1:8123/v1")
+    path.write_text(text.replace("timeout_s = 30", "timeout_s = 90"))
+    loaded = _no_tokenizer(monkeypatch)
+    assert _plan(path, capsys) == first
     assert loaded == []

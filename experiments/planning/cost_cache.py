@@ -35,15 +35,15 @@ def kept_reading_cost(
     work_out: Callable[[Sequence[int]], ReadingCost],
 ) -> ReadingCost:
     """`work_out(sizes)` counts with the readings of each batch size in `sizes` walked in
-    step. A bounded judge's batches hold at most its endpoint's concurrency, so every size up
-    to it is counted once and kept: a design whose cast or entries change (and with them the
-    sizes its run reads in) reads its counts back too."""
+    step. The sizes counted so far are kept together, and a size not yet counted works the
+    counts out again with it added, so a design whose cast or entries change reads them back
+    once its run's sizes have been seen."""
     asked = sorted(set(batch_sizes))
     identity = tokenizer_identity(tokenizer)
     if identity is None:
         return work_out(asked)
     key = {
-        "spec": spec.model_dump(mode="json"),
+        "spec": _counted_settings(spec),
         "samples": {name: asdict(prompt) for name, prompt in sorted(samples.items())},
         "tokenizer": [tokenizer, identity],
         "code": code_digest(),
@@ -56,8 +56,8 @@ def kept_reading_cost(
         with suppress(KeyError, TypeError, ValueError):  # another layout: worked out again
             cost = _from_json(kept)
     if cost is None or (spec.max_error > 0 and not set(asked) <= set(cost.number_batches)):
-        every = range(1, spec.endpoint.concurrency + 1) if spec.max_error > 0 else range(0)
-        cost = work_out(sorted(set(every) | set(asked)))
+        seen = set(cost.number_batches) if cost is not None else set()
+        cost = work_out(sorted(seen | set(asked)))
         if cost.number_exact.basis != "unknown":  # a tokenizer that failed to load: not kept
             write_atomic(path, json.dumps(_to_json(cost)))
     return replace(
@@ -65,6 +65,21 @@ def kept_reading_cost(
         number_batches={s: c for s, c in cost.number_batches.items() if s in asked},
         number_batches_alike={s: c for s, c in cost.number_batches_alike.items() if s in asked},
     )
+
+
+def _counted_settings(spec: ServedJudgeSpec) -> dict[str, Any]:
+    """What of the spec the counts depend on: all but where and how its server is reached
+    (its address, timeouts, retries, key), of which they see only whether it is the
+    researcher's own server (asked once for its log-probabilities)."""
+    settings = spec.model_dump(mode="json", exclude={"endpoint"})
+    endpoint = spec.endpoint
+    return settings | {
+        "endpoint": {
+            "prompts_per_request": endpoint.prompts_per_request,
+            "concurrency": endpoint.concurrency,
+            "self_hosted": bool(endpoint.urls),
+        }
+    }
 
 
 def cache_folder() -> Path:

@@ -34,9 +34,9 @@ from diarylab.experiments.kinds.friends.describe import (
     identity_rates,
     versus_controls,
 )
+from diarylab.experiments.kinds.friends.examples_page import ends_at_sentence, examples_page
 from diarylab.experiments.kinds.friends.outcomes import letter_table, writer_outcomes
 from diarylab.experiments.kinds.friends.plots import letters_plot
-from diarylab.experiments.kinds.friends.rows import LetterRow
 from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
 from diarylab.experiments.kinds.friends.verdicts import evaluate, results_table
 
@@ -215,30 +215,6 @@ def _data(store: Store, letters: pd.DataFrame) -> str:
     return "## Data\n\n" + md.key_values(counts)
 
 
-def examples_page(store: Store, picked: Mapping[str, list[str]], letters: pd.DataFrame) -> str:
-    lines = ["# Example exchanges\n", EXAMPLE_RULE + "\n"]
-    for condition, pair_ids in picked.items():
-        lines.append(f"## {condition}\n")
-        for pair_id in pair_ids:
-            rows = store.select(
-                "letters", ("letter_id",), where={"pair_id": pair_id}, order_by=("position",)
-            )
-            lines.append(f"### {pair_id}\n")
-            for (letter_id,) in rows:
-                row: LetterRow = store.get(LetterRow, letter_id)
-                who = "fixed letter" if row.call_key is None else f"{row.profile}"
-                lines.append(
-                    f"**{row.position}. {row.writer} to {row.friend}** ({who}, letter "
-                    f"{row.letter_index}, `{row.letter_id}`)\n"
-                )
-                lines.append(md.quote(row.text))
-                if row.flag == "truncated":
-                    lines.append("_Flagged: cut at the token cap: stored as written._\n")
-                elif row.flag:
-                    lines.append(f"_Flagged: {row.flag}._\n")
-    return "\n".join(lines)
-
-
 def _sources(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     rows = [
         {"row_id": row["row_id"], "table": name, "ids": md.join_ids(row["sources"])}
@@ -276,7 +252,8 @@ def write_friends_report(
         sources = _sources(res.tables)
         sources.to_csv(work / "sources.csv", index=False)
         (work / "examples.md").write_text(
-            examples_page(store, res.examples, res.letters), encoding="utf-8"
+            examples_page(store, res.examples, res.letters, ends_at_sentence(spec)),
+            encoding="utf-8",
         )
         findings = "\n".join(
             [
