@@ -19,6 +19,7 @@ from typing import Any
 
 from diarylab.experiments.planning.cost_records import Count, ReadingCost
 from diarylab.foundation.atomic import read_kept_json, write_atomic
+from diarylab.model_access.embedded import cache_root
 from diarylab.model_access.tokenizer_identity import tokenizer_identity
 from diarylab.rubric.judging.judges import ServedJudgeSpec
 from diarylab.rubric.prompts import JudgePrompt
@@ -86,8 +87,7 @@ def cache_folder() -> Path:
     """DIARYLAB_PLAN_COSTS, else plan-costs/ in the lab's cache (DIARYLAB_CACHE)."""
     if os.environ.get("DIARYLAB_PLAN_COSTS"):
         return Path(os.environ["DIARYLAB_PLAN_COSTS"])
-    base = os.environ.get("DIARYLAB_CACHE") or Path.home() / ".cache" / "diarylab"
-    return Path(base) / "plan-costs"
+    return cache_root() / "plan-costs"
 
 
 @lru_cache(maxsize=1)
