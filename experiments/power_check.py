@@ -4,9 +4,9 @@ rule implies.
 
 At 8 clusters the smallest two-sided sign-flip p is 2/256, so Holm's first step (0.05/m) can
 reject nothing once m ≥ 7: a run would spend its budget on a family that can only come back
-inconclusive. Such a design is refused with the fix. A design with fewer clusters than its own
-minimum is not refused (its verdicts are declared "too few" by design, as in the demo); the
-check says so."""
+inconclusive. Such a design is refused with the fix. So is a design with fewer clusters than its
+own minimum (every verdict would read "too few"), unless it says why it runs anyway
+([analysis] no_verdicts, as the demo does); the check then says so."""
 
 from __future__ import annotations
 
@@ -38,9 +38,18 @@ def power_lines(design: Design) -> list[str]:
         return []
     n, word = kind.clusters(design), kind.cluster_word
     if n < minimum:
+        why = getattr(analysis, "no_verdicts", None)
+        if why is None:
+            raise LabError(
+                f"{n} {word}s, below the design's minimum of {minimum}: every hypothesis would "
+                f'read "too few {word}s", so the run could never answer its question',
+                where=f"{design.path} [analysis]",
+                fix=f"use at least {minimum} {word}s, or, for a run not meant to decide "
+                '(a demo, a smoke run), add no_verdicts = "why" to [analysis]',
+            )
         return [
             f"{n} {word}s, below the design's minimum of {minimum}: every hypothesis will read "
-            f'"too few {word}s" (no verdict)'
+            f'"too few {word}s" (no verdict), as [analysis] no_verdicts says: {why}'
         ]
     families = Counter(j for h in hypotheses for j in getattr(h, "judges", ()))
     judges = max((len(getattr(h, "judges", ())) for h in hypotheses), default=1)

@@ -104,3 +104,25 @@ def test_the_friends_design_refuses_an_unscored_steered_pattern_too(tmp_path, ca
     assert main(["design", "check", "--offline", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "profiles[0].pattern" in err[0] and "social_isolation" in err[0]
+
+
+def test_a_design_too_few_clusters_can_never_decide_is_refused_unless_it_says_why(tmp_path, capsys):
+    text = FULL.read_text(encoding="utf-8")
+    cast, two = 'diarists = "all"', 'diarists = ["amara", "tomasz"]'
+    path = tmp_path / "design.toml"
+    path.write_text(text.replace(cast, two, 1))
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "[analysis]" in err[0] and "2 diarists, below the design's minimum of 6" in err[0]
+    assert "could never answer its question" in err[0] and 'no_verdicts = "why"' in err[0]
+    # each fix the message gives is a value that works: enough diarists, or the reason said
+    path.write_text(
+        text.replace(cast, two, 1).replace(
+            "min_diarists = 6", 'min_diarists = 6\nno_verdicts = "a smoke run of the pipeline"'
+        )
+    )
+    assert main(["design", "check", "--offline", str(path)]) == 0
+    assert "as [analysis] no_verdicts says: a smoke run" in capsys.readouterr().out
+    path.write_text(text)
+    assert main(["design", "check", "--offline", str(path)]) == 0

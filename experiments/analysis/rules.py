@@ -37,6 +37,7 @@ from diarylab.experiments.analysis.verdicts import (
     sign_flip_low_above_zero,
 )
 from diarylab.experiments.engine.design import AnalysisSettings
+from diarylab.foundation.datafiles import NonEmpty
 
 Rule = Literal["intervals", "holm"]
 RULES: tuple[Rule, ...] = ("intervals", "holm")
@@ -257,4 +258,10 @@ class TestedAnalysis(AnalysisSettings):
         "covers 95% at 8 clusters in the tests' simulations), or the cluster bootstrap's "
         '"bca" or "percentile" (about 85–89% at 8 clusters); hypotheses always show the '
         "sign-flip interval their test gives",
+    )
+    no_verdicts: NonEmpty | None = Field(
+        None,
+        description="why this design runs with fewer clusters than its minimum (a demo, a "
+        "smoke run): its hypotheses then read 'too few' by design. Without it, such a design "
+        "is refused, as it could never answer its own question",
     )
