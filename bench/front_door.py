@@ -1,7 +1,9 @@
 """The front door's speed, in one run: each command a new user types first, in a fresh
-interpreter (so every import counts), timed three times with nothing kept and three times
-again (the plan keeps each judge's reading cost once worked out); prints the median wall
-seconds of each, the CPU seconds of the second, whether torch was imported, and the target;
+interpreter (so every import counts), timed three times each way: as the setup leaves the lab
+(scripts/keep-plan-costs.sh has kept the shipped studies' judge reading costs, as
+scripts/setup-env.sh runs it), with nothing kept (a judge the setup did not count: the plan
+works its cost out), and again (what the run before kept is read back); prints the median
+wall seconds of each, the CPU seconds of the last, whether torch was imported, and the target;
 keeps the table in bench/results/front_door.json and writes it into docs/benchmarks.md.
 
 Targets (issue 53): `design check --offline` ≤ 2 s, `plan` ≤ 3 s, `open_run(...).verdicts()`
@@ -64,25 +66,35 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         example = Path(tmp) / "example"
         shutil.copytree(ROOT / "results" / "example", example)
+        setup = Path(tmp) / "after-setup"
+        env = {**os.environ, "DIARYLAB_PLAN_COSTS": str(setup)}
+        subprocess.run([ROOT / "scripts" / "keep-plan-costs.sh"], check=True, env=env, cwd=ROOT)
         codes = {
             name: (CLI.format(args=args, tail=TAIL), goal) for name, (args, goal) in CASES.items()
         }
         codes["open_run(example).verdicts()"] = (VERDICTS.format(folder=str(example)), 3.0)
         for n, (name, (code, goal)) in enumerate(codes.items()):
-            # first: nothing kept (each time an empty folder for the judges' reading costs,
-            # experiments/planning/cost_cache.py), as after installing or changing the lab;
-            # again: what the first run kept is read back
+            # after setup: each time a copy of what the setup kept; nothing kept: each time an
+            # empty folder for the judges' reading costs (experiments/planning/cost_cache.py);
+            # again: what the first run with nothing kept kept is read back
+            fresh = []
+            for k in range(REPEATS):
+                copy = Path(tmp) / f"setup-{n}-{k}"
+                shutil.copytree(setup, copy)
+                fresh.append(_timed(code, copy))
             first = [_timed(code, Path(tmp) / f"first-{n}-{k}") for k in range(REPEATS)]
             again = [_timed(code, Path(tmp) / f"first-{n}-0") for _ in range(REPEATS)]
+            after = statistics.median(r[0] for r in fresh)
             wall = statistics.median(r[0] for r in again)
-            rows.append({"command": name,
-                         "first s (nothing kept)": statistics.median(r[0] for r in first),
+            rows.append({"command": name, "after setup s": after,
+                         "nothing kept s": statistics.median(r[0] for r in first),
                          "again s": wall, "again CPU s": statistics.median(r[1] for r in again),
-                         "target s": goal, "met again": wall <= goal,
-                         "met first": statistics.median(r[0] for r in first) <= goal,
-                         "torch": first[0][2] or again[0][2]})  # fmt: skip
-            print(f"{name:<40} first {rows[-1]['first s (nothing kept)']:5.2f} s  again "
-                  f"{wall:5.2f} s  target {goal:.0f} s  torch {rows[-1]['torch']}")  # fmt: skip
+                         "target s": goal, "met after setup": after <= goal,
+                         "met again": wall <= goal,
+                         "torch": any(r[2] for r in [*fresh, *first, *again])})  # fmt: skip
+            print(f"{name:<40} after setup {after:5.2f} s  nothing kept "
+                  f"{rows[-1]['nothing kept s']:5.2f} s  again {wall:5.2f} s  target "
+                  f"{goal:.0f} s  torch {rows[-1]['torch']}")  # fmt: skip
     kept = keep_results("front_door", {"repeats": REPEATS}, {"front_door_times": rows})
     write_docs_block("benchmarks.md", "front_door", kept)
 

@@ -39,4 +39,7 @@ pip install -q --no-deps "mistral-common==1.13.1"
 # scipy==1.12.0, pandas<3 and coverage<7 though it uses nothing they changed; installed without
 # them, on the scipy and pandas above. krippendorff's own requirements are met already.
 pip install -q --no-deps "irrcac==0.4.4" "krippendorff==0.9.0"
+# The shipped studies' judge reading costs, worked out once now (about 15 s on 2 cores), so a
+# first `design check` or `plan` of them is as fast as a later one.
+DIARYLAB_VENV="$VENV" scripts/keep-plan-costs.sh
 echo "$want${EXTRAS:+ $EXTRAS}" > "$stamp"

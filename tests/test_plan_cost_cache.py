@@ -122,3 +122,27 @@ def test_another_address_for_the_same_server_reads_the_kept_cost(
     loaded = _no_tokenizer(monkeypatch)
     assert _plan(path, capsys) == first
     assert loaded == []
+
+
+def test_after_the_setups_keeping_step_the_shipped_studies_load_no_tokenizer(
+    tmp_path, capsys, monkeypatch, kept
+):
+    # scripts/setup-env.sh runs this step after installing: a new user's first check or plan
+    # of a shipped study reads the judges' costs back instead of working them out
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "DIARYLAB_VENV": str(Path(sys.executable).parents[1])}
+    subprocess.run([root / "scripts" / "keep-plan-costs.sh"], check=True, env=env)
+    assert len(list(kept.iterdir())) == 4  # two judges, each in both studies
+    loaded = _no_tokenizer(monkeypatch)
+    for design in ("diary-full.toml", "friends.toml"):
+        path = str(root / "experiments" / "designs" / design)
+        assert main(["design", "check", "--offline", path]) == 0
+        assert main(["plan", path]) == 0
+        assert main(["serve-lines", path]) == 0
+    capsys.readouterr()
+    assert loaded == []
