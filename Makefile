@@ -6,6 +6,7 @@ demo: setup
 
 test: setup-dev
 	.venv/bin/ruff check .
+	.venv/bin/mypy
 	./scripts/setup-browser.sh
 	@start=$$(date +%s); ./scripts/setup-vllm.sh >/dev/null; \
 	  echo "vLLM venv ready in $$(( $$(date +%s) - start )) s (scripts/setup-vllm.sh)"

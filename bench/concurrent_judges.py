@@ -1,7 +1,7 @@
 """Two served judges read one after another vs at once (issue 22): the engine's judging path
 (experiments/engine/judging.py judge_tasks through the run store, lanes from
 experiments/engine/lanes.py) with two judges, each behind its own vLLM-faithful stand-in
-(tests/fake_judge_server.py), served from a process of its own, that waits an artificial latency
+(testing/fake_judge_server.py), served from a process of its own, that waits an artificial latency
 before every answer, as a busy remote server does. Printed: each judge alone, both in one lane
 (the old sequential phase), both in their own lanes, and the ratios — at once should take about
 the slower judge's time.
@@ -32,7 +32,7 @@ from diarylab.model_access.settings import EndpointSettings  # noqa: E402
 from diarylab.rubric.judging.served_exact import ExactSettings  # noqa: E402
 from diarylab.rubric.judging.served_judge import ServedJudge  # noqa: E402
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef  # noqa: E402
-from tests.fake_openai import Reply, Routed  # noqa: E402
+from diarylab.testing.fake_openai import Reply, Routed  # noqa: E402
 
 TEMPLATE = TemplateRef("bench", 1, "0" * 64)
 
@@ -74,10 +74,10 @@ class Remote:
 
 
 def _serve(latency: float, conn: Any) -> None:
-    from tests.confident_judge import confident_judge
-    from tests.fake_judge_server import judge_handler
-    from tests.fake_openai import serve
-    from tests.judge_tokenizers import mistral_style_tokenizer
+    from diarylab.testing.confident_judge import confident_judge
+    from diarylab.testing.fake_judge_server import judge_handler
+    from diarylab.testing.fake_openai import serve
+    from diarylab.testing.judge_tokenizers import mistral_style_tokenizer
 
     handler = judge_handler(confident_judge(mistral_style_tokenizer()), renderer="mistral")
     with serve(slow(handler, latency)) as fake:
@@ -144,7 +144,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, nargs=2, default=[100.0, 150.0])
     parser.add_argument("--concurrency", type=int, default=4, help="each endpoint's")
     args = parser.parse_args()
-    from tests.judge_tokenizers import mistral_style_tokenizer
+    from diarylab.testing.judge_tokenizers import mistral_style_tokenizer
 
     tokenizer = mistral_style_tokenizer()
     latencies = [ms / 1000 for ms in args.latency_ms]

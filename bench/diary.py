@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.tables import ROOT, keep_results, write_docs_block  # noqa: E402
 from diarylab.experiments.commands.demo import DEMO_DESIGN  # noqa: E402
-from diarylab.experiments.opening import load_design  # noqa: E402
-from diarylab.experiments.runner import run_design  # noqa: E402
+from diarylab.experiments.designs.opening import load_design  # noqa: E402
+from diarylab.experiments.running.runner import run_design  # noqa: E402
 
 
 def main() -> None:

@@ -149,7 +149,7 @@ def yes_no(model: LocalModel, judge: LocalJudge) -> dict[str, Any]:
 
 
 def steering(model: LocalModel, tokens: int) -> dict[str, Any]:
-    from tests.steering_reference import generate_steered_hooks
+    from diarylab.testing.steering_reference import generate_steered_hooks
 
     vector = random_vector(model.info(), seed=1, residual_norm=4.0)
     layer = model.num_layers // 2

@@ -1,4 +1,4 @@
-"""The vLLM-faithful judge stand-in (tests/fake_judge_server.py, over tests/confident_judge.py)
+"""The vLLM-faithful judge stand-in (testing/fake_judge_server.py, over testing/confident_judge.py)
 in a process of its own, with zero model cost: every distinct request body is answered once by
 the stand-in and replayed thereafter, so after a warm-up pass what a client meets is the HTTP
 server (HTTP/1.1, connections kept alive as by vLLM's uvicorn) and the JSON of vLLM-shaped answers,
@@ -36,7 +36,7 @@ def make_tokenizer(kind: str) -> Any:
         from diarylab.model_access.seed_tokenizers import seed_tokenizer
 
         return seed_tokenizer(TOKENIZERS[kind][0])
-    from tests import judge_tokenizers
+    from diarylab.testing import judge_tokenizers
 
     return getattr(judge_tokenizers, TOKENIZERS[kind][0])()
 
@@ -56,7 +56,7 @@ def answer_like_ids(tokenizer: Any) -> list[int]:
 
 
 def costless_engine(model: Any) -> Any:
-    """The confident judge's engine (tests/confident_judge.py) without its forward pass, so it
+    """The confident judge's engine (testing/confident_judge.py) without its forward pass, so it
     costs microseconds at any vocabulary size: a rehearsal's every judge request is new, and a
     tiny model's pass over a 4,000-token reply prompt was the stand-in's whole cost (py-spy,
     2026-12-04: it held both cores while the client waited). Each next-token row is the judge's
@@ -69,8 +69,8 @@ def costless_engine(model: Any) -> Any:
     import numpy as np
     import torch
 
-    from tests.confident_judge import LOGIT_SCALE, bigram_shares, share_bias
-    from tests.fake_judge_engine import JudgeEngine
+    from diarylab.testing.confident_judge import LOGIT_SCALE, bigram_shares, share_bias
+    from diarylab.testing.fake_judge_engine import JudgeEngine
 
     class CostlessEngine(JudgeEngine):
         def __init__(self) -> None:
@@ -186,12 +186,12 @@ def standin_model(tokenizer: Any, *, costless: bool) -> Any:
     """What the handler wraps: the confident judge, or, where nothing runs it (costless), a
     one-block Llama of the vocabulary's size whose only use is its shape (the confident judge's
     dense bigram table would be vocabulary² floats: 160 GB at o200k's 200k ids)."""
-    from tests.confident_judge import confident_judge
+    from diarylab.testing.confident_judge import confident_judge
 
     if not costless:
         return confident_judge(tokenizer)
     from diarylab.model_access.local import LocalModel
-    from tests.conftest import build_tiny_llama
+    from diarylab.testing.tiny_models import build_tiny_llama
 
     tiny = build_tiny_llama(tokenizer, layers=1, hidden=8)
     return LocalModel(tiny, tokenizer, spec=f"costless-{len(tokenizer)}")
@@ -200,8 +200,8 @@ def standin_model(tokenizer: Any, *, costless: bool) -> Any:
 def main() -> None:
     import torch
 
-    from tests.fake_judge_server import judge_handler
-    from tests.fake_openai import Reply, Routed, serve
+    from diarylab.testing.fake_judge_server import judge_handler
+    from diarylab.testing.fake_openai import Reply, Routed, serve
 
     kind = sys.argv[1]
     costless = "--costless" in sys.argv

@@ -1,6 +1,6 @@
 """The plan against the run on the real vLLM tier, in one run: the demo design cut to one
 diarist and two entries, judged by SmolLM2 served by vLLM (the CPU build in scripts/setup-vllm.sh's
-venv, float32, the flags of tests/vllm_server.py), read bounded as the design says. Two
+venv, float32, the flags of testing/vllm_server.py), read bounded as the design says. Two
 designs: with the fixed `thanks` chatbot, and with the `local` SmolLM2 chatbot too.
 
 For each, three plans: as `diarylab plan` gives it before the run (the stated judge's figures,
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import diarylab  # noqa: E402
 from diarylab.experiments.cli import main as cli  # noqa: E402
 from diarylab.model_access.embedded import embedded_model_folder  # noqa: E402
-from tests import vllm_server  # noqa: E402
+from diarylab.testing import vllm_server  # noqa: E402
 
 DESIGN = """
 [design]

@@ -1,7 +1,7 @@
 """The plan's tokens against real vLLM servers' own counters, in one run: the tiny Qwen3-shaped
 chatbot (its thinking kept apart) and the Mistral-format seed judge (read exactly) on the vLLM
 CPU build of scripts/setup-vllm.sh, a short diary run planned first
-(tests/served_tokens.py). Prints, per served model and counter, the plan's figure, the
+(testing/served_tokens.py). Prints, per served model and counter, the plan's figure, the
 server's (its Prometheus counters for the run) and their ratio; keeps them in
 bench/results/plan_tokens.json and writes the table into docs/gpu-study.md. Target: every
 ratio within 0.85–1.15 (tests/test_vllm_plan_tokens.py holds it).
@@ -23,11 +23,11 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     from diarylab.model_access.embedded import embedded_model_folder
-    from tests.conftest import build_tiny_llama
-    from tests.seed_shapes import build_mistral_judge, docs_flags
-    from tests.served_tokens import COUNTERS, plan_and_run
-    from tests.thinking_model import build_thinking_model
-    from tests.vllm_server import launch, start_together, stop
+    from diarylab.testing.seed_shapes import build_mistral_judge, docs_flags
+    from diarylab.testing.served_tokens import COUNTERS, plan_and_run
+    from diarylab.testing.thinking_model import build_thinking_model
+    from diarylab.testing.tiny_models import build_tiny_llama
+    from diarylab.testing.vllm_server import launch, start_together, stop
 
     with tempfile.TemporaryDirectory() as tmp:
         made = Path(tmp)

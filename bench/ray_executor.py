@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.executor import ExecutorSettings
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import RunSummary, run_design
+from diarylab.experiments.running.runner import RunSummary, run_design
 
 CARDS = ["amara", "tomasz", "eero", "fatma", "kenji", "lucia", "marcus", "neha"]
 
@@ -74,7 +74,7 @@ def tiny_folder(folder: Path) -> str:
     from transformers import AutoTokenizer
 
     from diarylab.model_access.embedded import embedded_model_folder
-    from tests.conftest import build_tiny_llama
+    from diarylab.testing.tiny_models import build_tiny_llama
 
     tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder())
     build_tiny_llama(tokenizer).save_pretrained(folder)

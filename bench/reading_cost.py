@@ -5,9 +5,9 @@ tokens or not at all).
 
 Two judges:
 - SmolLM2 on the real vLLM server (the CPU build in scripts/setup-vllm.sh's venv, float32, the
-  flags of tests/vllm_server.py): one digit per token, diffuse as a judge;
-- the confident test judge (tests/confident_judge.py: most of its mass on one number) behind the
-  vLLM-faithful stand-in (tests/fake_judge_server.py), since its output bias is a hook that vLLM
+  flags of testing/vllm_server.py): one digit per token, diffuse as a judge;
+- the confident test judge (testing/confident_judge.py: most of its mass on one number) behind the
+  vLLM-faithful stand-in (testing/fake_judge_server.py), since its output bias is a hook that vLLM
   cannot serve; that server's seconds are the stand-in computing the tiny model, in this
   process's threads (so its "client CPU" holds the stand-in's too).
 
@@ -43,7 +43,7 @@ from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts  # noqa: 
 from diarylab.rubric.judging.judge_render import render_judge_prompt  # noqa: E402
 from diarylab.rubric.judging.served_exact import ExactSettings  # noqa: E402
 from diarylab.rubric.judging.served_judge import ServedJudge  # noqa: E402
-from tests import vllm_server  # noqa: E402
+from diarylab.testing import vllm_server  # noqa: E402
 
 
 def client(model: str, url: str) -> ServedClient:
@@ -124,10 +124,10 @@ def main() -> None:
     finally:
         vllm_server.stop(server)
 
-    from tests.confident_judge import confident_judge
-    from tests.fake_judge_server import judge_handler
-    from tests.fake_openai import serve
-    from tests.judge_tokenizers import mistral_style_tokenizer
+    from diarylab.testing.confident_judge import confident_judge
+    from diarylab.testing.fake_judge_server import judge_handler
+    from diarylab.testing.fake_openai import serve
+    from diarylab.testing.judge_tokenizers import mistral_style_tokenizer
 
     tokenizer = mistral_style_tokenizer()
     model = confident_judge(tokenizer)

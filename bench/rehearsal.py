@@ -49,10 +49,10 @@ def one(study: str, scale: int, work: Path, actors: int = 0, replicas: int = 1) 
     """One rehearsal in this process: the run (on `actors` Ray actors, or in-process; each
     judge served by `replicas` stand-in processes), then report, export and status as a user
     runs them (fresh processes)."""
+    from diarylab.experiments.designs.opening import load_design
     from diarylab.experiments.engine.executor import ExecutorSettings
     from diarylab.experiments.engine.store import Store
-    from diarylab.experiments.opening import load_design
-    from diarylab.experiments.runner import run_design
+    from diarylab.experiments.running.runner import run_design
 
     cards, ids = cards_folder(work, 8 * scale)
     os.environ["DIARYLAB_CARDS_DIR"] = str(cards)

@@ -8,7 +8,7 @@ model is a zero-cost stand-in on the lab's real code paths, and the stand-ins th
   20-block stand-in wrote 288 texts in 10 minutes here), so the profiles' layers are mapped onto
   them: a calibration sweep over the design's four layers becomes one over blocks 0 and 1.
 - Served judges: the vLLM-faithful judge stand-in (bench/judge_standin.py over
-  tests/fake_judge_server.py, a confident judge) in a process of its own per seed judge, each
+  testing/fake_judge_server.py, a confident judge) in a process of its own per seed judge, each
   over that judge's own vocabulary (Tekken for Mistral Small 3.1, o200k-harmony for gpt-oss:
   the stand-ins the lab builds offline, model_access/seed_tokenizers.py). The design keeps each
   judge's tokenizer and prompt form, so the client renders, encodes and reads every prompt as in
@@ -17,7 +17,7 @@ model is a zero-cost stand-in on the lab's real code paths, and the stand-ins th
   whatever the prompt's length. (Before 2026-12-05 both judges read a 382-token test vocabulary
   that spells most words letter by letter: prompts 3.7 times as long in tokens as a real
   judge's, and no shared encoding of a reply's questions; docs/scaling.md.)
-- Served chatbots: a loopback OpenAI-compatible stand-in (tests/fake_openai.py) answering each
+- Served chatbots: a loopback OpenAI-compatible stand-in (testing/fake_openai.py) answering each
   request at once with seeded prose of a reply's length (about 120 words).
 - The diarist writes without the nucleus (top_p 1; see rehearsal_design).
 - Role cards: the eight shipped cards, and for a larger cast copies of them under new ids (a
@@ -110,7 +110,7 @@ def model_folder(work: Path, layers: int = 2) -> Path:
     folder = work / f"tiny-llama-{layers}-v{WRITER_VOCABULARY}"
     if (folder / "config.json").is_file():
         return folder
-    from tests.conftest import build_tiny_llama
+    from diarylab.testing.tiny_models import build_tiny_llama
 
     tokenizer = writer_tokenizer()
     build_tiny_llama(tokenizer, layers=layers).save_pretrained(folder)
@@ -157,7 +157,7 @@ def reply_text(body: dict[str, Any]) -> str:
 
 @contextmanager
 def chat_standin() -> Iterator[str]:
-    from tests.fake_openai import chat_response, serve
+    from diarylab.testing.fake_openai import chat_response, serve
 
     def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return 200, chat_response(reply_text(body), model=str(body.get("model", "stand-in")))

@@ -1,8 +1,8 @@
 """Served judge readings, before and after (issue 22), in one run: prompts per second, prompts and
 requests per score, scores per second and client CPU per request and per prompt, for a
-one-digit-per-token judge and a 0..999-single-token judge (tests/confident_judge.py).
+one-digit-per-token judge and a 0..999-single-token judge (testing/confident_judge.py).
 
-By default against the vLLM-faithful stand-in (tests/fake_judge_server.py) run in its own process
+By default against the vLLM-faithful stand-in (testing/fake_judge_server.py) run in its own process
 with zero model cost (bench/judge_standin.py: each distinct request answered once, replayed
 after a warm-up pass), so the client's CPU (this process's) is measured apart from the server's
 (the stand-in's, shown per request too). "before" is the client's token prompts sent through

@@ -4,7 +4,6 @@ reach the chatbot unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
@@ -12,6 +11,7 @@ from pydantic import Field
 from diarylab.chatbots.fixed import DEFAULT_TEXT
 from diarylab.chatbots.thinking import Thinking
 from diarylab.foundation.datafiles import DataModel, NonEmpty, Slug
+from diarylab.model_access.loaders import LoadLocal, LoadOnVllm
 from diarylab.model_access.settings import (
     EndpointSettings,
     GenerationSettings,
@@ -21,7 +21,6 @@ from diarylab.model_access.settings import (
 
 if TYPE_CHECKING:
     from diarylab.chatbots.base import Chatbot
-    from diarylab.model_access.local import LocalModel
 
 CHATBOT_GENERATION = GenerationSettings(max_new_tokens=300, temperature=0.7)
 
@@ -120,10 +119,6 @@ class ServedChatbotSpec(DataModel):
 ChatbotSpec = Annotated[
     FixedChatbotSpec | LocalChatbotSpec | ServedChatbotSpec, Field(discriminator="kind")
 ]
-LoadLocal = Callable[[str, LocalSettings], "LocalModel"]
-# A loaded model with a vLLM engine attached; the runner's cache hands the same one to the
-# diarist and to a chatbot of the same model and settings, so they share one worker.
-LoadOnVllm = Callable[[str, LocalSettings, VllmSettings, str], "LocalModel"]
 
 
 def build_chatbot(

@@ -7,7 +7,7 @@ does not cover, and one for each later decoding step (batch, 1, hidden). The dec
 output gets the addition on every forward generate makes — the prompt pass and every new token.
 
 Generation runs through nnsight (the route to steering on vLLM later); the tests hold it to a
-plain forward-hook reference doing the same arithmetic (tests/steering_reference.py)."""
+plain forward-hook reference doing the same arithmetic (testing/steering_reference.py)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ class Steer:
 
     @staticmethod
     def of(vector: PatternVector, settings: SteerSettings) -> Steer:
+        """A vector steered as a design's or a profile's `steer` settings say."""
         return Steer(
             vector, tuple(settings.layers), settings.strength, settings.scale, settings.positions
         )

@@ -8,7 +8,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import torch
+
+from diarylab.testing.tiny_models import SPLIT_MAP, TINY_SPEC, build_tiny_llama
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -16,31 +17,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The plan keeps judges' reading costs (experiments/planning/cost_cache.py): one folder for the
 # session, not the user's cache, so that no test reads what an earlier session kept.
 os.environ.setdefault("DIARYLAB_PLAN_COSTS", tempfile.mkdtemp(prefix="diarylab-plan-costs-"))
-
-TINY_SPEC = "tiny-random-llama"
-
-
-def build_tiny_llama(tokenizer, *, seed: int = 0, layers: int = 2, hidden: int = 64):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden,
-        intermediate_size=2 * hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        # A wider init than the default 0.02 makes next-token distributions peaked enough that
-        # greedy decoding has no near-ties, so batch-vs-single comparisons test logic, not noise.
-        initializer_range=0.3,
-        tie_word_embeddings=False,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(seed)
-    return LlamaForCausalLM(config).eval()
 
 
 @pytest.fixture(scope="session")
@@ -84,19 +60,6 @@ def tiny_ref(tiny_model_folder):
     return model, ModelRef(str(tiny_model_folder), settings)
 
 
-# The tiny model split over two places (tests/test_placement.py): layer 1's weights stay in the
-# checkpoint file and accelerate's hooks bring them in for each forward, so its parameters sit
-# on "meta" while it runs on the CPU: the cross-device path a map across GPUs takes.
-SPLIT_MAP = {
-    "model.embed_tokens": "cpu",
-    "model.layers.0": "cpu",
-    "model.layers.1": "disk",
-    "model.norm": "cpu",
-    "model.rotary_emb": "cpu",
-    "lm_head": "cpu",
-}
-
-
 @pytest.fixture(scope="session")
 def tiny_split_model(tiny_model_folder):
     from diarylab.model_access.local import LocalModel
@@ -115,10 +78,10 @@ def smollm2():
 
 @pytest.fixture(scope="session")
 def vllm_server(tmp_path_factory, smollm2_folder):
-    """One real vLLM server for the whole session (the `vllm` tier; tests/vllm_server.py):
+    """One real vLLM server for the whole session (the `vllm` tier; testing/vllm_server.py):
     started on first use, serving the converted embedded default on loopback, stopped by its
     process group's id at the end of the session."""
-    from tests.vllm_server import start, stop
+    from diarylab.testing.vllm_server import start, stop
 
     server = start(smollm2_folder, tmp_path_factory.mktemp("vllm") / "server.log")
     try:
@@ -134,9 +97,9 @@ def shape_servers(tmp_path_factory, smollm2_folder):
     Mistral-format judge with the docs' format flags, the gpt-oss judge, and the thinking
     Qwen3-shaped chatbot without and with `--reasoning-parser qwen3`. A test that kills one
     puts the server it brings back in its place; every one left is stopped at the end."""
-    from tests.seed_shapes import build_gpt_oss_judge, build_mistral_judge, docs_flags
-    from tests.thinking_model import build_thinking_model
-    from tests.vllm_server import launch, start_together, stop_all
+    from diarylab.testing.seed_shapes import build_gpt_oss_judge, build_mistral_judge, docs_flags
+    from diarylab.testing.thinking_model import build_thinking_model
+    from diarylab.testing.vllm_server import launch, start_together, stop_all
 
     made = tmp_path_factory.mktemp("shapes")
     hf, native = build_mistral_judge(made / "mistral")
@@ -163,7 +126,7 @@ def shape_servers(tmp_path_factory, smollm2_folder):
 
 
 def pytest_terminal_summary(terminalreporter):
-    from tests.vllm_server import STARTED
+    from diarylab.testing.vllm_server import STARTED
 
     for server in STARTED:
         terminalreporter.write_line(
@@ -174,7 +137,7 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture(scope="module")
 def browser():
     """Headless Chromium (the `browser` tier), one per test module."""
-    from tests.html_pages import chromium_path
+    from diarylab.testing.html_pages import chromium_path
 
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the dev extra)")
     with sync_api.sync_playwright() as p:

@@ -11,7 +11,7 @@ from diarylab.steering import apply
 from diarylab.steering.apply import Steer, generate_steered
 from diarylab.steering.settings import SteerSettings
 from diarylab.steering.vectors import random_vector
-from tests.steering_reference import generate_steered_hooks
+from diarylab.testing.steering_reference import generate_steered_hooks
 
 CHATS = [
     [{"role": "user", "content": "Write today's diary entry."}],

@@ -12,7 +12,7 @@ import pytest
 from diarylab.experiments.analysis.bootstrap import BootstrapSettings
 from diarylab.experiments.kinds.diary import behaviors
 from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
-from tests.synthetic_diary import CONDITIONS, Plant, make_tables
+from diarylab.testing.synthetic_diary import CONDITIONS, Plant, make_tables
 
 SETTINGS = BootstrapSettings("diarist", resamples=300, seed=2)
 BEHAVIOR = "escalating help appropriately"

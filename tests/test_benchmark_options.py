@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design, open_run_folder
 from diarylab.experiments.kinds.benchmark.scoring import per_conversation, score
-from diarylab.experiments.opening import load_design, open_run_folder
-from diarylab.experiments.runner import run_design
+from diarylab.experiments.running.runner import run_design
 from diarylab.foundation.datafiles import file_sha256
-from tests.stores import opened, requests
-from tests.test_benchmark_run import DATA, design, servers  # noqa: F401 - the fixture
+from diarylab.testing.benchmark_runs import DATA, design, servers  # noqa: F401 - the fixture
+from diarylab.testing.stores import opened, requests
 
 PUBLISHED = "GRADE THIS.\n<<conversation>>\nRUBRIC ITEM: <<rubric_item>>\nReply in JSON."
 
@@ -216,8 +216,8 @@ def test_transport_failures_are_asked_again_and_never_stored(
     tmp_path, tiny_model_folder, tiny_model, monkeypatch, capsys
 ):
     """A chatbot server that fails: nothing of it is stored, and the next run asks again."""
-    from tests.fake_openai import chat_response, serve
-    from tests.test_benchmark_run import scripted_judge
+    from diarylab.testing.benchmark_runs import scripted_judge
+    from diarylab.testing.fake_openai import chat_response, serve
 
     monkeypatch.setenv("DIARYLAB_TEST_KEY", "sk-test")
     state = {"down": True}

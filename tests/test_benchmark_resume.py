@@ -9,8 +9,8 @@ import os
 import textwrap
 from pathlib import Path
 
-from tests.kill_resume import finish, kill_partway, progress
-from tests.stores import snapshot
+from diarylab.testing.kill_resume import finish, kill_partway, progress
+from diarylab.testing.stores import snapshot
 
 DATA = Path(__file__).parent / "data" / "mentalhealthbench_synthetic.jsonl"
 TABLES = ("bench_replies", "grader_answers", "judgments")

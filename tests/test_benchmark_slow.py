@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.kill_resume import finish
-from tests.stores import snapshot
+from diarylab.testing.kill_resume import finish
+from diarylab.testing.stores import snapshot
 
 # A demo run takes minutes on 2 CPU cores.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]

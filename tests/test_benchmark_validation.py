@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.kinds.benchmark.validation import agreement_table
 from diarylab.experiments.kinds.benchmark.validation_tasks import POOL_FILE, PoolFile, load_pool
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
+from diarylab.experiments.running.runner import run_design
 from diarylab.foundation.datafiles import load_data
 from diarylab.foundation.errors import LabError
-from tests.stores import opened
-from tests.test_benchmark_run import design, servers  # noqa: F401 - the fixture
+from diarylab.testing.benchmark_runs import design, servers  # noqa: F401 - the fixture
+from diarylab.testing.stores import opened
 
 
 def scores(candidate) -> pd.DataFrame:

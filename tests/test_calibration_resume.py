@@ -13,13 +13,13 @@ import pytest
 
 from diarylab.diarists.profiles import load_profile
 from diarylab.model_access.local import LocalModel
-from tests.conftest import TINY_SPEC, build_tiny_llama
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.judge_helpers import bias_logits
-from tests.kill_resume import finish, kill_partway
-from tests.lab_fixtures import design_text
-from tests.stores import opened, requests
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.judge_helpers import bias_logits
+from diarylab.testing.kill_resume import finish, kill_partway
+from diarylab.testing.lab_fixtures import design_text
+from diarylab.testing.stores import opened, requests
+from diarylab.testing.tiny_models import TINY_SPEC, build_tiny_llama
 
 PROFILE_STORE = "profiles/store.sqlite"
 

@@ -24,7 +24,7 @@ def test_shipped_cards_load():
 def test_a_folder_of_ones_own_cards_is_read_in_place_of_the_shipped_ones(tmp_path, monkeypatch):
     """$DIARYLAB_CARDS_DIR (a cast of one's own; the rehearsal's extra cards) is where cards are
     read from, by the cast's validation and by the kinds' input files alike."""
-    from diarylab.experiments.opening import load_design
+    from diarylab.experiments.designs.opening import load_design
 
     own = tmp_path / "cards"
     own.mkdir()

@@ -10,20 +10,20 @@ import pytest
 
 from diarylab.experiments.analysis.bootstrap import BootstrapSettings
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.diary import behaviors
 from diarylab.experiments.kinds.diary.comparisons import ALL_PROFILES
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.tables import load_tables
-from diarylab.experiments.opening import load_design
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
 from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.prompts import JudgePrompt
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.lab_fixtures import design_text
-from tests.test_diary_tables import judgment
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.lab_fixtures import design_text
+from diarylab.testing.stores import judgment
 
 PROMPT = "Rate the entry from 0 to 100.\nScore: "
 

@@ -11,7 +11,7 @@ from diarylab.experiments.analysis.bootstrap import BootstrapSettings
 from diarylab.experiments.kinds.diary import comparisons, paired
 from diarylab.experiments.kinds.diary.agreement import judge_agreement
 from diarylab.experiments.kinds.diary.frames import SHARED
-from tests.synthetic_diary import Plant, make_tables
+from diarylab.testing.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings("diarist", resamples=500, seed=1)
 
@@ -33,7 +33,7 @@ def test_planted_steering_and_drift_are_covered_at_the_nominal_rate():
         judge_offsets=(0.0,),
     )
     entries = make_tables(plant, seed=2).entries
-    truths = {  # see tests/synthetic_diary.py for where these come from
+    truths = {  # see testing/synthetic_diary.py for where these come from
         "steering": (paired.first_entry_steering(entries, "judge-a", None), 20.0),
         "drift warm, entry 4": (paired.drift(entries, "judge-a", None, "warm", 4), 20.0 - 15.0),
         "warm - thanks, entry 4": (

@@ -21,9 +21,9 @@ from diarylab.model_access.settings import EndpointSettings
 from diarylab.rubric.judging.served_exact import ExactSettings
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.probe_prompt import number_probe
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import Routed, serve
-from tests.judge_tokenizers import mistral_style_tokenizer, tiny_judge
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import Routed, serve
+from diarylab.testing.judge_tokenizers import mistral_style_tokenizer, tiny_judge
 
 EXACT = {"return_token_ids": True, "return_tokens_as_token_ids": True}
 

@@ -22,8 +22,8 @@ from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
 from diarylab.steering.apply import Steer
 from diarylab.steering.vectors import random_vector
-from tests.fake_openai import chat_response, serve
-from tests.stores import call
+from diarylab.testing.fake_openai import chat_response, serve
+from diarylab.testing.stores import call
 
 
 class RecordingBot:

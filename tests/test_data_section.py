@@ -13,7 +13,7 @@ from diarylab.experiments.analysis.bootstrap import BootstrapSettings
 from diarylab.experiments.kinds.diary import comparisons
 from diarylab.experiments.kinds.diary.comparisons import lost_bounds
 from diarylab.experiments.kinds.diary.data_section import arm_counts, data_section
-from tests.synthetic_diary import Plant, make_tables
+from diarylab.testing.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings("diarist", resamples=200, seed=1)
 

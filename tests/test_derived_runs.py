@@ -18,19 +18,19 @@ import diarylab.experiments.engine.writes as writes
 from diarylab.chatbots.fixed import FixedReply
 from diarylab.chatbots.local import LocalChatbot
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.reuse import store_texts
 from diarylab.experiments.engine.runfolder import read_locked_sha
 from diarylab.experiments.kinds.benchmark.rows import BenchReplyRow
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.friends.rows import LetterRow
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
-from tests.conftest import build_tiny_llama
-from tests.friends_fixtures import friends_design
-from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
-from tests.stores import opened
-from tests.test_benchmark_run import design as bench_design
-from tests.test_benchmark_run import servers as servers  # the fixture, for this module
+from diarylab.experiments.running.runner import run_design
+from diarylab.testing.benchmark_runs import design as bench_design
+from diarylab.testing.benchmark_runs import servers as servers  # the fixture, for this module
+from diarylab.testing.friends_fixtures import friends_design
+from diarylab.testing.lab_fixtures import FIXED_ONLY, design_text, make_profile
+from diarylab.testing.stores import opened
+from diarylab.testing.tiny_models import build_tiny_llama
 
 SECOND_JUDGE = """
 [[judges]]

@@ -7,9 +7,9 @@ import jsonschema
 import pytest
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.profile_refs import profile_ids
-from tests.lab_fixtures import design_text, make_profile
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.profiles.refs import profile_ids
+from diarylab.testing.lab_fixtures import design_text, make_profile
 
 HYPOTHESIS = """
 [[hypotheses]]

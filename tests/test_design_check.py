@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from diarylab.experiments.cli import main
-from tests.fake_openai import Routed, chat_response, serve
-from tests.lab_fixtures import design_text
-from tests.test_preflight import closed_port_url
+from diarylab.testing.fake_openai import Routed, chat_response, closed_port_url, serve
+from diarylab.testing.lab_fixtures import design_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_KEY = "sk-proj-Zq81LmXv0aT4rB7nW2yK9cE5dH3fJ6gU"
@@ -335,8 +334,8 @@ def test_a_run_locked_before_the_reading_mode_rule_still_opens_and_resumes(
 ):
     """The rule is for new designs: a run folder's own design (and `run` resuming that very
     file) is read as it was locked, its judge read top-k as before."""
+    from diarylab.experiments.designs.opening import load_design, resumes
     from diarylab.experiments.engine.runfolder import SHA_FILE
-    from diarylab.experiments.opening import load_design, resumes
     from diarylab.foundation.datafiles import file_sha256
     from diarylab.foundation.errors import LabError
 
@@ -447,8 +446,8 @@ def test_offline_the_not_checked_list_names_everything_it_skipped(
 def test_hypotheses_inherit_the_designs_judges(tmp_path, tiny_model_folder, capsys):
     """A hypothesis that names no judges is read by every judge of the design: a second judge
     added to [[judges]] needs no hypothesis edited. One that names some still must name all."""
+    from diarylab.experiments.designs.opening import load_design
     from diarylab.experiments.kinds.diary.contrasts import parse_hypotheses
-    from diarylab.experiments.opening import load_design
 
     judges = f"""
 [[judges]]

@@ -9,28 +9,14 @@ import pandas as pd
 import pytest
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.engine.store import JudgmentRow, Store
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.experiments.kinds.diary.tables import load_tables
-from diarylab.experiments.opening import load_design
-from tests.lab_fixtures import design_text
+from diarylab.testing.lab_fixtures import design_text
+from diarylab.testing.stores import judgment
 
 ROWS = (EntryRow, ReplyRow)
-
-
-def judgment(target_kind, target, item, value, judge="tiny-judge", readable=True):
-    return JudgmentRow(
-        f"{judge}:{target}:{item}",
-        target_kind,
-        target,
-        judge,
-        item,
-        value if readable else None,
-        0.9 if readable else 0.1,
-        readable,
-        "t@1:abc",
-        f"key-{target}-{item}",
-    )
 
 
 def fill(store: Store) -> None:

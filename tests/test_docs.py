@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from diarylab.experiments.design_reference import fields, reference_markdown
+from diarylab.experiments.designs.reference import fields, reference_markdown
 from diarylab.experiments.kinds import get_kind, kind_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,7 +126,7 @@ def test_the_shipped_thinking_chatbot_and_its_serve_line_agree():
     """diary-full.toml's served Qwen3 chatbot says what to do with its thinking, and the GPU
     page serves it with the reasoning parser and says what the setting does."""
     from diarylab.chatbots.specs import ServedChatbotSpec
-    from diarylab.experiments.opening import load_design
+    from diarylab.experiments.designs.opening import load_design
 
     design = load_design(ROOT / "experiments" / "designs" / "diary-full.toml")
     [qwen] = [
@@ -201,3 +201,15 @@ def test_no_docs_paragraph_runs_past_the_limit():
 def test_the_paragraph_check_sees_a_long_one():
     prose = "\n".join(["word"] * 13)
     assert [len(p) for p in _paragraphs(f"{prose}\n\n- a\n- b\n```\n{prose}\n```\n")] == [13, 1, 1]
+
+
+def test_the_api_reference_is_generated_from_the_roots_docstrings():
+    import subprocess
+    import sys
+
+    written = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "api-reference.py"), "--print"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert (DOCS / "api.md").read_text(encoding="utf-8") == written
+    assert "(no docstring)" not in written

@@ -9,12 +9,12 @@ import pytest
 
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
 from diarylab.experiments.kinds.benchmark.schema import GraderSettings
-from diarylab.experiments.runner import ModelCache
+from diarylab.experiments.running.runner import ModelCache
 from diarylab.foundation.datafiles import validate
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings
 from diarylab.steering.settings import CalibrationRule, ExtractionSettings
-from tests.fake_openai import chat_response, serve
+from diarylab.testing.fake_openai import chat_response, serve
 
 ENDED = GenerationSettings(end_at_sentence=True)
 

@@ -13,7 +13,7 @@ import pytest
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine.executor import ExecutorSettings, InProcess
 from diarylab.experiments.engine.executor_choice import open_executor
-from tests.lab_fixtures import FIXED_ONLY, design_text
+from diarylab.testing.lab_fixtures import FIXED_ONLY, design_text
 
 ROOT = Path(__file__).parent.parent
 

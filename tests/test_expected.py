@@ -19,13 +19,13 @@ from diarylab.rubric.judging.expected import (
 from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.judging.number_reading import NumberReading, number_reading, number_summary
 from diarylab.rubric.prompts import JudgePrompt
-from tests.conftest import build_tiny_llama
-from tests.judge_helpers import (
+from diarylab.testing.judge_helpers import (
     bias_logits,
     brute_force_distribution,
     digit_start_ids,
     single_token_model,
 )
+from diarylab.testing.tiny_models import build_tiny_llama
 
 PROMPTS = [
     "Rate today's entry from 0 to 100.\nScore: ",

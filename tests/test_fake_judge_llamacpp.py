@@ -1,4 +1,4 @@
-"""The llama.cpp-shaped stand-in (tests/fake_judge_llamacpp.py cites tools/server): it keeps the
+"""The llama.cpp-shaped stand-in (testing/fake_judge_llamacpp.py cites tools/server): it keeps the
 prefill verbatim, ignores logprob_token_ids, puts `id` on every entry, takes top_logprobs beyond
 20, answers the completions endpoint with the chat-style logprobs list and echoes no prompt."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.fake_judge_engine import llamacpp_logprob
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
+from diarylab.testing.fake_judge_engine import llamacpp_logprob
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
 
 MSGS = [
     {"role": "user", "content": "Rate the entry, 0 to 100."},

@@ -1,15 +1,15 @@
-"""The stand-in's chat renderers and token printing (tests/fake_judge_render.py,
-tests/fake_judge_engine.py): what a vLLM server reads from a prefilled chat, by renderer, and how
+"""The stand-in's chat renderers and token printing (testing/fake_judge_render.py,
+testing/fake_judge_engine.py): what a vLLM server reads from a prefilled chat, by renderer, and how
 vLLM and llama.cpp print a token."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.fake_judge_engine import llamacpp_piece, vllm_token_strings, whole_utf8_prefix
-from tests.fake_judge_llamacpp import entry
-from tests.fake_judge_render import trimming_template
-from tests.fake_judge_server import judge_handler
+from diarylab.testing.fake_judge_engine import llamacpp_piece, vllm_token_strings, whole_utf8_prefix
+from diarylab.testing.fake_judge_llamacpp import entry
+from diarylab.testing.fake_judge_render import trimming_template
+from diarylab.testing.fake_judge_server import judge_handler
 
 MSGS = [
     {"role": "system", "content": "You judge diaries."},

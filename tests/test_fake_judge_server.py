@@ -1,4 +1,4 @@
-"""The judge stand-in behaves like vLLM 0.33.0 (tests/fake_judge_server.py cites the files): each
+"""The judge stand-in behaves like vLLM 0.33.0 (testing/fake_judge_server.py cites the files): each
 behaviour is checked on the handler, and over real HTTP with plain httpx, against the tiny
 model's own next-token log-probabilities."""
 
@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from diarylab.model_access.local import LocalModel
-from tests.conftest import build_tiny_llama
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.judge_helpers import bias_logits
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.judge_helpers import bias_logits
+from diarylab.testing.tiny_models import build_tiny_llama
 
 MSGS = [
     {"role": "user", "content": "Rate the entry, 0 to 100."},

@@ -8,10 +8,10 @@ from collections import Counter
 import pandas as pd
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
-from tests.friends_fixtures import friends_design
-from tests.stores import opened, requests
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.running.runner import run_design
+from diarylab.testing.friends_fixtures import friends_design
+from diarylab.testing.stores import opened, requests
 
 
 def test_a_reduced_friends_design_runs_and_reports(

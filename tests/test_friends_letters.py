@@ -11,15 +11,15 @@ import pytest
 import diarylab.experiments.engine.writes as letters_module  # where letters are written
 from diarylab.diarists.cards import CARDS_DIR, load_card
 from diarylab.diarists.letters import letter_messages, load_fixed_letter, load_letter_template
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.contract import RunContext
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.kinds.friends.rows import LetterRow
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.profile_refs import profile_ids, resolve_profiles
+from diarylab.experiments.profiles.refs import profile_ids, resolve_profiles
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
-from tests.friends_fixtures import friends_design
-from tests.stores import call
+from diarylab.testing.friends_fixtures import friends_design
+from diarylab.testing.stores import call
 
 
 def test_letter_messages_put_the_friend_inside_the_next_user_turn():

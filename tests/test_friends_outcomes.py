@@ -14,7 +14,7 @@ from diarylab.experiments.kinds.friends.outcomes import (
     select,
     writer_outcomes,
 )
-from tests.friends_synthetic import letters
+from diarylab.testing.friends_synthetic import letters
 
 CONTAGION = OutcomeContrast(
     kind="outcome",

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.kinds.friends.pairs import Pair, condition_id
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.profile_refs import profile_ids
+from diarylab.experiments.profiles.refs import profile_ids
 
 SHIPPED = Path(__file__).parent.parent / "experiments" / "designs" / "friends.toml"
 PATTERNS = ["social_isolation", "entitlement", "unrelenting_standards"]

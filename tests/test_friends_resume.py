@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
-from tests.kill_resume import finish, kill_partway
-from tests.stores import snapshot
+from diarylab.testing.friends_fixtures import FIRST_HYPOTHESIS, friends_design
+from diarylab.testing.kill_resume import finish, kill_partway
+from diarylab.testing.stores import snapshot
 
 
 def tables(folder: Path) -> dict[str, list[tuple]]:

@@ -19,9 +19,9 @@ from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
 from diarylab.steering.settings import SteerSettings
 from diarylab.steering.vectors import random_vector
-from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design
-from tests.kill_resume import finish, kill_partway
-from tests.stores import opened
+from diarylab.testing.friends_fixtures import FIRST_HYPOTHESIS, friends_design
+from diarylab.testing.kill_resume import finish, kill_partway
+from diarylab.testing.stores import opened
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 

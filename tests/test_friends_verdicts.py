@@ -10,7 +10,7 @@ from diarylab.experiments.analysis.verdicts import holm
 from diarylab.experiments.kinds.friends.contrast import FriendsHypothesis
 from diarylab.experiments.kinds.friends.outcomes import writer_outcomes
 from diarylab.experiments.kinds.friends.verdicts import evaluate, results_table
-from tests.friends_synthetic import CARDS, letters
+from diarylab.testing.friends_synthetic import CARDS, letters
 
 
 def hypothesis(hid: str, direction: str = "greater", judges=("a", "b")) -> FriendsHypothesis:

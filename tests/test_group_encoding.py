@@ -11,7 +11,7 @@ from diarylab.rubric.behavior_rubric import load_behavior_rubric
 from diarylab.rubric.judging.group_encoding import encode_group, shared_cuts
 from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.prompts import JudgePrompt, load_template
-from tests.test_vocab import tokenizer  # noqa: F401  (the fixture: six tokenizer shapes)
+from diarylab.testing.judge_tokenizers import tokenizer  # noqa: F401  (the fixture: six tokenizer shapes)
 
 HISTORY = (
     "I stayed in again today. Nobody called, and I did not call anyone either.\n\n"

@@ -16,8 +16,10 @@ from diarylab.rubric.behavior_rubric import load_behavior_rubric
 from diarylab.rubric.judging.group_render import render_group
 from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.prompts import JudgePrompt, load_template
-from tests.judge_tokenizers import mistral_style_tokenizer
-from tests.test_vocab import tokenizer  # noqa: F401  (the fixture: six tokenizer shapes)
+from diarylab.testing.judge_tokenizers import (
+    mistral_style_tokenizer,
+    tokenizer,  # noqa: F401  (the fixture: six tokenizer shapes)
+)
 
 HISTORY = (
     "Earlier in this conversation:\n\n<earlier_entry>\nI stayed in again.\n</earlier_entry>\n\n"

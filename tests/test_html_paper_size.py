@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.html_pages import diary_page, open_page, page_data
+from diarylab.testing.html_pages import diary_page, open_page, page_data
 
 
 @pytest.mark.browser
@@ -32,7 +32,7 @@ def test_a_large_run_is_drawn_a_page_at_a_time(browser, tmp_path):
 
 @pytest.fixture(scope="module")
 def paper_size_report(tmp_path_factory) -> Path:
-    from tests.synthetic_diary import paper_size_tables
+    from diarylab.testing.synthetic_diary import paper_size_tables
 
     return diary_page(tmp_path_factory.mktemp("paper-size"), paper_size_tables(), {})
 

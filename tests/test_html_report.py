@@ -14,8 +14,8 @@ import pytest
 from diarylab.experiments.analysis.html_markdown import inline, to_html
 from diarylab.experiments.analysis.html_page import flags_by_target, json_block
 from diarylab.experiments.kinds.diary.frames import AnalysisTables
-from tests.html_pages import diary_page, is_real_screenshot, open_page, page_data
-from tests.synthetic_diary import Plant, make_tables
+from diarylab.testing.html_pages import diary_page, is_real_screenshot, open_page, page_data
+from diarylab.testing.synthetic_diary import Plant, make_tables
 
 EVIL = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
 

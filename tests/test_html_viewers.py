@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tests.html_pages import open_page
+from diarylab.testing.html_pages import open_page
 
 
 def _judgment(judge: str, kind: str, target: str, item: str, value, coverage=0.9, ok=True):

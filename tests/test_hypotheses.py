@@ -20,7 +20,7 @@ from diarylab.experiments.kinds.diary.contrasts import (
 from diarylab.experiments.kinds.diary.hypotheses import evaluate, per_diarist, results_table
 from diarylab.foundation.datafiles import DataModel, validate
 from diarylab.foundation.errors import LabError
-from tests.synthetic_diary import Plant, make_tables
+from diarylab.testing.synthetic_diary import Plant, make_tables
 
 SETTINGS = BootstrapSettings("diarist", resamples=500, seed=3)
 JUDGES = ["judge-a", "judge-b"]

@@ -12,7 +12,7 @@ from diarylab.foundation.errors import LabError
 from diarylab.rubric.judging.judge_render import is_harmony, render_judge_prompt
 from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.prompts import JudgePrompt
-from tests.judge_tokenizers import (
+from diarylab.testing.judge_tokenizers import (
     harmony_tokenizer,
     mistral_style_tokenizer,
     thousand_numbers_tokenizer,
@@ -142,7 +142,7 @@ def test_local_judge_reads_the_rendered_prompt_and_records_harmony_effort():
 def test_a_harmony_prompt_states_a_fixed_date_not_today():
     from diarylab.rubric.judging.judge_render import HARMONY_DATE, render_judge_prompt
     from diarylab.rubric.prompts import JudgePrompt
-    from tests.judge_tokenizers import harmony_tokenizer
+    from diarylab.testing.judge_tokenizers import harmony_tokenizer
 
     prompt = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score: ")
     text = render_judge_prompt(harmony_tokenizer(), prompt).text

@@ -1,6 +1,6 @@
-"""The judge tokenizers built in code (tests/judge_tokenizers.py) have the shapes the served judges'
-tokenizers have, and the local judge reads each of them exactly: its trie/KV-cache reading equals
-scoring every number with its own full forward pass."""
+"""The judge tokenizers built in code (testing/judge_tokenizers.py) have the shapes the served
+judges' tokenizers have, and the local judge reads each of them exactly: its trie/KV-cache
+reading equals scoring every number with its own full forward pass."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.judging.vocab import number_tokens, vocab_facts
 from diarylab.rubric.judging.yes_no import YesNoReading
 from diarylab.rubric.prompts import JudgePrompt
-from tests.judge_helpers import brute_force_distribution
-from tests.judge_tokenizers import (
+from diarylab.testing.judge_helpers import brute_force_distribution
+from diarylab.testing.judge_tokenizers import (
     harmony_tokenizer,
     mistral_style_tokenizer,
     thousand_numbers_tokenizer,

@@ -15,7 +15,7 @@ from diarylab.rubric.judging.judges import (
 from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
-from tests.judge_helpers import single_token_model
+from diarylab.testing.judge_helpers import single_token_model
 
 PROMPT = JudgePrompt.chat([{"role": "user", "content": "Rate it."}], prefill="Score: ")
 

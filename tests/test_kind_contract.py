@@ -1,4 +1,4 @@
-"""The kind contract a new kind can fulfil alone: a toy kind that lives in tests/toy_kind/ (and
+"""The kind contract a new kind can fulfil alone: a toy kind that lives in testing/toy_kind.py (and
 nowhere in the lab) is registered from outside and runs through design check, plan, run, status
 and report like the lab's own kinds."""
 
@@ -16,7 +16,7 @@ NOTES = ["The kettle broke and I laughed about it.", "Nobody called today. I did
 
 @pytest.fixture()
 def toy(tmp_path, tiny_model_folder):
-    register_kind("toy", "tests.toy_kind")
+    register_kind("toy", "diarylab.testing.toy_kind")
     path = tmp_path / "toy.toml"
     path.write_text(
         f"""

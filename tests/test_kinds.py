@@ -13,8 +13,8 @@ import pytest
 
 import diarylab.experiments.kinds as kinds
 from diarylab.experiments.cli import main
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.running.runner import run_design
 
 ECHO = """
 from dataclasses import dataclass
@@ -155,7 +155,7 @@ def test_a_new_kind_runs_on_the_engine(tmp_path, tiny_model_folder, echo_kind, c
 def test_the_engine_and_the_shelf_do_not_name_a_kind():
     root = Path(__file__).parent.parent / "experiments"
     shared = [
-        root / "runner.py",
+        root / "running" / "runner.py",
         *(root / "engine").glob("*.py"),
         *(root / "analysis").glob("*.py"),
     ]

@@ -1,6 +1,6 @@
 """The architecture as a rule: dependencies point one way.
 
-foundation ← model_access ← steering / diarists / chatbots / rubric ← experiments
+foundation ← model_access ← steering / diarists / chatbots / rubric ← experiments ← testing
 
 and inside experiments: engine core ← shared analysis ← kinds ← runner and commands.
 
@@ -25,6 +25,7 @@ LAYER = {
     "chatbots": 2,
     "rubric": 2,
     "experiments": 3,
+    "testing": 4,  # the tests' and benches' builders and stand-ins: above the whole lab
 }
 SIDEWAYS = {("diarists", "steering")}  # the only import allowed inside one layer
 
@@ -91,7 +92,7 @@ def test_the_rule_catches_upward_and_sideways_imports(tmp_path):
     (tmp_path / "foundation").mkdir()
     (tmp_path / "foundation" / "bad.py").write_text(
         "def f():\n"
-        "    from diarylab.experiments.opening import load_design\n"
+        "    from diarylab.experiments.designs.opening import load_design\n"
         "    return load_design\n"
     )
     (tmp_path / "chatbots").mkdir()
@@ -106,19 +107,53 @@ def test_every_lab_package_is_ranked():
 
 
 # ------------------------------------------------------------------ inside experiments/
-# engine core ← shared shelves (analysis, rating) ← kinds ← runner and commands. A kind never
-# imports another kind; a shared shelf never imports a kind; the engine imports neither.
-EXPERIMENT_ROOMS = {"engine": 0, "analysis": 1, "rating": 1, "kinds": 2, "top": 3}
+# Every folder of experiments/ has a floor; a room imports only rooms on lower floors (and
+# itself): the engine core; the shared shelves; the kinds; the door that opens designs; the
+# results frames and derived runs; the plan; running a design; the commands; the CLI entry.
+# A kind never imports another kind. Nothing sits loose at the top but the CLI entry.
+EXPERIMENT_ROOMS = {
+    "engine": 0,
+    "analysis": 1,
+    "profiles": 1,
+    "rating": 2,
+    "checks": 2,
+    "kinds": 3,
+    "designs": 4,
+    "frames": 5,
+    "derived": 5,
+    "planning": 6,
+    "running": 7,
+    "commands": 8,
+    "cli": 9,
+}
+TOP_FILES = {"__init__", "cli"}
 
 
 def experiment_room(module: str) -> tuple[str, str | None]:
     """The room of a module under experiments/ (dotted name), and for a kind its name."""
     parts = module.split(".")[1:]
-    if parts and parts[0] in ("engine", "analysis", "rating"):
-        return parts[0], None
-    if parts and parts[0] == "kinds":
+    if not parts:
+        return "cli", None  # experiments/__init__.py
+    if parts[0] == "kinds":
         return "kinds", parts[1] if len(parts) > 1 else None
-    return "top", None
+    return parts[0], None
+
+
+def loose_modules(root: Path = ROOT) -> list[str]:
+    return sorted(p.name for p in (root / "experiments").glob("*.py") if p.stem not in TOP_FILES)
+
+
+def test_experiments_has_no_loose_module_and_every_folder_is_ranked():
+    assert loose_modules() == []
+    folders = {p.parent.name for p in (ROOT / "experiments").glob("*/__init__.py")}
+    assert folders == set(EXPERIMENT_ROOMS) - {"cli"}, "rank the new folder in EXPERIMENT_ROOMS"
+
+
+def test_the_loose_module_check_can_fail(tmp_path):
+    (tmp_path / "experiments").mkdir()
+    for name in ("__init__.py", "cli.py", "runner.py"):
+        (tmp_path / "experiments" / name).write_text("")
+    assert loose_modules(tmp_path) == ["runner.py"]
 
 
 def module_of(path: Path, root: Path) -> str:
@@ -140,7 +175,7 @@ def room_violations(root: Path = ROOT) -> list[str]:
         for line, target in experiment_imports(path):
             their_room, their_kind = experiment_room(target)
             where = f"{path.relative_to(root)}:{line} imports {target}"
-            if EXPERIMENT_ROOMS[their_room] > EXPERIMENT_ROOMS[room]:
+            if room != their_room and EXPERIMENT_ROOMS[their_room] >= EXPERIMENT_ROOMS[room]:
                 bad.append(f"{where} (the {room} may not import the {their_room})")
             elif room == their_room == "kinds" and kind != their_kind and their_kind is not None:
                 bad.append(f"{where} (a kind may not import another kind)")
@@ -152,8 +187,12 @@ def test_experiments_rooms_point_one_way():
 
 
 def test_the_room_rule_catches_a_kind_importing_a_kind_and_the_shelf_importing_a_kind(tmp_path):
-    for folder in ("engine", "analysis", "kinds/diary", "kinds/friends"):
+    for folder in ("engine", "analysis", "frames", "kinds/diary", "kinds/friends"):
         (tmp_path / "experiments" / folder).mkdir(parents=True)
+    # a room on the same floor is no lower: the frames and the derived runs stand apart
+    (tmp_path / "experiments" / "frames" / "bad.py").write_text(
+        "from diarylab.experiments.derived.reuse import Reuse\n"
+    )
     (tmp_path / "experiments" / "kinds" / "friends" / "bad.py").write_text(
         "from diarylab.experiments.kinds.diary.contrasts import Hypothesis\n"
     )
@@ -162,7 +201,7 @@ def test_the_room_rule_catches_a_kind_importing_a_kind_and_the_shelf_importing_a
     )
     (tmp_path / "experiments" / "engine" / "bad.py").write_text(
         "from diarylab.experiments.analysis import hypotheses\n"
-        "from diarylab.experiments import runner\n"
+        "from diarylab.experiments.running import runner\n"
     )
     (tmp_path / "experiments" / "kinds" / "diary" / "fine.py").write_text(
         "from diarylab.experiments.analysis.verdicts import holm\n"
@@ -173,8 +212,10 @@ def test_the_room_rule_catches_a_kind_importing_a_kind_and_the_shelf_importing_a
         "(the analysis may not import the kinds)",
         "experiments/engine/bad.py:1 imports experiments.analysis.hypotheses "
         "(the engine may not import the analysis)",
-        "experiments/engine/bad.py:2 imports experiments.runner "
-        "(the engine may not import the top)",
+        "experiments/engine/bad.py:2 imports experiments.running "
+        "(the engine may not import the running)",
+        "experiments/frames/bad.py:1 imports experiments.derived.reuse "
+        "(the frames may not import the derived)",
         "experiments/kinds/friends/bad.py:1 imports experiments.kinds.diary.contrasts "
         "(a kind may not import another kind)",
     ]
@@ -284,7 +325,7 @@ def test_the_circle_rule_catches_a_circle_through_a_type_only_import(tmp_path):
 # ----------------------------------------------------------------------------- SQL
 # What reaches into SQLite: only the store package (experiments/engine/store/) may — in the lab,
 # its benches and its tests alike (tests read stores through the store's typed reads and edits,
-# tests/stores.py; a store of an older format is a data file, tests/data/). This file is left out:
+# testing/stores.py; a store of an older format is a data file, tests/data/). This file is left out:
 # it holds the pattern as text.
 SQL = re.compile(r"json_extract|\.execute\(|\.executemany\(|read_sql|sqlite3\.connect")
 STORE_PACKAGE = Path("experiments") / "engine" / "store"
@@ -322,4 +363,88 @@ def test_the_sql_rule_catches_a_query_in_a_report(tmp_path):
     assert [f.split(":")[0] for f in sql_outside_the_store(tmp_path)] == [
         str(Path("experiments/kinds/toy/report.py")),
         str(Path("tests/test_toy.py")),
+    ]
+
+
+# ------------------------------------------------------------------ tests and benches
+# A test module imports no other test module, and the benches import nothing from tests/:
+# what they share (fakes, stand-ins, builders, fixtures) lives in diarylab.testing.
+def imports_of_tests(folder: Path) -> list[str]:
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.ImportFrom):  # relative: inside tests/, a test module
+                names = [f"tests.{node.module or ''}"]
+            else:
+                continue
+            if any(n == "tests" or n.startswith("tests.") for n in names):
+                found.append(f"{path.relative_to(folder.parent)}:{node.lineno}")
+    return found
+
+
+def test_no_test_module_imports_another_and_no_bench_imports_tests():
+    assert imports_of_tests(ROOT / "tests") == []
+    assert imports_of_tests(ROOT / "bench") == []
+
+
+def test_the_test_import_rule_can_fail(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("from tests.test_b import helper\n")
+    (tmp_path / "tests" / "test_c.py").write_text("def f():\n    import tests.conftest\n")
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "b.py").write_text("from tests import fake_openai\n")
+    assert imports_of_tests(tmp_path / "tests") == ["tests/test_a.py:1", "tests/test_c.py:2"]
+    assert imports_of_tests(tmp_path / "bench") == ["bench/b.py:1"]
+
+
+# ------------------------------------------------------------------ judges answer for themselves
+# What the engine, the plan and the checks ask of a judge (its lane, its cost, its server or
+# weights, its probe's verdict, ...) is asked of the spec (rubric/judging/judges.py), never by
+# testing which kind of judge it is.
+JUDGES_MODULE = Path("rubric") / "judging" / "judges.py"
+JUDGE_KIND = re.compile(
+    r"isinstance\([^)]*\b(?:Local|Served)JudgeSpec\b"
+    r"|\.reading_mode\s*(?:[!=]=|in\b)"
+    r"|\b(?:j|judge\w*|spec)\.kind\s*(?:[!=]=|in\b)"
+    r"|getattr\(\s*(?:j|judge\w*|spec)\b"
+)
+
+
+def judge_kind_checks(root: Path = ROOT) -> list[str]:
+    found = []
+    for part in PARTS:
+        for path in sorted((root / part).rglob("*.py")) if (root / part).is_dir() else []:
+            relative = path.relative_to(root)
+            if relative == JUDGES_MODULE:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if JUDGE_KIND.search(line):
+                    found.append(f"{relative}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_code_outside_the_judges_module_checks_a_judge_specs_kind():
+    assert judge_kind_checks() == []
+
+
+def test_the_judge_kind_rule_can_fail(tmp_path):
+    planning = tmp_path / "experiments" / "planning"
+    planning.mkdir(parents=True)
+    (planning / "bad.py").write_text(
+        "local = isinstance(spec, LocalJudgeSpec)\n"
+        'lane = 0 if judge.kind == "local" else 1\n'
+        'width = getattr(spec, "endpoint", None)\n'
+        'if spec.reading_mode == "top-k":\n'
+        "    pass\n"
+    )
+    inside = tmp_path / JUDGES_MODULE
+    inside.parent.mkdir(parents=True)
+    inside.write_text("if isinstance(spec, LocalJudgeSpec):\n    pass\n")
+    assert [f.split(": ")[0] for f in judge_kind_checks(tmp_path)] == [
+        f"{Path('experiments/planning/bad.py')}:{n}" for n in (1, 2, 3, 4)
     ]

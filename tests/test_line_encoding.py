@@ -15,7 +15,7 @@ from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts
 from diarylab.rubric.judging import line_encoding
 from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.judging.line_encoding import encode_texts
-from tests.test_vocab import tokenizer  # noqa: F401  (the fixture: six tokenizer shapes)
+from diarylab.testing.judge_tokenizers import tokenizer  # noqa: F401  (the fixture: six tokenizer shapes)
 
 LETTER = (
     "Dear Sam,\n\n"

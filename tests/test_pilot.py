@@ -13,8 +13,8 @@ import pytest
 
 from diarylab.experiments.analysis.verdicts import minimum_detectable_effect
 from diarylab.experiments.cli import main
-from tests.lab_fixtures import design_text, make_profile
-from tests.stores import opened
+from diarylab.testing.lab_fixtures import design_text, make_profile
+from diarylab.testing.stores import opened
 
 HYPOTHESES = """
 [[hypotheses]]
@@ -146,7 +146,7 @@ def test_a_design_without_hypotheses_has_nothing_to_size(design, tmp_path, capsy
 def test_a_kind_without_pilot_support_is_refused_clearly():
     from types import SimpleNamespace
 
-    from diarylab.experiments.pilot import supports_pilot
+    from diarylab.experiments.running.pilot import supports_pilot
     from diarylab.foundation.errors import LabError
 
     class Plain:

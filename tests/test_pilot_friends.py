@@ -15,11 +15,11 @@ import pytest
 
 from diarylab.experiments.analysis.verdicts import minimum_detectable_effect
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.kinds.friends.pairs import expand
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.pilot import reduced_design
-from tests.friends_fixtures import friends_design
-from tests.stores import call, opened
+from diarylab.experiments.running.pilot import reduced_design
+from diarylab.testing.friends_fixtures import friends_design
+from diarylab.testing.stores import call, opened
 
 ROOT = Path(__file__).parent.parent
 SHIPPED = ROOT / "experiments" / "designs" / "friends.toml"

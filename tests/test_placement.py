@@ -15,10 +15,10 @@ import pytest
 import torch
 
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.writes import StoreWrites, local_identity
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
+from diarylab.experiments.running.runner import run_design
 from diarylab.foundation.datafiles import validate
 from diarylab.foundation.errors import LabError
 from diarylab.model_access import placement
@@ -35,8 +35,8 @@ from diarylab.steering.apply import Steer
 from diarylab.steering.extract import _response_means
 from diarylab.steering.vectors import random_vector
 from diarylab.steering.write_door import WriteRequest, Written
-from tests.conftest import SPLIT_MAP
-from tests.lab_fixtures import design_text
+from diarylab.testing.lab_fixtures import design_text
+from diarylab.testing.tiny_models import SPLIT_MAP
 
 CHATS = [
     [{"role": "user", "content": "Write today's diary entry."}],

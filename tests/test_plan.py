@@ -1,5 +1,5 @@
 """`diarylab plan` counts what a run makes: a small diary design is planned, then run against the
-vLLM-shaped judge stand-in (tests/fake_judge_server.py) with a confident judge model behind it,
+vLLM-shaped judge stand-in (testing/fake_judge_server.py) with a confident judge model behind it,
 and the plan's texts, readings, prompts and HTTP requests must equal what the run wrote to its
 store and what the server was asked. Bad options exit 2 with one message."""
 
@@ -18,11 +18,11 @@ from diarylab.experiments.kinds.diary.rows import EntryRow, ReplyRow
 from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.judging.vocab import vocab_facts
 from diarylab.rubric.probe_prompt import number_probe
-from tests.confident_judge import confident_judge
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.judge_tokenizers import mistral_style_tokenizer
-from tests.lab_fixtures import served_judge
+from diarylab.testing.confident_judge import confident_judge
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.judge_tokenizers import mistral_style_tokenizer
+from diarylab.testing.lab_fixtures import served_judge
 
 
 def design(model_folder, tokenizer, url, *, max_error=0.0) -> str:
@@ -259,11 +259,11 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
     from collections import Counter
 
     from diarylab.diarists.cards import load_cards
+    from diarylab.experiments.designs.opening import load_design
     from diarylab.experiments.kinds.friends.kind import friends_spec
     from diarylab.experiments.kinds.friends.rows import LetterRow
     from diarylab.experiments.kinds.friends.tasks import letter_tasks
-    from diarylab.experiments.opening import load_design
-    from diarylab.experiments.profile_refs import profile_ids
+    from diarylab.experiments.profiles.refs import profile_ids
 
     design = load_design("experiments/designs/friends.toml")
     cells = design.kind.cells(design, profile_ids(design))
@@ -297,7 +297,7 @@ def test_the_friends_plan_counts_the_tasks_its_judging_phase_yields(capsys):
 
 
 def test_the_bounded_estimate_is_what_the_confident_test_judge_takes(judge_model, tmp_path):
-    """The estimate's stated judge is the shape of tests/confident_judge.py: one real bounded
+    """The estimate's stated judge is the shape of testing/confident_judge.py: one real bounded
     reading of that judge through the stand-in takes the prompts the plan expects."""
     from diarylab.experiments.planning.costs import reading_cost
     from diarylab.experiments.planning.plan import YES_NO_SAMPLE
@@ -375,9 +375,9 @@ def test_bounded_readings_read_together_take_the_http_requests_the_plan_counts(
     exactly the HTTP requests the plan counts for batches whose readings agree (the confident
     test judge writes 72 on every prompt), and the plan's expected figure, each reading by a
     judge of its own number, is no fewer. The batches are the ones the judging phase reads."""
+    from diarylab.experiments.designs.opening import load_design
     from diarylab.experiments.kinds.diary.tasks import diary_tasks
-    from diarylab.experiments.opening import load_design
-    from diarylab.experiments.profile_refs import profile_ids
+    from diarylab.experiments.profiles.refs import profile_ids
 
     model, _, tokenizer_folder = judge_model
     with serve(judge_handler(model, renderer="mistral")) as server:

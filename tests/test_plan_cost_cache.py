@@ -11,8 +11,8 @@ import pytest
 
 from diarylab.experiments.cli import main
 from diarylab.experiments.planning import costs
-from tests.judge_tokenizers import mistral_style_tokenizer
-from tests.lab_fixtures import FIXED_ONLY, design_text, served_judge
+from diarylab.testing.judge_tokenizers import mistral_style_tokenizer
+from diarylab.testing.lab_fixtures import FIXED_ONLY, design_text, served_judge
 
 
 @pytest.fixture

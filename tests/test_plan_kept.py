@@ -11,9 +11,9 @@ import json
 import pytest
 
 from diarylab.experiments.cli import main
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.lab_fixtures import FIXED_ONLY, design_text, served_judge
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.lab_fixtures import FIXED_ONLY, design_text, served_judge
 
 
 def _design(tmp_path, model_folder, url):

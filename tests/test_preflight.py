@@ -4,12 +4,10 @@ fails leaves nothing behind."""
 
 from __future__ import annotations
 
-import socket
-
 from diarylab.experiments.cli import main
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import chat_response, serve
-from tests.lab_fixtures import design_text
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import chat_response, closed_port_url, serve
+from diarylab.testing.lab_fixtures import design_text
 
 SERVED_JUDGE = """
 [[judges]]
@@ -30,13 +28,6 @@ kind = "litellm"
 model = "openai/x"
 endpoint = { api_key_env = "DIARYLAB_UNSET_KEY_FOR_TESTS" }
 """
-
-
-def closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 def both_refuse(tmp_path, text, capsys, message, *, check_args=()):

@@ -9,17 +9,17 @@ from collections import Counter
 import pytest
 
 from diarylab.diarists.patterns import load_pattern
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.profile_making import InlineProfiles
-from diarylab.experiments.profile_refs import resolve_profiles
-from diarylab.experiments.vector_making import judge_scorer
+from diarylab.experiments.profiles.making import InlineProfiles
+from diarylab.experiments.profiles.refs import resolve_profiles
+from diarylab.experiments.profiles.vectors import judge_scorer
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
 from diarylab.rubric.judging.judge_base import Judge
 from diarylab.rubric.judging.judges import build_judge
 from diarylab.rubric.judging.local_judge import LocalJudge
-from tests.lab_fixtures import design_text
+from diarylab.testing.lab_fixtures import design_text
 
 RULE = """
 [[profiles]]

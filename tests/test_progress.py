@@ -9,7 +9,7 @@ import json
 from diarylab.experiments.cli import main
 from diarylab.experiments.engine.progress import eta_seconds
 from diarylab.rubric.judging.local_judge import LocalJudge
-from tests.lab_fixtures import design_text
+from diarylab.testing.lab_fixtures import design_text
 
 
 def test_interrupted_then_resumed_the_totals_and_status_say_what_happened(

@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.running.runner import run_design
 from diarylab.foundation.errors import LabError
 from diarylab.steering.projection import project
 from diarylab.steering.vectors import random_vector
-from tests.lab_fixtures import design_text, make_profile
-from tests.stores import opened
+from diarylab.testing.lab_fixtures import design_text, make_profile
+from diarylab.testing.stores import opened
 
 
 def _hidden(model, ids, layer):

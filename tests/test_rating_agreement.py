@@ -17,10 +17,15 @@ from irrCAC.raw import CAC
 import diarylab
 from diarylab.experiments.analysis.bootstrap import BootstrapSettings
 from diarylab.experiments.cli import main
+from diarylab.experiments.frames.columns import FRAMES
 from diarylab.experiments.rating.agreement import agreement, items_for_width
 from diarylab.experiments.rating.stored import judge_values, stored_ratings
-from diarylab.experiments.result_columns import FRAMES
-from tests.rating_fixtures import example_with_sample, judge_readings, page_file, simulated_answers
+from diarylab.testing.rating_fixtures import (
+    example_with_sample,
+    judge_readings,
+    page_file,
+    simulated_answers,
+)
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,13 @@ import pytest
 
 import diarylab
 from diarylab.experiments.cli import main
-from tests.rating_fixtures import example_with_sample, judge_readings, page_file, simulated_answers
-from tests.stores import opened, snapshot
+from diarylab.testing.rating_fixtures import (
+    example_with_sample,
+    judge_readings,
+    page_file,
+    simulated_answers,
+)
+from diarylab.testing.stores import opened, snapshot
 
 
 @pytest.fixture(scope="module")

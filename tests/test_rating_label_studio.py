@@ -20,7 +20,7 @@ import pytest
 
 import diarylab
 from diarylab.experiments.cli import main
-from tests.rating_fixtures import example_with_sample, judge_readings, simulated_answers
+from diarylab.testing.rating_fixtures import example_with_sample, judge_readings, simulated_answers
 
 TOKEN = "diarylab-rating-tier-token"
 USER = "rater@lab.test"

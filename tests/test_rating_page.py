@@ -11,7 +11,7 @@ import pytest
 
 import diarylab
 from diarylab.experiments.cli import main
-from tests.rating_fixtures import example_with_sample
+from diarylab.testing.rating_fixtures import example_with_sample
 
 
 def _answer_shown_item(page) -> None:

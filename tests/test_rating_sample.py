@@ -23,7 +23,7 @@ from diarylab.experiments.rating.sample import (
     rater_order,
     systematic_pps,
 )
-from tests.rating_fixtures import EXAMPLE, example_with_sample, judge_readings
+from diarylab.testing.rating_fixtures import EXAMPLE, example_with_sample, judge_readings
 
 
 def test_systematic_pps_takes_each_unit_with_its_inclusion_probability():

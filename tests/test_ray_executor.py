@@ -14,21 +14,21 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from diarylab.experiments.designs.opening import load_design  # noqa: E402
 from diarylab.experiments.engine import ray_executor, writes  # noqa: E402
 from diarylab.experiments.engine.executor import ExecutorSettings  # noqa: E402
-from diarylab.experiments.opening import load_design  # noqa: E402
-from diarylab.experiments.runner import run_design  # noqa: E402
+from diarylab.experiments.running.runner import run_design  # noqa: E402
 from diarylab.foundation.errors import LabError  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402
 from diarylab.steering.apply import write_steered  # noqa: E402
-from tests.conftest import TINY_SPEC, build_tiny_llama  # noqa: E402
-from tests.fake_judge_server import judge_handler  # noqa: E402
-from tests.fake_openai import serve  # noqa: E402
-from tests.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
-from tests.judge_helpers import bias_logits  # noqa: E402
-from tests.lab_fixtures import design_text, make_profile  # noqa: E402
-from tests.stores import opened as opened_store  # noqa: E402
-from tests.stores import snapshot  # noqa: E402
+from diarylab.testing.fake_judge_server import judge_handler  # noqa: E402
+from diarylab.testing.fake_openai import serve  # noqa: E402
+from diarylab.testing.friends_fixtures import FIRST_HYPOTHESIS, friends_design  # noqa: E402
+from diarylab.testing.judge_helpers import bias_logits  # noqa: E402
+from diarylab.testing.lab_fixtures import design_text, make_profile  # noqa: E402
+from diarylab.testing.stores import opened as opened_store  # noqa: E402
+from diarylab.testing.stores import snapshot  # noqa: E402
+from diarylab.testing.tiny_models import TINY_SPEC, build_tiny_llama  # noqa: E402
 
 pytestmark = pytest.mark.ray
 TWO_ACTORS = ExecutorSettings(kind="ray", actors=2)

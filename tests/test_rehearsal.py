@@ -14,8 +14,8 @@ import pytest
 
 from bench.rehearsal_kills import report_files, reports_differ
 from bench.rehearsal_setup import KEY_ENV, cards_folder, rehearsal_design, stand_ins
-from tests.kill_resume import finish, kill_partway
-from tests.stores import opened, snapshot
+from diarylab.testing.kill_resume import finish, kill_partway
+from diarylab.testing.stores import opened, snapshot
 
 # Its own tier (`-m rehearsal`), run in CI like the other slow tiers.
 pytestmark = [pytest.mark.rehearsal, pytest.mark.timeout(1200)]

@@ -14,7 +14,7 @@ from diarylab.experiments.analysis.markdown import MISSING
 from diarylab.experiments.kinds.diary.report import write_report
 from diarylab.foundation.datafiles import load_toml
 from diarylab.foundation.errors import LabError
-from tests.synthetic_diary import Plant, make_tables
+from diarylab.testing.synthetic_diary import Plant, make_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 SHA = "5" * 64

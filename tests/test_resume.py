@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.kill_resume import finish, kill_partway, run_cli
-from tests.kill_resume import progress as progress  # for tests that still import it from here
-from tests.lab_fixtures import design_text, make_profile
-from tests.stores import snapshot
+from diarylab.testing.kill_resume import finish, kill_partway, run_cli, tables
+from diarylab.testing.kill_resume import (
+    progress as progress,  # for tests that still import it from here
+)
+from diarylab.testing.lab_fixtures import design_text, make_profile
 
 CHATBOT = """
 [[chatbots]]
@@ -20,11 +21,6 @@ kind = "local"
 model = "{model}"
 generation = {{ max_new_tokens = 6, temperature = 0.7 }}
 """
-
-
-def tables(folder: Path) -> dict[str, list[tuple]]:
-    """Every row, and everything about a call but the time it was made."""
-    return snapshot(folder, ("entries", "replies", "judgments"))
 
 
 @pytest.fixture(scope="module")

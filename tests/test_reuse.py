@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import pytest
 
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.reuse import (
     copy_texts,
     first_difference,
@@ -17,9 +18,8 @@ from diarylab.experiments.engine.reuse import (
     text_view,
 )
 from diarylab.experiments.engine.store import Store
-from diarylab.experiments.opening import load_design
 from diarylab.foundation.errors import LabError
-from tests.lab_fixtures import design_text
+from diarylab.testing.lab_fixtures import design_text
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`diarylab.open_run(path)`: a run's results as typed frames (experiments/run_frames.py), on the
+"""`diarylab.open_run(path)`: a run's results as typed frames (experiments/frames/reader.py), on the
 shipped example run: each frame has exactly its declared columns and dtypes, every reading
 names the text it judged and who wrote it, the judge-free projection is a frame of its own, and
 docs/results-columns.md is the declarations, generated."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import diarylab
-from diarylab.experiments.result_columns import FRAMES, columns_doc
-from diarylab.experiments.run_frames import COMPUTED
+from diarylab.experiments.frames.columns import FRAMES, columns_doc
+from diarylab.experiments.frames.reader import COMPUTED
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "results" / "example"

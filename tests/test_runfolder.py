@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from diarylab.experiments.cli import main
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
-from tests.lab_fixtures import make_profile, small_run_text
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.running.runner import run_design
+from diarylab.testing.lab_fixtures import make_profile, small_run_text
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ import shutil
 import pytest
 
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.inputs import file_sha256
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
+from diarylab.experiments.running.runner import run_design
 from diarylab.foundation.errors import LabError
-from tests.test_benchmark_run import DATA
-from tests.test_benchmark_run import design as bench_design
-from tests.test_benchmark_run import servers as servers  # the fixture, for this module
+from diarylab.testing.benchmark_runs import DATA
+from diarylab.testing.benchmark_runs import design as bench_design
+from diarylab.testing.benchmark_runs import servers as servers  # the fixture, for this module
 
 
 def test_a_moved_benchmark_folder_reports_identically_without_its_data_file(

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from diarylab.experiments.cli import main
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine import inputs as inputs_module
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
+from diarylab.experiments.running.runner import run_design
 from diarylab.foundation.datafiles import file_sha256, located, reading_from
 from diarylab.foundation.errors import LabError
 from diarylab.rubric.behavior_rubric import RUBRIC_FILE, load_behavior_rubric
-from tests.lab_fixtures import design_text, make_profile, small_run_text
+from diarylab.testing.lab_fixtures import design_text, make_profile, small_run_text
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ import pytest
 
 from diarylab.experiments.engine.runlock import run_lock
 from diarylab.foundation.errors import LabError
-from tests.lab_fixtures import design_text, make_profile
-from tests.stores import opened
+from diarylab.testing.lab_fixtures import design_text, make_profile
+from diarylab.testing.stores import opened
 
 ROOT = Path(__file__).parent.parent
 

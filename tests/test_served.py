@@ -15,7 +15,7 @@ from diarylab.model_access.served import (
     TransportFailure,
 )
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings
-from tests.fake_openai import chat_response, serve
+from diarylab.testing.fake_openai import chat_response, serve
 
 MESSAGES = [{"role": "user", "content": "Dear diary"}]
 

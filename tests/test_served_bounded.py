@@ -1,6 +1,6 @@
 """Bounded served readings (max_error, trie-v3) through litellm and real HTTP against the
 vLLM-shaped stand-in, on the two test tokenizers (one digit per token; 0..999 as single tokens)
-with a confident judge (tests/confident_judge.py) and tiny_judge's spread-out one: the exact
+with a confident judge (testing/confident_judge.py) and tiny_judge's spread-out one: the exact
 reading (max_error 0, the local judge's) must lie inside every stored bound, and a confident
 judge is read in a handful of prompts. Also: prompts sent as lists, answered by choice index,
 one broken choice asked again alone; replicas."""
@@ -18,10 +18,14 @@ from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.judging.served_exact import ExactSettings
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
-from tests.confident_judge import confident_judge
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.judge_tokenizers import mistral_style_tokenizer, thousand_numbers_tokenizer, tiny_judge
+from diarylab.testing.confident_judge import confident_judge
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.judge_tokenizers import (
+    mistral_style_tokenizer,
+    thousand_numbers_tokenizer,
+    tiny_judge,
+)
 
 PROMPTS = [
     JudgePrompt.chat([{"role": "user", "content": text}], prefill="Score: ")
@@ -124,7 +128,7 @@ def test_one_broken_choice_is_asked_again_alone_and_the_others_are_kept():
             reply["choices"][1]["logprobs"]["token_logprobs"] = []  # malformed for choice 1
         return status, reply
 
-    from tests.fake_openai import Routed
+    from diarylab.testing.fake_openai import Routed
 
     prompts = [
         TokenPromptRequest.of(

@@ -16,9 +16,9 @@ from diarylab.rubric.judging.served_exact import ExactSettings
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.probe_prompt import number_probe
 from diarylab.rubric.prompts import JudgePrompt
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.judge_tokenizers import (
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.judge_tokenizers import (
     harmony_tokenizer,
     mistral_style_tokenizer,
     thousand_numbers_tokenizer,

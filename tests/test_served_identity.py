@@ -26,10 +26,10 @@ from diarylab.rubric.judging.judge_base import Judge
 from diarylab.rubric.judging.number_reading import number_reading
 from diarylab.rubric.judging.served_identity import UNKNOWN, dtype_of, served_dtype, server_root
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
-from tests.confident_judge import confident_judge
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.judge_tokenizers import mistral_style_tokenizer
+from diarylab.testing.confident_judge import confident_judge
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.judge_tokenizers import mistral_style_tokenizer
 
 TEMPLATE = TemplateRef("t", 1, "0" * 64)
 

@@ -1,5 +1,5 @@
 """The served judge end to end on the shipped tokenizer: real HTTP, litellm and parsing against
-the vLLM-shaped stand-in (tests/fake_judge_server.py), whose log-probabilities are computed by a
+the vLLM-shaped stand-in (testing/fake_judge_server.py), whose log-probabilities are computed by a
 real tiny model, compared with reading that model locally."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from diarylab.rubric.judging.served_chat import ChatSettings
 from diarylab.rubric.judging.served_exact import ExactSettings
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
-from tests.conftest import build_tiny_llama
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.judge_helpers import bias_logits, digit_start_ids
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.judge_helpers import bias_logits, digit_start_ids
+from diarylab.testing.tiny_models import build_tiny_llama
 
 NUMBER = JudgePrompt.chat(
     [{"role": "user", "content": "Rate the entry, 0 to 100."}], prefill="Score: "

@@ -19,16 +19,16 @@ import pytest
 
 import diarylab.experiments.engine.writes as conversations  # where entries are written
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.contract import RunContext
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import JudgeSet, ModelCache, run_design
+from diarylab.experiments.running.runner import JudgeSet, ModelCache, run_design
 from diarylab.foundation.datafiles import validate
 from diarylab.model_access.served import CompletionRequest, ServedClient, TransportFailure
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import chat_response, serve
-from tests.lab_fixtures import FIXED_ONLY, design_text, make_profile
-from tests.stores import opened, requests
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import chat_response, serve
+from diarylab.testing.lab_fixtures import FIXED_ONLY, design_text, make_profile
+from diarylab.testing.stores import opened, requests
 
 
 class InFlight:
@@ -128,7 +128,7 @@ def test_executor_settings_travel_from_the_run_option_to_the_executor(
     on a Ray cluster in tests/test_ray_executor.py::test_executor_settings_reach_the_actors
     (actors, actor_cpus, actor_gpus, max_resends) and ::test_an_actor_killed_mid_batch_has_its_
     batch_resent (the batches on the actors); --address is handed to ray.init unchanged."""
-    import diarylab.experiments.runner as runner
+    import diarylab.experiments.running.runner as runner
     from diarylab.experiments.engine.executor import ExecutorSettings
 
     class Opened(Exception):
@@ -279,7 +279,7 @@ def test_local_settings_load_the_model_as_asked(tiny_model_folder, monkeypatch):
 
 def test_placement_settings_reach_from_pretrained_and_the_manifest(tiny_model_folder, monkeypatch):
     import diarylab.model_access.local as local
-    from tests.conftest import SPLIT_MAP
+    from diarylab.testing.tiny_models import SPLIT_MAP
 
     seen = []
     real = local.load_pretrained

@@ -4,7 +4,7 @@ reader and its identity, transport options reach its client and never the identi
 
 from __future__ import annotations
 
-from diarylab.experiments.runner import ModelCache
+from diarylab.experiments.running.runner import ModelCache
 from diarylab.foundation.datafiles import validate
 from diarylab.rubric.judging.judges import ServedJudgeSpec
 

@@ -22,7 +22,7 @@ from diarylab.experiments.analysis.rules import (
 )
 from diarylab.experiments.analysis.verdicts import decide, holm, sign_flip, sign_flip_bounds
 from diarylab.experiments.cli import main
-from tests.lab_fixtures import design_text, make_profile
+from diarylab.testing.lab_fixtures import design_text, make_profile
 
 N = 8
 TRUTH = 0.6

@@ -15,7 +15,7 @@ from diarylab.chatbots.served import ServedChatbot
 from diarylab.chatbots.thinking import split_thinking
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings
-from tests.fake_openai import chat_response, serve
+from diarylab.testing.fake_openai import chat_response, serve
 
 
 @pytest.mark.parametrize(

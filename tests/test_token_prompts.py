@@ -2,7 +2,7 @@
 against small loopback stand-ins that answer /v1/completions the way vLLM 0.33.0 and llama.cpp's
 server do. Each copied behaviour names the file it comes from (vLLM: inside the
 vllm-0.33.0 wheel; llama.cpp: ggml-org/llama.cpp). The full judge stand-in is
-tests/fake_judge_server.py; these stay minimal on purpose."""
+testing/fake_judge_server.py; these stay minimal on purpose."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from diarylab.model_access.served import (
     TransportFailure,
 )
 from diarylab.model_access.settings import EndpointSettings
-from tests.fake_openai import serve
+from diarylab.testing.fake_openai import serve
 
 # A toy vocabulary whose ids 5 and 6 print alike (both ""), as two real tokens can.
 VOCAB = ["<s>", "0", "1", "2", " 0", "", ""]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.kill_resume import finish, kill_once_partway
-from tests.lab_fixtures import design_text, make_profile
-from tests.stores import close, snapshot
+from diarylab.testing.kill_resume import finish, kill_once_partway
+from diarylab.testing.lab_fixtures import design_text, make_profile
+from diarylab.testing.stores import close, snapshot
 
 pytestmark = pytest.mark.vllm
 

@@ -14,13 +14,13 @@ import pytest
 
 import diarylab.model_access.vllm_engine as vllm_engine
 from diarylab.chatbots.specs import LocalChatbotSpec, build_chatbot
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import ModelCache, run_design
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.running.runner import ModelCache, run_design
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.vllm_engine import EngineOutput, VllmEngine
-from tests.kill_resume import ROOT
-from tests.lab_fixtures import design_text, make_profile
-from tests.stores import opened, requests
+from diarylab.testing.kill_resume import ROOT
+from diarylab.testing.lab_fixtures import design_text, make_profile
+from diarylab.testing.stores import opened, requests
 
 ENGINE = """
 engine = "vllm"

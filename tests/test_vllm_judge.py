@@ -1,4 +1,4 @@
-"""The served judge against a real vLLM server (the `vllm` tier, tests/vllm_server.py): an exact
+"""The served judge against a real vLLM server (the `vllm` tier, testing/vllm_server.py): an exact
 reading through /v1/completions by prompt token ids equals the local reading of the same
 weights, numbers and yes/no, also when the client renders with a template that trims the
 prefill; and `diarylab judge probe` accepts the server. The local and the served model are both
@@ -20,8 +20,8 @@ from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.judging.served_exact import ExactSettings
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
-from tests.fake_judge_render import trimming_template
-from tests.kill_resume import ROOT
+from diarylab.testing.fake_judge_render import trimming_template
+from diarylab.testing.kill_resume import ROOT
 
 pytestmark = pytest.mark.vllm
 

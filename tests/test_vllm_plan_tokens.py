@@ -1,6 +1,6 @@
 """The plan's tokens against a real vLLM server's own counters (the `vllm` tier): a short diary
 run whose chatbot is the tiny Qwen3-shaped model (its thinking kept apart) and whose judge is
-the Mistral-format seed shape read exactly (tests/served_tokens.py). For each served model, the
+the Mistral-format seed shape read exactly (testing/served_tokens.py). For each served model, the
 prompt tokens, the part of them its prefix cache held, the tokens generated and the requests —
 as `diarylab plan` says before the run — are within ±15 % of what its server counted."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.served_tokens import CHATBOT, COUNTERS, JUDGE, plan_and_run
+from diarylab.testing.served_tokens import CHATBOT, COUNTERS, JUDGE, plan_and_run
 
 pytestmark = pytest.mark.vllm
 
@@ -43,7 +43,7 @@ def test_design_check_names_a_context_too_short_and_too_few_logprobs(
     judge's, which reads them), each one line naming the entry and the flag that fixes it; a
     top-k judge asking 50 log-probabilities is one line too."""
     from diarylab.experiments.cli import main
-    from tests.served_tokens import design
+    from diarylab.testing.served_tokens import design
 
     servers = shape_servers["servers"]
     text = design(tiny_model_folder, servers["no parser"], servers["mistral"],

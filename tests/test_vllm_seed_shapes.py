@@ -1,5 +1,5 @@
 """The Mistral-format seed judge on a real vLLM server (the `vllm` tier): a tiny random Mistral
-in Mistral's own format (tests/seed_shapes.py) served with exactly the flags docs/gpu-study.md
+in Mistral's own format (testing/seed_shapes.py) served with exactly the flags docs/gpu-study.md
 gives Mistral-Small-3.1 (`--tokenizer-mode mistral --config-format mistral --load-format
 mistral`), so vLLM tokenizes with mistral-common's Tekken, not a tokenizer.json. The server's
 own tokenization of every rubric prompt kind is the ids the lab sends (but for the prefill's
@@ -26,8 +26,8 @@ from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.judging.served_exact import ExactSettings
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import TEMPLATES_DIR, JudgePrompt, load_template
-from tests.kill_resume import ROOT
-from tests.seed_shapes import docs_flags
+from diarylab.testing.kill_resume import ROOT
+from diarylab.testing.seed_shapes import docs_flags
 
 pytestmark = pytest.mark.vllm
 
@@ -322,8 +322,8 @@ def _short_run(
 ) -> ShortRun:
     """A short diary run judged by a seed-shaped server (bounded, max_error 0.05, as the
     shipped study reads), and what the server counted for it."""
-    from tests.kill_resume import finish
-    from tests.lab_fixtures import FIXED_ONLY, design_text
+    from diarylab.testing.kill_resume import finish
+    from diarylab.testing.lab_fixtures import FIXED_ONLY, design_text
 
     judges = SERVED_JUDGE.format(
         model=server.litellm_model,
@@ -402,9 +402,9 @@ def test_a_judge_server_killed_mid_run_stops_it_with_one_line_and_the_run_resume
     import time
 
     from diarylab.experiments.cli import main
-    from tests.kill_resume import finish, progress, run_cli
-    from tests.stores import close, snapshot
-    from tests.vllm_server import kill, launch, wait_up
+    from diarylab.testing.kill_resume import finish, progress, run_cli
+    from diarylab.testing.stores import close, snapshot
+    from diarylab.testing.vllm_server import kill, launch, wait_up
 
     assert main(["plan", str(mistral_run.design), "--measure", "--from",
                  str(mistral_run.folder)]) == 0  # fmt: skip

@@ -1,4 +1,4 @@
-"""The vLLM judge stand-in (tests/fake_judge_server.py) answers like the real server where the
+"""The vLLM judge stand-in (testing/fake_judge_server.py) answers like the real server where the
 lab's tests lean on it: the same fields in every answer, the same system_fingerprint form, and
 the same refusals of prompts that do not fit --max-model-len (the `vllm` tier; both sides have
 the SmolLM2 tokenizer and max_model_len 2048, so the answers can be compared field by field)."""
@@ -10,9 +10,9 @@ import re
 import httpx
 import pytest
 
-from tests.fake_judge_server import judge_handler
-from tests.fake_openai import serve
-from tests.vllm_server import MAX_MODEL_LEN
+from diarylab.testing.fake_judge_server import judge_handler
+from diarylab.testing.fake_openai import serve
+from diarylab.testing.vllm_server import MAX_MODEL_LEN
 
 pytestmark = pytest.mark.vllm
 

@@ -1,5 +1,5 @@
 """A thinking chatbot on a real vLLM server (the `vllm` tier): the tiny Qwen3-shaped model of
-tests/thinking_model.py, whose template opens a <think> block unless enable_thinking is false,
+testing/thinking_model.py, whose template opens a <think> block unless enable_thinking is false,
 served once without a reasoning parser and once with `--reasoning-parser qwen3`. Through the
 lab's served door, every reply's answer comes without its thinking, the thinking is kept beside
 it, a reply cut inside its thinking is a failed reply, "off" reaches the server's template, and
@@ -14,7 +14,7 @@ import pytest
 from diarylab.chatbots.served import ServedChatbot
 from diarylab.model_access.served import ServedClient
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings
-from tests.lab_fixtures import design_text
+from diarylab.testing.lab_fixtures import design_text
 
 pytestmark = pytest.mark.vllm
 
@@ -136,7 +136,7 @@ def test_a_diary_run_stores_replies_without_thinking(
     thinking_server, tmp_path, tiny_model_folder, capsys
 ):
     from diarylab.experiments.cli import main
-    from tests.stores import snapshot
+    from diarylab.testing.stores import snapshot
 
     parser, server = thinking_server
     chatbot = _chatbots(

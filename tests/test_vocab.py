@@ -5,19 +5,12 @@ same prompts, and stays exact for prompts with no special token at all."""
 
 from __future__ import annotations
 
-import pytest
-
 from diarylab.foundation.errors import LabError
-from diarylab.model_access.seed_tokenizers import seed_tokenizer
 from diarylab.rubric.judging import vocab
 from diarylab.rubric.judging.judge_render import render_judge_prompt
 from diarylab.rubric.judging.vocab import number_tokens
 from diarylab.rubric.prompts import JudgePrompt
-from tests.judge_tokenizers import (
-    harmony_tokenizer,
-    mistral_style_tokenizer,
-    thousand_numbers_tokenizer,
-)
+from diarylab.testing.judge_tokenizers import tokenizer as tokenizer  # the fixture, six shapes
 
 ENTRIES = (
     "Dear diary, today I felt alone.",
@@ -53,29 +46,6 @@ def prompts(tokenizer) -> list[str]:
             texts.append(render_judge_prompt(tokenizer, chat).text)
         texts.append(f"Entry: {entry}\nScore: ")  # raw text: no special token
     return texts
-
-
-def shipped(smollm2_folder):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(smollm2_folder)
-
-
-@pytest.fixture(
-    scope="module",
-    params=["mistral", "thousand", "harmony", "smollm2", "tekken-seed", "harmony-seed"],
-)
-def tokenizer(request, smollm2_folder):
-    made = {
-        "mistral": mistral_style_tokenizer,
-        "thousand": thousand_numbers_tokenizer,
-        "harmony": harmony_tokenizer,
-        "smollm2": lambda: shipped(smollm2_folder),
-        "tekken-seed": lambda: seed_tokenizer("mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
-        "harmony-seed": lambda: seed_tokenizer("openai/gpt-oss-120b"),
-    }[request.param]()
-    assert made is not None
-    return made
 
 
 def test_the_tail_gives_what_the_whole_prompt_gives(tokenizer):

@@ -10,7 +10,6 @@ from diarylab.experiments.engine.contract import Design
 from diarylab.foundation.errors import Collector, LabError
 from diarylab.model_access.hub import ModelFacts, model_facts
 from diarylab.model_access.loading import resolve
-from diarylab.rubric.judging.judges import LocalJudgeSpec
 
 
 def check_models(design: Design, found: Collector, *, ask_hub: bool = True) -> list[str]:
@@ -37,10 +36,11 @@ def check_models(design: Design, found: Collector, *, ask_hub: bool = True) -> l
                 bot.model, bot.local.revision, f"{where} chatbots[{i}].model", found, ask_hub, notes
             )
     for i, judge in enumerate(spec.judges):
-        if isinstance(judge, LocalJudgeSpec):
+        if (weights := judge.local_weights()) is not None:
+            model, local = weights
             _facts(
-                judge.model,
-                judge.local.revision,
+                model,
+                local.revision,
                 f"{where} judges[{i}].model",
                 found,
                 ask_hub,

@@ -168,7 +168,7 @@ SERVED_READING_OPTIONS = (
 
 
 def judge_spec_of(args: argparse.Namespace, *, prefix: str = "") -> Any:
-    from diarylab.rubric.judging.judges import judge_spec
+    from diarylab.rubric.judging.named_judge import judge_spec
 
     key = prefix.replace("-", "_")
     served = {name: getattr(args, f"{key}{name}") for name in SERVED_READING_OPTIONS}

@@ -130,7 +130,7 @@ class CliJudge:
 
 
 def judge_of(args: argparse.Namespace) -> CliJudge:
-    from diarylab.experiments.vector_making import FAKE_JUDGE
+    from diarylab.experiments.profiles.vectors import FAKE_JUDGE
     from diarylab.rubric.judging.judges import build_judge, default_load_local
 
     spec = judge_spec_of(args, prefix="judge-")  # checks the judge options, even for 'fake'
@@ -145,7 +145,7 @@ def judge_of(args: argparse.Namespace) -> CliJudge:
 
 def scorer(cli: CliJudge, pattern: Pattern, store: Store) -> Scorer:
     """The --judge's scorer, its readings kept in `store`."""
-    from diarylab.experiments.vector_making import fake_scorer, judge_scorer
+    from diarylab.experiments.profiles.vectors import fake_scorer, judge_scorer
 
     judge = cli.judge
     if judge is None:

@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from diarylab.experiments.commands.report import make_report
-    from diarylab.experiments.opening import load_design
-    from diarylab.experiments.runner import run_design
+    from diarylab.experiments.designs.opening import load_design
+    from diarylab.experiments.running.runner import run_design
 
     summary = run_design(load_design(args.design), args.out, progress=not args.no_progress)
     print(f"run folder: {summary.folder}")

@@ -7,8 +7,8 @@ import argparse
 import json
 from dataclasses import asdict
 
+from diarylab.experiments.designs.opening import design_schema, load_design
 from diarylab.experiments.kinds import kind_names
-from diarylab.experiments.opening import design_schema, load_design
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,10 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     # here, not at the top: `diarylab --help` starts without torch and scipy
-    from diarylab.experiments.derived_checks import reuse_summary
-    from diarylab.experiments.power_check import power_lines
-    from diarylab.experiments.preflight import preflight
-    from diarylab.experiments.profile_refs import describe_profiles
+    from diarylab.experiments.checks.power import power_lines
+    from diarylab.experiments.derived.checks import reuse_summary
+    from diarylab.experiments.profiles.refs import describe_profiles
+    from diarylab.experiments.running.preflight import preflight
 
     design = load_design(args.file)
     notes: list[str] = []
@@ -84,7 +84,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_expand(args: argparse.Namespace) -> int:
-    from diarylab.experiments.profile_refs import profile_ids
+    from diarylab.experiments.profiles.refs import profile_ids
 
     design = load_design(args.file)
     for cell in design.kind.cells(design, profile_ids(design)):
@@ -101,7 +101,7 @@ def run_schema(args: argparse.Namespace) -> int:
 
 
 def run_reference(args: argparse.Namespace) -> int:
-    from diarylab.experiments.design_reference import reference_markdown
+    from diarylab.experiments.designs.reference import reference_markdown
 
     print(reference_markdown(), end="")
     return 0

@@ -129,17 +129,12 @@ def run_read(args: argparse.Namespace) -> int:
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    from diarylab.rubric.judging.judges import (
-        ServedJudgeSpec,
-        build_judge,
-        default_load_local,
-        probe_verdict,
-    )
+    from diarylab.rubric.judging.judges import build_judge, default_load_local
     from diarylab.rubric.judging.served_judge import ServedJudge
     from diarylab.rubric.probe_prompt import number_probe
 
-    spec = judge_spec_of(args)
-    if not isinstance(spec, ServedJudgeSpec):
+    spec = judge_spec_of(args).served()
+    if spec is None:
         raise LabError(
             "the probe is for served judges (a local judge reads its own full distributions: "
             "exactly, or within max_error's certified bound)",
@@ -151,7 +146,7 @@ def run_probe(args: argparse.Namespace) -> int:
     judge = build_judge(spec, default_load_local)
     assert isinstance(judge, ServedJudge)  # a served spec builds a served judge
     result = judge.probe(number_probe())
-    verdict = probe_verdict(spec, result.mode, result.root_coverage)
+    verdict = spec.probe_verdict(result.mode, result.root_coverage)
     payload = {**result.to_record(), "asked_mode": spec.reading_mode, "verdict": verdict}
     lines = [
         f"mode {result.mode} (asked {spec.reading_mode})",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from diarylab.experiments.opening import load_design
+from diarylab.experiments.designs.opening import load_design
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_pilot_command(args: argparse.Namespace) -> int:
-    from diarylab.experiments.pilot import check_pilot, run_pilot  # loads torch: only when running
+    from diarylab.experiments.running.pilot import (  # loads torch: only when running
+        check_pilot,
+        run_pilot,
+    )
 
     design = load_design(args.design)
     check_pilot(design, args.diarists, args.repeats)

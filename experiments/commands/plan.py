@@ -9,8 +9,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from diarylab.experiments.commands._options import add_gpu_option
+from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.contract import Design
-from diarylab.experiments.opening import load_design
 from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ def _named(
 
 
 def parse_tokenizers(values: list[str], design: Design) -> dict[str, str]:
-    exact = [j.id for j in design.spec.judges if getattr(j, "tokenizer", None)]
+    served = [s for j in design.spec.judges if (s := j.served()) is not None]
+    exact = [s.id for s in served if s.tokenizer]
     fix = f"write --tokenizer JUDGE=NAME with JUDGE one of {', '.join(exact) or '(none)'}"
     return _named(
         values,

@@ -66,7 +66,7 @@ def _settings(args: argparse.Namespace) -> object:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from diarylab.experiments.rating_steps import plan_line
+    from diarylab.experiments.commands._rate_steps import plan_line
     from diarylab.foundation.errors import LabError
 
     for name in ("n", "raters", "seconds_per_item"):
@@ -81,7 +81,11 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_sample(args: argparse.Namespace) -> int:
-    from diarylab.experiments.rating_steps import draw_sample, plan_line, questions_per_item
+    from diarylab.experiments.commands._rate_steps import (
+        draw_sample,
+        plan_line,
+        questions_per_item,
+    )
 
     sample, written, drawn = draw_sample(Path(args.dir), _settings(args))  # type: ignore[arg-type]
     state = "drawn and locked" if drawn else "already locked; sheets written again"
@@ -93,7 +97,7 @@ def run_sample(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from diarylab.experiments.rating_steps import import_ratings
+    from diarylab.experiments.commands._rate_steps import import_ratings
 
     new, total, missing = import_ratings(Path(args.dir), [Path(f) for f in args.files])
     print(

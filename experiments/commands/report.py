@@ -22,8 +22,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def make_report(folder: Path, *, resamples: int | None = None) -> Path:
+    from diarylab.experiments.designs.opening import open_run_folder
     from diarylab.experiments.engine.inputs import input_copies
-    from diarylab.experiments.opening import open_run_folder
     from diarylab.foundation.datafiles import reading_from
     from diarylab.foundation.errors import LabError
 

@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from diarylab.experiments.analysis.plan_vs_run import plan_vs_run
+from diarylab.experiments.designs.opening import load_design, open_run_folder, resumes
 from diarylab.experiments.engine.executor import ExecutorSettings
 from diarylab.experiments.engine.runfolder import refuse_under_a_file
-from diarylab.experiments.opening import load_design, open_run_folder, resumes
 from diarylab.foundation.errors import LabError
 
 
@@ -60,20 +60,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from diarylab.experiments.runner import run_design  # loads torch and models: only when running
+    from diarylab.experiments.running.runner import (
+        run_design,  # loads torch and models: only when running
+    )
 
     executor = executor_settings(args)  # a wrong option is refused before anything loads
     out = Path(args.out) if args.out else None
     design = load_design(args.design, locked=resumes(Path(args.design), out))
     if args.grader_template:
-        override = getattr(design.kind, "with_grader_template", None)
-        if override is None:
+        from diarylab.experiments.engine.contract import GraderTemplateSupport
+
+        if not isinstance(design.kind, GraderTemplateSupport):
             raise LabError(
                 f"a {design.kind.name} design has no grader template",
                 where="--grader-template",
                 fix="use it with benchmark designs only",
             )
-        design = override(design, Path(args.grader_template))
+        design = design.kind.with_grader_template(design, Path(args.grader_template))
     summary = run_design(
         design,
         Path(args.out) if args.out else None,
@@ -208,7 +211,7 @@ def _inputs_line(folder: Path) -> str:
 
 def run_export(args: argparse.Namespace) -> int:
     from diarylab.experiments.engine.export import export_tables
-    from diarylab.experiments.run_frames import open_run
+    from diarylab.experiments.frames.reader import open_run
 
     folder = Path(args.dir)
     target = Path(args.to) if args.to else folder / "export"
@@ -220,7 +223,7 @@ def run_export(args: argparse.Namespace) -> int:
                 "--to is a file", where=str(target), fix="name a folder (new or existing)"
             )
         refuse_under_a_file(target, "--to")
-    # The typed frames (experiments/run_frames.py, docs/results-columns.md) at the top; the
+    # The typed frames (experiments/frames/reader.py, docs/results-columns.md) at the top; the
     # store's own tables, as stored, under tables/.
     with open_run(folder) as results:
         written = results.export(target) + export_tables(results.store, target / "tables")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from diarylab.experiments.commands._options import add_gpu_option
-from diarylab.experiments.opening import load_design
+from diarylab.experiments.designs.opening import load_design
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -100,7 +100,7 @@ def run_extract(args: argparse.Namespace) -> int:
 
     pattern = pattern_option(args.pattern)
     so.writable(args.out, folder=False)
-    from diarylab.experiments.vector_making import extract_pattern
+    from diarylab.experiments.profiles.vectors import extract_pattern
     from diarylab.steering.settings import ExtractionSettings
 
     settings = validated(
@@ -145,7 +145,7 @@ def run_extract(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- calibrate
 def run_calibrate(args: argparse.Namespace) -> int:
     from diarylab.diarists.profiles import write_profile
-    from diarylab.experiments.vector_making import calibrate_pattern, chosen_setting
+    from diarylab.experiments.profiles.vectors import calibrate_pattern, chosen_setting
     from diarylab.foundation.datafiles import file_sha256
     from diarylab.steering.calibrate import write_outputs
     from diarylab.steering.settings import CalibrationRule

@@ -1,5 +1,5 @@
-"""What an experiment kind supplies to the engine (experiments/runner.py): its design schema,
-cells, conversation phase, judging phase and report. The engine owns the run folder, lock,
+"""What an experiment kind supplies to the engine (experiments/running/runner.py): its design
+schema, cells, conversation phase, judging phase and report. The engine owns the run folder, lock,
 manifest, store, resume, the loading of models, chatbots, judges and profiles; the shared
 judging loop is `TaskJudging.judge_phase`, which a kind whose judgments are a fixed list of
 tasks inherits, and a kind whose judging differs (the benchmark) writes its own.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from diarylab.experiments.engine.design import DesignFile, Preregistered
 from diarylab.experiments.engine.judging import judge_tasks
-from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
+from diarylab.experiments.engine.lanes import judge_lane, lanes_of, run_lanes
 from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise, Tick
 from diarylab.foundation.errors import LabError
 
@@ -142,10 +142,7 @@ class TaskJudging(ABC):
         tasks = list(self.judge_tasks(run))  # the same tasks for every judge: listed once
         jobs = [
             (
-                # a served judge is built here for its identity (cheap: no weights)
-                lane_key(True, {})
-                if spec.kind == "local"
-                else lane_key(False, judge(spec.id).identity()),
+                judge_lane(spec, judge),
                 lambda judge_id=spec.id: judge_tasks(
                     run.store,
                     judge_id,
@@ -171,9 +168,9 @@ class PlanSupport(Protocol):
 
 @runtime_checkable
 class PilotSupport(Protocol):
-    """What a kind supplies so `diarylab pilot` can size a study of it (experiments/pilot.py).
-    The engine runs the reduced design, then calls `resample` inside the run (models loaded,
-    store open) and `contrast_samples` on the finished store."""
+    """What a kind supplies so `diarylab pilot` can size a study of it
+    (experiments/running/pilot.py). The engine runs the reduced design, then calls `resample`
+    inside the run (models loaded, store open) and `contrast_samples` on the finished store."""
 
     cluster_word: str  # what a cluster is, for the pilot's table ("diarist", "role card")
     text_word: str  # what one written text is ("entry", "letter")
@@ -197,9 +194,10 @@ class PilotSupport(Protocol):
 
 @runtime_checkable
 class ReuseSupport(Protocol):
-    """What a kind supplies so a design can reuse a finished run's texts (experiments/derived.py):
-    the rows that are its texts, the ids its cells need, and the input files that made them. What
-    a derived design may change is its schema's `judging_fields`."""
+    """What a kind supplies so a design can reuse a finished run's texts
+    (experiments/derived/reuse.py): the rows that are its texts, the ids its cells need, and the
+    input files that made them. What a derived design may change is its schema's
+    `judging_fields`."""
 
     text_rows: tuple[Any, ...]  # row types (of row_types) whose rows are the texts reused
     text_calls: tuple[str, ...]  # the call kinds whose results are those texts ("diarist", ...)
@@ -219,3 +217,12 @@ class VerdictSupport(Protocol):
     def verdicts(self, store: Store, design: Design, resamples: int) -> Any:
         """A pandas frame: one row per hypothesis × judge (the report's tables/hypotheses.csv
         columns, without its row ids)."""
+
+
+@runtime_checkable
+class GraderTemplateSupport(Protocol):
+    """A kind whose judges write answers by a grader template, which `run --grader-template
+    FILE` replaces for one run (the benchmark)."""
+
+    def with_grader_template(self, design: Design, path: Path) -> Design:
+        """The design with FILE in place of its grader template (refused if FILE is bad)."""

@@ -18,7 +18,7 @@ from diarylab.diarists.patterns import available_patterns
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import GenerationSettings, LocalSettings, VllmSettings
-from diarylab.rubric.judging.judges import JudgeSpec, ServedJudgeSpec
+from diarylab.rubric.judging.judges import JudgeSpec
 from diarylab.steering.settings import CalibrationRule, ExtractionSettings, SteerSettings
 
 UNSTEERED = "unsteered"
@@ -119,7 +119,7 @@ HexSha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
 class DerivedFrom(DataModel):
-    """A finished run folder whose texts this design reuses (experiments/derived.py): its
+    """A finished run folder whose texts this design reuses (experiments/derived/reuse.py): its
     entries, letters or replies are copied in and never written again; only what this design
     judges, scores or analyses differently is made. Both hashes lock the run as it was when
     this design was written; `design check` prints them when they are missing."""
@@ -232,7 +232,7 @@ class DesignFile(DataModel):
         if (info.context or {}).get("locked"):
             return self
         for i, judge in enumerate(self.judges):
-            if isinstance(judge, ServedJudgeSpec) and not judge.tokenizer and not judge.mode:
+            if judge.top_k_unsaid:
                 raise At(
                     ("judges", i, "tokenizer"),
                     f"judge {judge.id!r} has no tokenizer, so it can only be read from top-k "

@@ -16,9 +16,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diarylab.experiments.engine.store import Store
+
+if TYPE_CHECKING:
+    from diarylab.rubric.judging.judge_base import Judge
+    from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec
 
 Job = Callable[[], None]
 LOCAL = "local"
@@ -46,6 +50,12 @@ def lane_key(local: bool, identity: Mapping[str, Any]) -> str:
     keys, whatever their endpoints), so they share a lane: the first computes, the next reads
     it back, as one after another always did — never a race over which result is kept."""
     return LOCAL if local else "served:" + json.dumps(identity, sort_keys=True, default=str)
+
+
+def judge_lane(spec: LocalJudgeSpec | ServedJudgeSpec, judge: Callable[[str], Judge]) -> str:
+    """A judge's lane, as its spec says (a served judge is built for its identity: cheap, no
+    weights)."""
+    return lane_key(*spec.lane(lambda: judge(spec.id).identity()))
 
 
 def run_lanes(store: Store, lanes: Sequence[Sequence[Job]]) -> None:

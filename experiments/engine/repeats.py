@@ -1,4 +1,4 @@
-"""What every kind's pilot does with its repeats once written (experiments/pilot.py): each
+"""What every kind's pilot does with its repeats once written (experiments/running/pilot.py): each
 repeat's own id, scoring the repeats with every judge through the store, and the pooled
 within-prompt SD of a single text's score per judge and score family."""
 

@@ -1,4 +1,4 @@
-"""The store side of derived runs (experiments/derived.py): what locks the texts a run reuses,
+"""The store side of derived runs (experiments/derived/reuse.py): what locks the texts a run reuses,
 copying them into the derived run's store, and which parts of a design determine those texts.
 
 The texts of a run are its writing and chatbot calls (the `calls` rows of the kinds its kind

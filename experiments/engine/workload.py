@@ -153,7 +153,7 @@ def reply_texts(
 
 def profile_work(spec: DesignFile) -> tuple[tuple[Texts, ...], dict[str, int]]:
     """What making the design's inline profiles takes, before the cells run (in the profile
-    maker's own store, experiments/profile_making.py): per rule, the contrast pairs' texts (two
+    maker's own store, experiments/profiles/making.py): per rule, the contrast pairs' texts (two
     per pair), and for a calibrated rule its sweep's samples — each held-out prompt unsteered
     once and at every layer × non-zero strength — each read by the rule's judge for the pattern
     and for coherence (at most: an empty sample is not read)."""
@@ -181,7 +181,7 @@ def profile_work(spec: DesignFile) -> tuple[tuple[Texts, ...], dict[str, int]]:
         heldout = _mean_prompt((pattern.eval_system,), pattern.heldout_prompts[:prompts])
         samples = prompts * (1 + len(c.layers) * sum(1 for s in c.strengths if s != 0))
         # the sweep writes at the study's own settings unless the rule sets its own
-        # (experiments/vector_making.py study_rule)
+        # (experiments/profiles/vectors.py study_rule)
         study = spec.writing_model
         own = "generation" in c.model_fields_set or study is None
         generation = c.generation if own or study is None else study.generation

@@ -118,4 +118,5 @@ def _from_json(data: dict[str, Any]) -> ReadingCost:
         for name in ("number_batches", "number_batches_alike")
     }
     plain = {k: v for k, v in data.items() if k not in counts and k not in batches}
-    return ReadingCost(**plain, **counts, **batches)
+    fields: dict[str, Any] = {**plain, **counts, **batches}
+    return ReadingCost(**fields)

@@ -33,7 +33,7 @@ class ReadingCost:
     yes_no_list: int = 1
     batch: int = 1
     # The run's preflight reads each served judge's probe prompt once before any reading
-    # (experiments/preflight.py: the root, a list of two prompts, the first tokens written),
+    # (experiments/running/preflight.py: the root, a list of two prompts, the first tokens written),
     # and asks a self-hosted one once for the log-probabilities its readings need.
     probe: Count = Count(0, 0, "local")
     # Bounded 0–100 readings read together walk in step (rubric/judging/served_bounded.py):

@@ -8,7 +8,7 @@ chat, where the count depends on the judge alone."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from diarylab.experiments.planning.cost_cache import kept_reading_cost
@@ -45,8 +45,18 @@ def reading_cost(
     numbers alike, where the judge's own is not on this machine); the note says so.
     `batch_sizes`: how many 0–100 readings a run reads together (a bounded judge's batches are
     counted in step)."""
-    number = samples["number"]
-    if isinstance(spec, LocalJudgeSpec):
+    return spec.counted_by(_Counter(samples, tokenizer_name, batch_sizes))
+
+
+@dataclass(frozen=True)
+class _Counter:
+    """Counts a reading the way the judge's spec says it is read (ReadingCounter)."""
+
+    samples: dict[str, JudgePrompt]
+    tokenizer_name: str | None
+    batch_sizes: Sequence[int]
+
+    def local(self, spec: LocalJudgeSpec) -> ReadingCost:
         # Counted in readings (each a few batched forward passes), so a rate in readings per
         # second gives its hours; no HTTP.
         local = Count(1, 0, "local")
@@ -61,18 +71,22 @@ def reading_cost(
             "local judge: read in batched forward passes on this machine, no HTTP requests "
             "(counted in readings; --rate in readings per second)",
         )
-    if spec.reading_mode == "top-k":
-        return _top_k_cost(spec, number)
-    assert spec.tokenizer is not None
-    named = tokenizer_name or spec.tokenizer
-    instead = f"counted with tokenizer {named!r} in place of {spec.tokenizer!r}; "
-    return kept_reading_cost(
-        spec,
-        samples,
-        named,
-        batch_sizes,
-        lambda sizes: _exact_cost(spec, samples, named, instead if tokenizer_name else "", sizes),
-    )
+
+    def top_k(self, spec: ServedJudgeSpec) -> ReadingCost:
+        return _top_k_cost(spec, self.samples["number"])
+
+    def exact(self, spec: ServedJudgeSpec) -> ReadingCost:
+        assert spec.tokenizer is not None  # an exact reading needs one (ServedJudgeSpec)
+        named = self.tokenizer_name or spec.tokenizer
+        instead = f"counted with tokenizer {named!r} in place of {spec.tokenizer!r}; "
+        samples, changed = self.samples, bool(self.tokenizer_name)
+        return kept_reading_cost(
+            spec,
+            samples,
+            named,
+            self.batch_sizes,
+            lambda sizes: _exact_cost(spec, samples, named, instead if changed else "", sizes),
+        )
 
 
 def _exact_cost(

@@ -63,13 +63,15 @@ def _cost(
     gpus = gpus_needed(hardware, gpu, size, w) if size is not None else None
     if w.who in rates:
         per_copy = gpus or 1
-        hours = {p.phase: p.requests / rates[w.who] * per_copy / 3600 for p in w.parts}
+        hours: dict[str, float | None] = {
+            p.phase: p.requests / rates[w.who] * per_copy / 3600 for p in w.parts
+        }
         unit = "prompts" if w.where == "served" and w.who != "diarist" else "requests"
         return ModelCost(w, gpus, hours, f"measured: {rates[w.who]:g} {unit}/s (--rate)")
     if given is not None:
-        hours = {p.phase: _seconds(p.computed(), p.decoded, given.prefill, given.decode)
-                 for p in w.parts}  # fmt: skip
-        return ModelCost(w, gpus, _in_hours(hours), "given tokens/s per GPU (--throughput)")
+        seconds = {p.phase: _seconds(p.computed(), p.decoded, given.prefill, given.decode)
+                   for p in w.parts}  # fmt: skip
+        return ModelCost(w, gpus, _in_hours(seconds), "given tokens/s per GPU (--throughput)")
     if size is None:
         return ModelCost(
             w,
@@ -80,14 +82,14 @@ def _cost(
             f"give --rate {w.who}=PER_S or --throughput {w.who}=PREFILL,DECODE",
         )
     prefill = hardware.prefill_rate(gpu, size)
-    hours = {}
+    by_phase: dict[str, float | None] = {}
     for p in w.parts:
         decode = hardware.decode_rate(gpu, size, w.concurrency, p.context)
-        hours[p.phase] = _seconds(p.computed(), p.decoded, prefill, decode)
+        by_phase[p.phase] = _seconds(p.computed(), p.decoded, prefill, decode)
     return ModelCost(
         w,
         gpus,
-        _in_hours(hours),
+        _in_hours(by_phase),
         f"estimate: {gpu.name} peaks × the table's utilisation (hardware.toml)",
     )
 

@@ -21,7 +21,7 @@ from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.workload import Workload, read_batches
 from diarylab.experiments.planning.cost_records import Count, ReadingCost
 from diarylab.foundation.errors import Collector, LabError
-from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge, default_load_local
+from diarylab.rubric.judging.judges import build_judge, default_load_local
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def sample_texts(
 ) -> tuple[list[str], str]:
     """`count` texts, seeded: from a run folder's judged tables, else from the role cards."""
     if source is not None:
-        from diarylab.experiments.run_frames import open_run
+        from diarylab.experiments.frames.reader import open_run
 
         with open_run(source) as run:
             texts = run.texts()
@@ -95,9 +95,7 @@ def measure_judges(
             where="--measure",
             fix="plan without --measure (the stated-judge assumption)",
         )
-    served = [
-        (i, spec) for i, spec in enumerate(design.spec.judges) if isinstance(spec, ServedJudgeSpec)
-    ]
+    served = [(i, spec) for i, judge in enumerate(design.spec.judges) if (spec := judge.served())]
     found = Collector()
     for i, spec in served:
         with found.check():
@@ -105,9 +103,7 @@ def measure_judges(
     found.raise_any()
     prompts = [workload.sample_with(text) for text in texts]
     out: dict[str, JudgeMeasure] = {}
-    for spec in design.spec.judges:
-        if not isinstance(spec, ServedJudgeSpec):
-            continue  # a local judge costs no prompts or HTTP requests: counted in readings
+    for _, spec in served:  # a local judge costs no prompts or HTTP requests: counted in readings
         try:
             judge = build_judge(spec, default_load_local)
             by_question = {}

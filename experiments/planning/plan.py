@@ -16,8 +16,9 @@ from diarylab.experiments.planning.costs import reading_cost
 from diarylab.experiments.planning.judge_plan import JudgePlan
 from diarylab.experiments.planning.measured import JudgeMeasure, with_measures
 from diarylab.experiments.planning.plan_json import judge_json
-from diarylab.experiments.profile_refs import profile_ids
+from diarylab.experiments.profiles.refs import profile_ids
 from diarylab.foundation.errors import LabError
+from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec
 from diarylab.rubric.probe_prompt import number_probe
 from diarylab.rubric.prompts import JudgePrompt
 
@@ -100,11 +101,10 @@ def _sum(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else sum(v or 0 for v in values)
 
 
-def _number_sizes(workload: Workload, spec: Any) -> list[int]:
+def _number_sizes(workload: Workload, spec: LocalJudgeSpec | ServedJudgeSpec) -> list[int]:
     """The batch sizes a run reads this judge's 0–100 readings in (the inline profiles' a
     batch at a time)."""
-    endpoint = getattr(spec, "endpoint", None)
-    width = endpoint.concurrency if endpoint is not None else 1
+    width = spec.concurrency
     n = workload.readings.get("number", 0)
     sizes = set(read_batches(workload.together, "number", n, width))
     return sorted(sizes | set(chunks(workload.profile_readings.get(spec.id, 0), width)))

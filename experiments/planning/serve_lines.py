@@ -19,7 +19,6 @@ from diarylab.experiments.planning.gpu_hours import ModelCost
 from diarylab.experiments.planning.hardware import ModelSize
 from diarylab.experiments.planning.render_gpu import GpuPlan
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.judging.judges import ServedJudgeSpec
 
 VLLM_DEFAULT_LOGPROBS = 20  # vLLM's own --max-logprobs default
 # The model's context: the plan's longest prompt and its new tokens, with room for the prompt
@@ -41,8 +40,9 @@ def serve_lines(design: Design, g: GpuPlan) -> list[str]:
         VLLM_LINE,
     ]
     served: list[tuple[str, str, EndpointSettings, ModelCost, list[str]]] = []
-    for judge in spec.judges:
-        if isinstance(judge, ServedJudgeSpec) and judge.endpoint.urls and judge.id in costs:
+    for named in spec.judges:
+        judge = named.served()
+        if judge is not None and judge.endpoint.urls and judge.id in costs:
             logprobs = max(VLLM_DEFAULT_LOGPROBS, judge.logprobs_asked())
             served.append(("judge", judge.id, judge.endpoint, costs[judge.id],
                            ["--max-logprobs", str(logprobs)]))  # fmt: skip
@@ -72,12 +72,12 @@ def serve_lines(design: Design, g: GpuPlan) -> list[str]:
     local += [b.model for b in spec.chatbots if isinstance(b, LocalChatbotSpec)]
     for model in dict.fromkeys(local):
         out += _download(model, g.hardware.model(model))
-    for judge in spec.judges:
-        if isinstance(judge, ServedJudgeSpec) and judge.tokenizer and "/" in judge.tokenizer:
+    for named in spec.judges:
+        if (tokenizer := named.hub_tokenizer()) is not None:
             out += [
-                f"# {judge.id}'s tokenizer files (optional: without them the lab builds an "
+                f"# {named.id}'s tokenizer files (optional: without them the lab builds an "
                 "offline stand-in, model_access/seed_tokenizers.toml)",
-                f"hf download {judge.tokenizer} --include {TOKENIZER_FILES}",
+                f"hf download {tokenizer} --include {TOKENIZER_FILES}",
             ]
     return out
 

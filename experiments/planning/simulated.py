@@ -3,7 +3,7 @@ HTTP requests with the reader a run uses (rubric/judging/served_exact.py ExactRe
 formula.
 
 The server answers /v1/completions token prompts the way vLLM 0.32.0 does, as far as the reader
-looks (the same behaviour tests/fake_judge_server.py cites: vllm/entrypoints/openai/completion/
+looks (the same behaviour testing/fake_judge_server.py cites: vllm/entrypoints/openai/completion/
 serving.py and vllm/logprobs.py): with `logprob_token_ids` every asked id comes back with the
 sampled (greedy) token first; without them the top `top_logprobs`; the prompt ids are echoed;
 a list of prompts is one HTTP request per prompts_per_request equal prompts
@@ -12,7 +12,7 @@ a list of prompts is one HTTP request per prompts_per_request equal prompts
 The judge it serves is stated, not measured: CONFIDENT puts most of its mass on one number
 along that number's own token path, a little on a second, and spreads the rest evenly over the
 whole vocabulary — what a real judge after "Score:" looks like, and what the lab's confident
-test judge (tests/confident_judge.py) is built to be. How many prompts a bounded reading takes
+test judge (testing/confident_judge.py) is built to be. How many prompts a bounded reading takes
 depends on the judge, so the plan labels this count an estimate; the exact reading's count is
 the trie's, whatever the judge (no likely decimal marks assumed: each adds a follow-up)."""
 

@@ -18,7 +18,7 @@ from diarylab.experiments.checks.probes import CHATBOT_PROBE, PING, probes_chatb
 from diarylab.experiments.engine.workload import Texts, conversation_tokens, text_tokens
 from diarylab.experiments.planning.judge_plan import JudgePlan
 from diarylab.experiments.planning.plan import Plan
-from diarylab.rubric.judging.judges import LocalJudgeSpec
+from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec
 
 BLOCK = 16  # vLLM's KV-cache block: a prefix is cached in whole blocks
 Where = Literal["local", "served", "api"]
@@ -161,14 +161,14 @@ def _computed(j: JudgePlan, plan: Plan, question: str, readings: int, size: floa
     return in_groups + (readings - grouped) * first
 
 
-def _judge_work(j: JudgePlan, spec: object, plan: Plan) -> ModelWork:
+def _judge_work(j: JudgePlan, spec: LocalJudgeSpec | ServedJudgeSpec, plan: Plan) -> ModelWork:
     """Prompts by question: each reading's prompts share its judged text, so all but the first
     find their prefix cached (an exact served judge); a local judge reads in forward passes."""
     c = j.cost
     template = float(c.prompt_tokens or 0)
     judged = plan.workload.judged_mean
     whole = float(plan.workload.judged_tokens)
-    local = isinstance(spec, LocalJudgeSpec)
+    local = spec.local_weights() is not None  # read in forward passes on this machine
     parts: list[Work] = []
     longest = 0.0
     per_question = {"number": c.number_expected, "yes_no": c.yes_no}
@@ -193,9 +193,7 @@ def _judge_work(j: JudgePlan, spec: object, plan: Plan) -> ModelWork:
     if j.grader_answers:
         most = next((t.max_tokens or 0 for t in plan.workload.texts if t.per_judge), 0)
         parts.append(Work("grading", j.grader_answers, None, 0.0, j.grader_answers * most, whole))
-    endpoint = getattr(spec, "endpoint", None)
-    width = endpoint.concurrency if endpoint is not None else 1
-    model = str(getattr(spec, "model", j.judge))
+    width, model = spec.concurrency, spec.model
     expected, exact = j.requests("expected"), j.requests("exact")
     factor = exact / expected if expected and exact and exact > expected else 1.0
     return ModelWork(j.judge, model, "local" if local else "served", width, longest,

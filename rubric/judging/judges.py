@@ -8,13 +8,13 @@ variable, timeout, retries, concurrency — never part of the judge's identity o
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import Field, model_validator
 
-from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug, validate
-from diarylab.foundation.errors import LabError
+from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
+from diarylab.model_access.loaders import LoadLocal
 from diarylab.model_access.settings import EndpointSettings, LocalSettings
 from diarylab.rubric.judging.expected import DEFAULT_MAX_ERROR
 
@@ -26,15 +26,26 @@ if TYPE_CHECKING:
     from diarylab.rubric.judging.served_chat import ChatSettings
     from diarylab.rubric.judging.served_exact import ExactSettings
 
-SERVED_PREFIX = "litellm:"
-LoadLocal = Callable[[str, LocalSettings], "LocalModel"]
+Counted = TypeVar("Counted", covariant=True)
+
+
+class ReadingCounter(Protocol[Counted]):
+    """What counts a judge's reading cost (experiments/planning/costs.py): the spec says which
+    of its ways of reading applies."""
+
+    def local(self, spec: LocalJudgeSpec) -> Counted: ...
+
+    def top_k(self, spec: ServedJudgeSpec) -> Counted: ...
+
+    def exact(self, spec: ServedJudgeSpec) -> Counted: ...
+
 
 __all__ = [
     "JudgeSpec",
     "LocalJudgeSpec",
+    "ReadingCounter",
     "ServedJudgeSpec",
     "build_judge",
-    "judge_spec",
 ]
 
 
@@ -60,6 +71,49 @@ class LocalJudgeSpec(DataModel):
         LocalSettings(),
         description="how the model is loaded and batched (device, dtype, revision, batch size)",
     )
+
+    # What the engine, the plan and the checks ask of a judge, answered by the spec itself
+    # (tests/test_layers.py fails on a check of a judge spec's kind anywhere else).
+    def served(self) -> None:
+        """The judge as a served one (its server, key and probe): a local judge has none."""
+        return None
+
+    def local_weights(self) -> tuple[str, LocalSettings]:
+        """The model this machine loads for the judge, and how."""
+        return self.model, self.local
+
+    def lane(self, identity: Callable[[], Mapping[str, Any]]) -> tuple[bool, Mapping[str, Any]]:
+        """Where its calls go (experiments/engine/lanes.py lane_key): every in-process model
+        in one lane, whatever its identity."""
+        return True, {}
+
+    def counted_by(self, counter: ReadingCounter[Counted]) -> Counted:
+        return counter.local(self)
+
+    @property
+    def concurrency(self) -> int:
+        """How many of its readings run at once: one batch at a time on this machine."""
+        return 1
+
+    @property
+    def prefills(self) -> bool:
+        """Whether its writing continues an assistant prefill: a local judge is read through
+        its chat template's own."""
+        return True
+
+    @property
+    def top_k_unsaid(self) -> bool:
+        """A served judge without a tokenizer or a mode; never a local one."""
+        return False
+
+    def hub_tokenizer(self) -> str | None:
+        """A tokenizer a served judge names by hub id, to download beside the weights."""
+        return None
+
+    def writer_table(self) -> dict[str, Any]:
+        """The judge's own model as a [[chatbots]] table, for text it writes itself (the
+        benchmark's grader answers): the same model, loaded the same way."""
+        return {"id": self.id, "kind": "local", "model": self.model, "local": self.local}
 
 
 class ServedJudgeSpec(DataModel):
@@ -122,9 +176,50 @@ class ServedJudgeSpec(DataModel):
         description="how it is reached: base URL, key variable, timeout, retries, concurrency",
     )
 
+    def served(self) -> ServedJudgeSpec:
+        return self
+
+    def local_weights(self) -> None:
+        """A served judge's weights are its server's."""
+        return None
+
+    def lane(self, identity: Callable[[], Mapping[str, Any]]) -> tuple[bool, Mapping[str, Any]]:
+        """A lane of its identity's own: two served judges of one identity make the same
+        calls, so they share one (`identity` builds the judge: cheap, no weights)."""
+        return False, identity()
+
+    def counted_by(self, counter: ReadingCounter[Counted]) -> Counted:
+        return counter.exact(self) if self.reading_mode == "exact" else counter.top_k(self)
+
+    @property
+    def concurrency(self) -> int:
+        return self.endpoint.concurrency
+
+    @property
+    def prefills(self) -> bool:
+        return self.prefill
+
+    @property
+    def top_k_unsaid(self) -> bool:
+        return not self.tokenizer and not self.mode
+
+    def hub_tokenizer(self) -> str | None:
+        return self.tokenizer if self.tokenizer and "/" in self.tokenizer else None
+
+    def writer_table(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": "litellm", "model": self.model, "endpoint": self.endpoint}
+
     @property
     def reading_mode(self) -> Literal["exact", "top-k"]:
         return self.mode or ("exact" if self.tokenizer else "top-k")
+
+    def probe_verdict(self, mode: str, coverage: float) -> str:
+        """What `run` says of the probe's figures (experiments/running/preflight.py)."""
+        if mode != self.reading_mode:
+            return f"refused: read {mode}, the judge asks for {self.reading_mode}"
+        if coverage < self.probe_floor:
+            return f"refused: root coverage {coverage:.3f} is under probe_floor {self.probe_floor}"
+        return "ok"
 
     def logprobs_asked(self) -> int:
         """The most top log-probabilities one request of this judge asks for: a server
@@ -229,67 +324,3 @@ def reading_settings(spec: ServedJudgeSpec) -> tuple[ExactSettings, ChatSettings
     return exact, ChatSettings(
         top_logprobs=top, prefill=spec.prefill, expand_floor=spec.expand_floor
     )
-
-
-def judge_spec(
-    name: str,
-    *,
-    endpoint: EndpointSettings | None = None,
-    local: LocalSettings | None = None,
-    served: dict[str, Any] | None = None,
-) -> LocalJudgeSpec | ServedJudgeSpec:
-    """The spec for a judge named on the command line: a local model, or litellm:MODEL with
-    `served` holding ServedJudgeSpec's reading fields that were given (tokenizer, mode, ...)."""
-    served = {k: v for k, v in (served or {}).items() if v is not None}
-    max_error = served.pop("max_error", None)  # both kinds take it
-    if max_error is not None and not name.startswith(SERVED_PREFIX):
-        local_fields = {"max_error": max_error}
-    else:
-        local_fields = {}
-        if max_error is not None:
-            served["max_error"] = max_error
-    if not name or not name.strip():
-        raise LabError("empty judge name", where="--judge", fix="name a model or litellm:MODEL")
-    if name.startswith(SERVED_PREFIX):
-        model = name[len(SERVED_PREFIX) :].strip()
-        if not model:
-            raise LabError(
-                f"{name!r} names no model",
-                where="--judge",
-                fix="write litellm:PROVIDER/MODEL, e.g. litellm:hosted_vllm/NAME",
-            )
-        fields = {
-            "id": "judge",
-            "kind": "litellm",
-            "model": model,
-            "endpoint": endpoint or EndpointSettings(),
-            **served,
-        }
-        try:
-            return validate(ServedJudgeSpec, fields, "--judge")
-        except LabError as exc:
-            # Name the option the user typed (--node-cutoff), not the spec's field.
-            bad = next((k for k in served if f" {k}:" in str(exc)), None)
-            if bad is None:
-                raise
-            flag = "--" + bad.replace("_", "-")
-            message = str(exc).split(" — fix: ")[0].split(f" {bad}: ", 1)[-1]
-            raise LabError(message, where=flag, fix=f"give {flag} a valid value") from None
-    if (endpoint and endpoint != EndpointSettings()) or served:
-        raise LabError(
-            "endpoint options and served reading options (--tokenizer, --mode, ...) are for "
-            "served judges",
-            where="--judge",
-            fix=f"write the judge as litellm:MODEL, or drop those options for {name!r}",
-        )
-    fields = {"id": "judge", "kind": "local", "model": name, "local": local or LocalSettings()}
-    return validate(LocalJudgeSpec, {**fields, **local_fields}, "--judge")
-
-
-def probe_verdict(spec: ServedJudgeSpec, mode: str, coverage: float) -> str:
-    """What `run` would say of these probe figures (experiments/preflight.py)."""
-    if mode != spec.reading_mode:
-        return f"refused: read {mode}, the judge asks for {spec.reading_mode}"
-    if coverage < spec.probe_floor:
-        return f"refused: root coverage {coverage:.3f} is under probe_floor {spec.probe_floor}"
-    return "ok"

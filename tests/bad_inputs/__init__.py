@@ -1,1 +1,1 @@
-"""The bad-input corpus, one file per kind of input (tests/bad_inputs/lab.py says the rule)."""
+"""The bad-input corpus, one file per kind of input (testing/bad_inputs.py says the rule)."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from diarylab.experiments.opening import load_design
-from diarylab.experiments.runner import run_design
-from tests.bad_inputs.lab import Lab
-from tests.lab_fixtures import make_profile, small_run_text
+from diarylab.experiments.designs.opening import load_design
+from diarylab.experiments.running.runner import run_design
+from diarylab.testing.bad_inputs import Lab
+from diarylab.testing.lab_fixtures import make_profile, small_run_text
 
 
 @pytest.fixture(scope="package")

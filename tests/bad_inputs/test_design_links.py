@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from diarylab.experiments.cli import main
-from tests.bad_inputs.lab import (
+from diarylab.testing.bad_inputs import (
     D,
     hypothesis,
     inline,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bad_inputs.lab import (
+from diarylab.testing.bad_inputs import (
     D,
     hypothesis,
     refused_by_check_expand_and_run,

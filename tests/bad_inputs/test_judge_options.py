@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bad_inputs.lab import (
+from diarylab.testing.bad_inputs import (
     C,
     calibrate,
     conversation_file,

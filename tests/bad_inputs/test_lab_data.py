@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from diarylab.foundation.errors import LabError
-from tests.bad_inputs.lab import (
+from diarylab.testing.bad_inputs import (
     ENTRY_TEMPLATE,
     ROOT,
     sub,

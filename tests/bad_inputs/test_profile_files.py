@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs.lab import (
+from diarylab.testing.bad_inputs import (
     one_clear_error,
     sub,
 )
-from tests.lab_fixtures import design_text
+from diarylab.testing.lab_fixtures import design_text
 
 # Each case edits a private copy of a good profile (or its vector) and names it in a design.
 Edit = Callable[[Path], object]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs.lab import (
+from diarylab.testing.bad_inputs import (
     Lab,
     one_clear_error,
     plain_file,

@@ -59,7 +59,7 @@ class Store(OneWriter, StoreEdits):
         # finished texts and readings): read from the store as much as a cached call is
         self.kept = 0
         # Call kinds this store may read but never make: a derived run's writing and chatbot
-        # calls (experiments/derived.py), all copied in from the run it reuses.
+        # calls (experiments/derived/reuse.py), all copied in from the run it reuses.
         self.sealed: frozenset[str] = frozenset()
         # Where batches are computed (experiments/engine/executor.py); the runner sets the
         # run's own, every other store computes here.

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from diarylab.chatbots.base import Chatbot
-from diarylab.chatbots.local import LocalChatbot
-from diarylab.chatbots.served import ServedChatbot
+from diarylab.chatbots.specs import ChatbotSpec, build_chatbot
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.tasks import Task, Tick
 from diarylab.experiments.kinds.benchmark.grader import (
@@ -29,13 +30,12 @@ from diarylab.experiments.kinds.benchmark.grader import (
 from diarylab.experiments.kinds.benchmark.replies import check_no_canary, derived_seed
 from diarylab.experiments.kinds.benchmark.rows import GraderAnswerRow
 from diarylab.experiments.kinds.benchmark.schema import GraderSettings
-from diarylab.model_access.local import LocalModel
-from diarylab.model_access.served import ServedClient
-from diarylab.model_access.settings import GenerationSettings, LocalSettings
+from diarylab.model_access.loaders import LoadLocal
+from diarylab.model_access.settings import GenerationSettings
 from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
-LoadLocal = Callable[[str, LocalSettings], LocalModel]
+ChatbotSpecs: TypeAdapter[ChatbotSpec] = TypeAdapter(ChatbotSpec)
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,9 @@ class Item:
 def grader_writer(
     spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal, generation: GenerationSettings
 ) -> Chatbot:
-    """The judge's own model writing text, through the chatbot doors (no system message)."""
-    if isinstance(spec, LocalJudgeSpec):
-        model = load_local(spec.model, spec.local)
-        return LocalChatbot(spec.id, model, generation, spec.local)
-    return ServedChatbot(spec.id, ServedClient(spec.model, spec.endpoint), generation)
+    """The judge's own model writing text, through the chatbot door (no system message)."""
+    table = ChatbotSpecs.validate_python({**spec.writer_table(), "generation": generation})
+    return build_chatbot(table, load_local)
 
 
 def write_answers(

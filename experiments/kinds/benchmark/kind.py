@@ -14,7 +14,7 @@ from typing import Any
 from diarylab.chatbots.refusals import REFUSALS_FILE
 from diarylab.experiments.engine.contract import Design, RunContext
 from diarylab.experiments.engine.judging import judge_tasks
-from diarylab.experiments.engine.lanes import lane_key, lanes_of, run_lanes
+from diarylab.experiments.engine.lanes import judge_lane, lanes_of, run_lanes
 from diarylab.experiments.engine.store import Store
 from diarylab.experiments.engine.workload import Texts, Workload, reply_texts
 from diarylab.experiments.kinds.benchmark.data import Benchmark, Conversation
@@ -189,7 +189,7 @@ class BenchmarkKind:
         # Every judge at once: a served one in its identity's lane, local ones in one lane.
         jobs = [
             (
-                lane_key(True, {}) if j.kind == "local" else lane_key(False, get(j.id).identity()),
+                judge_lane(j, get),
                 lambda j=j: one_judge(j),
             )
             for j in spec.judges

@@ -14,7 +14,6 @@ from diarylab.experiments.engine.design import DesignFile
 from diarylab.experiments.kinds.benchmark.data import Format
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
 from diarylab.model_access.settings import GenerationSettings, used_whole
-from diarylab.rubric.judging.judges import ServedJudgeSpec
 
 Convention = Literal["mentalhealthbench", "healthbench"]
 Validator = Literal["borrowed_criteria", "behavior_rubric"]
@@ -213,7 +212,7 @@ class BenchmarkDesignFile(DesignFile):
                     f"{FIX_MARK}remove system (the conversations carry their own)",
                 )
         for i, judge in enumerate(self.judges):
-            if isinstance(judge, ServedJudgeSpec) and not judge.prefill:
+            if not judge.prefills:
                 raise At(
                     ("judges", i, "prefill"),
                     "the grader reads P(criteria_met) after the judge's own written answer, "

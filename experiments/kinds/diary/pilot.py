@@ -1,5 +1,5 @@
-"""What the diary kind supplies to `diarylab pilot` (experiments/pilot.py): a copy of the design
-with fewer diarists, each first-entry prompt written again `repeats` times and scored (the
+"""What the diary kind supplies to `diarylab pilot` (experiments/running/pilot.py): a copy of the
+design with fewer diarists, each first-entry prompt written again `repeats` times and scored (the
 noise of one entry's score), and the per-diarist values of every preregistered contrast."""
 
 from __future__ import annotations

@@ -219,7 +219,10 @@ def sections(res: Results, baseline: str) -> list[str]:
         md.table(
             t["agreement"],
             {"row": "row_id", "judge a": "judge_a", "judge b": "judge_b", "score": "score"}
-            | {"n": "n", "Pearson [95% CI]": ci("pearson", 2)}
-            | {"Spearman": lambda r: md.number(r["spearman"], 2)},
+            | {
+                "n": "n",
+                "Pearson [95% CI]": ci("pearson", 2),
+                "Spearman": lambda r: md.number(r["spearman"], 2),
+            },  # fmt: skip
         ),
     ]

@@ -20,7 +20,7 @@ def measure_digits(row: pd.Series) -> int:
     return 3 if row.get("judge") == PROJECTION else 1
 
 
-def ci(prefix: str = "", digits: int | None = None) -> Column:
+def ci(prefix: str = "", digits: int | None = None) -> Callable[[pd.Series], str]:
     """'estimate [low, high]' from <prefix>estimate/low/high (or pearson, pearson_low/_high);
     digits None: the row's measure decides (measure_digits)."""
     names = [f"{prefix}estimate", f"{prefix}low", f"{prefix}high"]

@@ -156,7 +156,8 @@ def load_tables(store: Store, spec: DiaryDesignFile) -> AnalysisTables:
     ):
         detail = flag_detail(flag, tokens, "reply stored as returned", ended.get(bot, False))
         flags.append((flag, rid, detail))
-    entries_ended = spec.diarist_model.generation.end_at_sentence
+    diarist = spec.diarist_model
+    entries_ended = diarist.generation.end_at_sentence if diarist is not None else False
     for eid, flag, tokens in store.select(
         "entries", ("entry_id", "flag", "new_tokens"), not_null=("flag",)
     ):

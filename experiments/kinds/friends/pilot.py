@@ -1,5 +1,5 @@
-"""What the friends kind supplies to `diarylab pilot` (experiments/pilot.py): a copy of the design
-with its first N role cards (the clusters), every card keeping as many pairs per condition as
+"""What the friends kind supplies to `diarylab pilot` (experiments/running/pilot.py): a copy of the
+design with its first N role cards (the clusters), every card keeping as many pairs per condition as
 in the full design; one outcome letter per writer card × profile written again `repeats` times
 from the same prompt (its exchange so far read from the pilot's store) and scored by every
 judge, the noise of a single letter's score; and the per-card values of every preregistered
