@@ -10,9 +10,9 @@ from diarylab.rubric.judging.judges import (
     ServedJudgeSpec,
     build_judge,
     default_load_local,
-    judge_spec,
 )
 from diarylab.rubric.judging.local_judge import LocalJudge
+from diarylab.rubric.judging.named_judge import judge_spec
 from diarylab.rubric.judging.served_judge import ServedJudge
 from diarylab.rubric.prompts import JudgePrompt
 from diarylab.testing.judge_helpers import single_token_model
