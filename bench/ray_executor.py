@@ -85,10 +85,10 @@ def tiny_folder(folder: Path) -> str:
 def actors_ready(settings: ExecutorSettings, model: str, count: int) -> float:
     """Seconds from asking for the actors to every actor holding the model: what a run pays
     before its first batch (measured apart, on actors of their own)."""
-    from diarylab.experiments.engine.executor import ModelRef
     from diarylab.experiments.engine.ray_executor import RayExecutor
     from diarylab.model_access.local import LocalModel
     from diarylab.model_access.settings import LocalSettings
+    from diarylab.model_access.shared_models import ModelRef
 
     local = LocalSettings(batch_size=2, device="cpu")
     here = LocalModel.load(model, local)

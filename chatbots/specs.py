@@ -11,7 +11,6 @@ from pydantic import Field
 from diarylab.chatbots.fixed import DEFAULT_TEXT
 from diarylab.chatbots.thinking import Thinking
 from diarylab.foundation.datafiles import DataModel, NonEmpty, Slug
-from diarylab.model_access.loaders import LoadLocal, LoadOnVllm
 from diarylab.model_access.settings import (
     EndpointSettings,
     GenerationSettings,
@@ -21,6 +20,7 @@ from diarylab.model_access.settings import (
 
 if TYPE_CHECKING:
     from diarylab.chatbots.base import Chatbot
+    from diarylab.model_access.shared_models import LocalModels
 
 CHATBOT_GENERATION = GenerationSettings(max_new_tokens=300, temperature=0.7)
 
@@ -121,27 +121,24 @@ ChatbotSpec = Annotated[
 ]
 
 
-def build_chatbot(
-    spec: ChatbotSpec, load_local: LoadLocal, load_on_vllm: LoadOnVllm | None = None
-) -> Chatbot:
+def build_chatbot(spec: ChatbotSpec, models: LocalModels) -> Chatbot:
+    """The chatbot a spec describes; a local one's model loaded through the run's shared
+    models (model_access/shared_models.py), with a vLLM engine attached there when it asks."""
     # The specs are schema alone (a design is checked without torch); what is built is
     # imported here.
     from diarylab.chatbots.fixed import FixedReply
     from diarylab.chatbots.local import LocalChatbot
     from diarylab.chatbots.served import ServedChatbot
     from diarylab.model_access.served import ServedClient
-    from diarylab.model_access.vllm_twin import attach_vllm
 
     if isinstance(spec, FixedChatbotSpec):
         return FixedReply(spec.id, spec.text)
     if isinstance(spec, LocalChatbotSpec):
         where = f"[[chatbots]] {spec.id}: engine"
-        if spec.engine == "vllm" and load_on_vllm is not None:
-            model = load_on_vllm(spec.model, spec.local, spec.vllm, where)
-        elif spec.engine == "vllm":
-            model = attach_vllm(load_local(spec.model, spec.local), spec.vllm, where=where)
+        if spec.engine == "vllm":
+            model = models.on_vllm(spec.model, spec.local, spec.vllm, where)
         else:
-            model = load_local(spec.model, spec.local)
+            model = models.get(spec.model, spec.local)
         return LocalChatbot(spec.id, model, spec.generation, spec.local, system=spec.system)
     client = ServedClient(spec.model, spec.endpoint)
     return ServedChatbot(

@@ -8,13 +8,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from diarylab.model_access.local import LocalModel
-    from diarylab.model_access.settings import LocalSettings, VllmSettings
+    from diarylab.model_access.settings import LocalSettings
 
 
 # How a caller has a local model loaded: LocalModel.load itself, or the run's shared models
-# (experiments/running/runner.py ModelCache), one copy per model and settings. The one type
+# (model_access/shared_models.py LocalModels.get), one copy per model and settings. The one type
 # the chatbots, the judges and the runner take.
 LoadLocal = Callable[[str, "LocalSettings"], "LocalModel"]
-# A loaded model with a vLLM engine attached (model_access/vllm_twin.py): the runner hands the
-# same one to the diarist and to a chatbot of the same model and settings (one worker).
-LoadOnVllm = Callable[[str, "LocalSettings", "VllmSettings", str], "LocalModel"]

@@ -23,7 +23,7 @@ import pytest
 from diarylab.experiments.cli import main
 from diarylab.testing.lab_fixtures import design_text
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PATTERN_FILE = ROOT / "diarists" / "patterns" / "social_isolation.toml"
 ENTRY_TEMPLATE = ROOT / "diarists" / "templates" / "entry.toml"
 SERVED_CHATBOT = """

@@ -15,7 +15,8 @@ from pathlib import Path
 from diarylab.experiments.engine.store.files import calls_stored
 from diarylab.testing.stores import snapshot
 
-ROOT = Path(__file__).parent.parent
+# the repository (resolved: this module is imported through the link diarylab/testing)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(design: Path, out: Path) -> subprocess.Popen:

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).parent.parent
+# the repository (resolved: this module is imported through the link diarylab/testing)
+ROOT = Path(__file__).resolve().parents[1]
 SETUP = ROOT / "scripts" / "setup-vllm.sh"
 SERVED_NAME = "smollm2"
 MAX_MODEL_LEN = 2048

@@ -51,9 +51,9 @@ def tiny_model_folder(tmp_path_factory, tiny_model) -> Path:
 @pytest.fixture(scope="module")
 def tiny_ref(tiny_model_folder):
     """The tiny model loaded here and how a Ray actor loads its own copy (its ModelRef)."""
-    from diarylab.experiments.engine.executor import ModelRef
     from diarylab.model_access.local import LocalModel
     from diarylab.model_access.settings import LocalSettings
+    from diarylab.model_access.shared_models import ModelRef
 
     settings = LocalSettings(device="cpu")
     model = LocalModel.load(str(tiny_model_folder), settings)

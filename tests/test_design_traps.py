@@ -6,6 +6,7 @@ works."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,23 @@ def test_a_design_too_few_clusters_can_never_decide_is_refused_unless_it_says_wh
     assert "as [analysis] no_verdicts says: a smoke run" in capsys.readouterr().out
     path.write_text(text)
     assert main(["design", "check", "--offline", str(path)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("design", "minimum", "word"),
+    [("diary-full.toml", "min_diarists", "diarists"), ("friends.toml", "min_role_cards", "cards")],
+)
+def test_a_minimum_no_design_reaches_is_refused_and_no_verdicts_says_why(
+    design, minimum, word, tmp_path, capsys
+):
+    text = Path("experiments/designs", design).read_text(encoding="utf-8")
+    text = re.sub(rf"^{minimum} = .*\n", "", text, flags=re.M)  # the design's own, if any
+    path = tmp_path / design
+    path.write_text(text.replace("[analysis]\n", f"[analysis]\n{minimum} = 100\n", 1))
+    assert main(["design", "check", "--offline", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "below the design's minimum of 100" in err and "no_verdicts" in err
+    reason = 'no_verdicts = "a dry run of the pipeline"'
+    path.write_text(text.replace("[analysis]\n", f"[analysis]\n{minimum} = 100\n{reason}\n", 1))
+    assert main(["design", "check", "--offline", str(path)]) == 0
+    assert "as [analysis] no_verdicts says: a dry run of the pipeline" in capsys.readouterr().out

@@ -9,10 +9,10 @@ import pytest
 
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
 from diarylab.experiments.kinds.benchmark.schema import GraderSettings
-from diarylab.experiments.running.runner import ModelCache
 from diarylab.foundation.datafiles import validate
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings
+from diarylab.model_access.shared_models import LocalModels
 from diarylab.steering.settings import CalibrationRule, ExtractionSettings
 from diarylab.testing.fake_openai import chat_response, serve
 
@@ -56,7 +56,7 @@ def test_a_served_chatbots_cut_reply_is_ended_and_kept_whole_in_its_record(end_a
     )
     with serve(lambda body: (200, chat_response(written, finish_reason="length"))) as server:
         endpoint = EndpointSettings(base_url=server.base_url, max_retries=0)
-        bot = build_chatbot(spec.model_copy(update={"endpoint": endpoint}), ModelCache().get)
+        bot = build_chatbot(spec.model_copy(update={"endpoint": endpoint}), LocalModels())
         (reply,) = bot.reply_many([[{"role": "user", "content": "a day"}]], [1])
     assert reply.flag == "truncated"
     if end_at_sentence:
@@ -77,7 +77,7 @@ def test_a_local_chatbots_cut_reply_ends_at_a_sentence(tiny_model_folder, monkey
         },
         "t",
     )
-    bot = build_chatbot(spec, ModelCache().get)
+    bot = build_chatbot(spec, LocalModels())
     model = bot.model
     real = model.generate
 

@@ -448,3 +448,77 @@ def test_the_judge_kind_rule_can_fail(tmp_path):
     assert [f.split(": ")[0] for f in judge_kind_checks(tmp_path)] == [
         f"{Path('experiments/planning/bad.py')}:{n}" for n in (1, 2, 3, 4)
     ]
+
+
+# ------------------------------------------------------------------ what each package offers
+# Each package's __init__ says with __all__ what it offers the rest of the lab; the rest is
+# internal. Lab code (diarylab.testing and the tests apart) takes from a package nothing it
+# does not list.
+def package_offers(root: Path = ROOT) -> dict[str, set[str]]:
+    found = {}
+    for part in PARTS:
+        for init in (root / part).rglob("__init__.py") if (root / part).is_dir() else []:
+            tree = ast.parse(init.read_text(encoding="utf-8"))
+            listed = next(
+                (
+                    {e.value for e in node.value.elts}  # type: ignore[attr-defined]
+                    for node in tree.body
+                    if isinstance(node, ast.Assign)
+                    and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+                ),
+                None,
+            )
+            found[module_of(init, root)] = listed
+    return found
+
+
+def unlisted_uses(root: Path = ROOT) -> list[str]:
+    offers = package_offers(root)
+    bad = [
+        f"{p.replace('.', '/')}/__init__.py has no __all__" for p, o in offers.items() if o is None
+    ]
+    for part in PARTS:
+        if part == "testing":
+            continue
+        for path in sorted((root / part).rglob("*.py")) if (root / part).is_dir() else []:
+            me = module_of(path, root)
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    targets = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    targets = [f"{node.module}.{a.name}" for a in node.names]
+                else:
+                    continue
+                for target in (t.removeprefix("diarylab.") for t in targets):
+                    parts = target.split(".")
+                    for i in range(1, len(parts)):
+                        package = ".".join(parts[:i])
+                        inside = me == package or me.startswith(package + ".")
+                        if (
+                            package in offers
+                            and not inside
+                            and parts[i] not in (offers[package] or ())
+                        ):
+                            bad.append(
+                                f"{path.relative_to(root)}:{node.lineno} takes {parts[i]!r} "
+                                f"from {package}, which does not list it"
+                            )
+    return bad
+
+
+def test_every_package_lists_what_it_offers_and_the_lab_takes_nothing_else():
+    assert unlisted_uses() == []
+
+
+def test_the_offer_rule_can_fail(tmp_path):
+    (tmp_path / "steering").mkdir()
+    (tmp_path / "steering" / "__init__.py").write_text('__all__ = ["apply"]\n')
+    (tmp_path / "steering" / "inner.py").write_text("")
+    (tmp_path / "rubric").mkdir()
+    (tmp_path / "rubric" / "__init__.py").write_text("")
+    (tmp_path / "rubric" / "bad.py").write_text("from diarylab.steering.inner import x\n")
+    assert unlisted_uses(tmp_path) == [
+        "rubric/__init__.py has no __all__",
+        "rubric/bad.py:1 takes 'inner' from steering, which does not list it",
+    ]

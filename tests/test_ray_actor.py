@@ -9,9 +9,10 @@ import pytest
 pytest.importorskip("ray")
 
 from diarylab.experiments.engine import ray_actor  # noqa: E402
-from diarylab.experiments.engine.executor import JudgeRef, ModelRef  # noqa: E402
+from diarylab.experiments.engine.executor import JudgeRef  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402
 from diarylab.model_access.settings import EndpointSettings  # noqa: E402
+from diarylab.model_access.shared_models import ModelRef  # noqa: E402
 from diarylab.rubric.judging.judges import build_judge  # noqa: E402
 from diarylab.rubric.judging.named_judge import judge_spec  # noqa: E402
 

@@ -116,6 +116,8 @@ FIELD_PROOFS = {
     "test_the_design_cluster_and_baseline_chatbot_reach_the_report",
     "analysis.baseline_chatbot": "tests/test_diary_tables.py::"
     "test_the_design_cluster_and_baseline_chatbot_reach_the_report",
+    "analysis.no_verdicts": "tests/test_design_traps.py::"
+    "test_a_minimum_no_design_reaches_is_refused_and_no_verdicts_says_why",
     "analysis.min_diarists": "tests/test_diary_tables.py::"
     "test_the_design_minimum_of_diarists_reaches_the_report",
     "analysis.decision_rule": "tests/test_diary_tables.py::"
@@ -229,6 +231,8 @@ FRIENDS_PROOFS = {
     "analysis.min_role_cards": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "analysis.decision_rule": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "analysis.interval": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
+    "analysis.no_verdicts": "tests/test_design_traps.py::"
+    "test_a_minimum_no_design_reaches_is_refused_and_no_verdicts_says_why",
 }
 FRIENDS_PREFIX_PROOFS = {
     "hypotheses.contrast": FRIENDS

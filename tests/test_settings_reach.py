@@ -21,10 +21,11 @@ import diarylab.experiments.engine.writes as conversations  # where entries are 
 from diarylab.chatbots.specs import LocalChatbotSpec, ServedChatbotSpec, build_chatbot
 from diarylab.experiments.designs.opening import load_design
 from diarylab.experiments.engine.contract import RunContext
-from diarylab.experiments.running.runner import JudgeSet, ModelCache, run_design
+from diarylab.experiments.running.runner import JudgeSet, run_design
 from diarylab.foundation.datafiles import validate
 from diarylab.model_access.served import CompletionRequest, ServedClient, TransportFailure
 from diarylab.model_access.settings import EndpointSettings, GenerationSettings, LocalSettings
+from diarylab.model_access.shared_models import LocalModels
 from diarylab.testing.fake_judge_server import judge_handler
 from diarylab.testing.fake_openai import chat_response, serve
 from diarylab.testing.lab_fixtures import FIXED_ONLY, design_text, make_profile
@@ -97,16 +98,16 @@ probe_floor = 0.0
 def test_settings_objects_travel_unchanged_to_their_consumers(tmp_path, tiny_model_folder):
     design = load_design(served_design(tmp_path, tiny_model_folder, "http://x/v1", "http://y/v1"))
     spec = design.spec
-    models = ModelCache()
+    models = LocalModels()
     api_spec = spec.chatbot("api")
-    api = build_chatbot(api_spec, models.get)
+    api = build_chatbot(api_spec, models)
     assert api.generation is api_spec.generation and api.client.settings is api_spec.endpoint
     local_spec = validate(
         LocalChatbotSpec,
         {"id": "l", "kind": "local", "model": str(tiny_model_folder), "local": {"batch_size": 5}},
         "t",
     )
-    local = build_chatbot(local_spec, models.get)
+    local = build_chatbot(local_spec, models)
     assert local.local is local_spec.local and local.generation is local_spec.generation
     assert local.batch_size == 5
     judge = JudgeSet(design, models).get("served-judge")
@@ -234,7 +235,7 @@ def test_timeout_gives_up_on_a_server_that_hangs():
     )
     with serve(hang) as server:
         settings = EndpointSettings(base_url=server.base_url, timeout_s=1, max_retries=0)
-        bot = build_chatbot(spec.model_copy(update={"endpoint": settings}), ModelCache().get)
+        bot = build_chatbot(spec.model_copy(update={"endpoint": settings}), LocalModels())
         start = time.monotonic()
         with pytest.raises(TransportFailure):
             bot.reply_many([[{"role": "user", "content": "hello"}]], [1])
@@ -272,7 +273,7 @@ def test_local_settings_load_the_model_as_asked(tiny_model_folder, monkeypatch):
 
     monkeypatch.setattr(local, "load_pretrained", spy)
     settings = LocalSettings(dtype="bf16", device="cpu", revision="main", trust_remote_code=True)
-    model = ModelCache().get(str(tiny_model_folder), settings)
+    model = LocalModels().get(str(tiny_model_folder), settings)
     assert model.dtype == torch.bfloat16 and model.device.type == "cpu"
     assert seen["revision"] == "main" and seen["trust_remote_code"] is True
 
@@ -290,10 +291,10 @@ def test_placement_settings_reach_from_pretrained_and_the_manifest(tiny_model_fo
 
     monkeypatch.setattr(local, "load_pretrained", spy)
     split = LocalSettings(device_map=SPLIT_MAP, offload_folder="/nonexistent/offload")
-    model = ModelCache().get(str(tiny_model_folder), split)
+    model = LocalModels().get(str(tiny_model_folder), split)
     assert seen[-1] == {"device_map": SPLIT_MAP, "offload_folder": "/nonexistent/offload"}
     assert model.settings is split and model.placement()["resolved_map"] == SPLIT_MAP
     assert {p.device.type for p in model.layers[1].parameters()} == {"meta"}  # on "disk"
     auto = LocalSettings(device_map="auto", max_memory={"cpu": "1GiB"})
-    ModelCache().get(str(tiny_model_folder), auto)
+    LocalModels().get(str(tiny_model_folder), auto)
     assert seen[-1] == {"device_map": "auto", "max_memory": {"cpu": 2**30}}

@@ -4,8 +4,8 @@ reader and its identity, transport options reach its client and never the identi
 
 from __future__ import annotations
 
-from diarylab.experiments.running.runner import ModelCache
 from diarylab.foundation.datafiles import validate
+from diarylab.model_access.shared_models import LocalModels
 from diarylab.rubric.judging.judges import ServedJudgeSpec
 
 
@@ -26,7 +26,7 @@ def test_served_judge_options_reach_the_judge():
         },
         "t",
     )
-    judge = build_judge(exact, ModelCache().get)
+    judge = build_judge(exact, LocalModels().get)
     assert judge.mode == "exact" and judge.tokenizer is not None
     e = judge.exact_settings
     assert (e.reasoning_effort, e.top_logprobs, e.ids_per_request, e.node_cutoff) == (
@@ -50,7 +50,7 @@ def test_served_judge_options_reach_the_judge():
         },
         "t",
     )
-    judge = build_judge(chat, ModelCache().get)
+    judge = build_judge(chat, LocalModels().get)
     assert judge.mode == "top-k"
     c = judge.chat_settings
     assert (c.prefill, c.expand_floor, c.top_logprobs) == (False, 0.01, 9)
@@ -73,14 +73,14 @@ def test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity(monkeyp
     }
     two_urls = {"base_url": ["http://a/v1", "http://b/v1"], "prompts_per_request": 7}
     served = validate(ServedJudgeSpec, {**spec, "endpoint": two_urls}, "t")
-    judge = build_judge(served, ModelCache().get)
+    judge = build_judge(served, LocalModels().get)
     assert (judge.exact_settings.max_error, judge.exact_settings.scout_logprobs) == (0.2, 9)
     assert judge.identity()["max_error"] == 0.2 and judge.identity()["scout_logprobs"] == 9
     assert judge.client.settings.prompts_per_request == 7
     assert judge.client.replicas.urls == ("http://a/v1", "http://b/v1")
     one_url = {"base_url": "http://c/v1", "prompts_per_request": 1}
     other = validate(ServedJudgeSpec, {**spec, "endpoint": one_url}, "t")
-    assert build_judge(other, ModelCache().get).identity() == judge.identity()
+    assert build_judge(other, LocalModels().get).identity() == judge.identity()
     assert ServedJudgeSpec.model_fields["max_error"].default == 0.05
     local = validate(
         LocalJudgeSpec, {"id": "l", "kind": "local", "model": "m", "max_error": 0.3}, "t"

@@ -15,8 +15,9 @@ import pytest
 import diarylab.model_access.vllm_engine as vllm_engine
 from diarylab.chatbots.specs import LocalChatbotSpec, build_chatbot
 from diarylab.experiments.designs.opening import load_design
-from diarylab.experiments.running.runner import ModelCache, run_design
+from diarylab.experiments.running.runner import run_design
 from diarylab.foundation.errors import LabError
+from diarylab.model_access.shared_models import LocalModels
 from diarylab.model_access.vllm_engine import EngineOutput, VllmEngine
 from diarylab.testing.kill_resume import ROOT
 from diarylab.testing.lab_fixtures import design_text, make_profile
@@ -116,7 +117,7 @@ def test_a_chatbot_on_vllm_without_the_venv_is_one_clear_error(
     monkeypatch.setenv("DIARYLAB_VLLM_PYTHON", str(tmp_path / "none" / "python"))
     spec = LocalChatbotSpec(id="bot", kind="local", model=str(tiny_model_folder), engine="vllm")
     with pytest.raises(LabError) as error:
-        build_chatbot(spec, ModelCache().get)
+        build_chatbot(spec, LocalModels())
     assert error.value.where == "[[chatbots]] bot: engine"
     assert "setup-vllm.sh" in str(error.value.fix)
 

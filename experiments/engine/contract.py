@@ -23,12 +23,14 @@ from diarylab.experiments.engine.tasks import ContrastSample, Task, TextNoise, T
 from diarylab.foundation.errors import LabError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from diarylab.chatbots.base import Chatbot
     from diarylab.diarists.profiles import Profile
-    from diarylab.experiments.engine.store import Store
+    from diarylab.experiments.engine.store import Row, Store
     from diarylab.experiments.engine.workload import Workload
     from diarylab.model_access.local import LocalModel
-    from diarylab.model_access.settings import LocalSettings
+    from diarylab.model_access.shared_models import LocalModels
     from diarylab.rubric.judging.judge_base import Judge
 
 
@@ -82,7 +84,7 @@ class RunContext:
     # The design's judges by id (built on first use) and the run's shared local models: for a
     # kind that runs its own judging phase (judge_phase below).
     judge: Callable[[str], Judge] | None = None
-    load_local: Callable[[str, LocalSettings], LocalModel] | None = None
+    models: LocalModels | None = None
 
     def writer(self) -> LocalModel:
         """The diarist model, for a kind that writes (the design check makes sure it has one)."""
@@ -94,7 +96,7 @@ class RunContext:
 class ExperimentKind(Protocol):
     name: str
     schema: type[DesignFile]  # the kind's design schema (DesignFile plus its own tables)
-    row_types: tuple[Any, ...]  # row dataclasses (with TABLE) of the store tables it writes
+    row_types: tuple[type[Row], ...]  # row dataclasses (with TABLE) of the store tables it writes
 
     def profile_refs(self, design: Design) -> list[str]:
         """The profiles the design's cells use: "unsteered", inline rule ids, or file paths."""
@@ -214,7 +216,7 @@ class VerdictSupport(Protocol):
     """A kind whose designs preregister hypotheses: their verdicts per judge, as the report
     states them (the same evaluation, the same settings), for open_run(...).verdicts()."""
 
-    def verdicts(self, store: Store, design: Design, resamples: int) -> Any:
+    def verdicts(self, store: Store, design: Design, resamples: int) -> pd.DataFrame:
         """A pandas frame: one row per hypothesis × judge (the report's tables/hypotheses.csv
         columns, without its row ids)."""
 

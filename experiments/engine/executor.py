@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 from pydantic import Field
 
 from diarylab.foundation.datafiles import DataModel
-from diarylab.model_access.settings import LocalSettings, VllmSettings
+from diarylab.model_access.shared_models import ModelRef
 
 Compute = Callable[[list[int]], Sequence[Mapping[str, Any]]]
 
@@ -54,17 +54,6 @@ class ExecutorSettings(DataModel):
     max_resends: int = Field(
         3, ge=0, le=100, description="times a batch is sent again after its actor died"
     )
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """How an actor loads its own copy of one of the run's local models: the very settings the
-    design gave the run (a device_map or dtype reaches the actor's load unchanged)."""
-
-    spec: str
-    local: LocalSettings
-    vllm: VllmSettings | None = None
-    where: str = ""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Work is split into lanes; each lane's jobs run one after another on a thread of 
 the lanes run side by side. A served model gets a lane of its own (its endpoint's concurrency
 is the client's business, model_access/served.py) unless another has its identity
 (`lane_key`); every in-process model shares one lane, since they share one CPU or GPU (and
-often one loaded copy, runner.ModelCache).
+often one loaded copy, model_access/shared_models.py).
 
 The store keeps one writer: the thread that runs the lanes serves every read and write the
 lanes ask of the store (Store.on_writer), so each batch is stored all-or-nothing, as before,

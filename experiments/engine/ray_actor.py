@@ -15,8 +15,9 @@ from typing import Any
 import ray
 from ray import cloudpickle
 
-from diarylab.experiments.engine.executor import Compute, JudgeRef, ModelRef, Ref
+from diarylab.experiments.engine.executor import Compute, JudgeRef, Ref
 from diarylab.model_access.local import LocalModel
+from diarylab.model_access.shared_models import LocalModels
 from diarylab.rubric.judging.judge_base import Judge
 from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge
 from diarylab.rubric.judging.served_judge import ServedJudge
@@ -83,7 +84,7 @@ class ModelActor:
             # an actor on Ray's one thread per CPU would store other floats than a run
             # in-process (the tests hold the two stores equal).
             torch.set_num_threads(threads)
-        self.models: dict[ModelRef, LocalModel] = {}
+        self.models = LocalModels()  # the same door the run's own process loads through
         self.judges: dict[JudgeRef, Judge] = {}
         self.computes: OrderedDict[str, Compute] = OrderedDict()
 
@@ -92,19 +93,9 @@ class ModelActor:
         if isinstance(ref, JudgeRef):
             if ref not in self.judges:
                 spec = ServedJudgeSpec.model_validate_json(ref.spec)
-                self.judges[ref] = build_judge(spec, LocalModel.load)
+                self.judges[ref] = build_judge(spec, self.models.get)
             return self.judges[ref]
-        return self.model(ref)
-
-    def model(self, ref: ModelRef) -> LocalModel:
-        if ref not in self.models:
-            model = LocalModel.load(ref.spec, ref.local)
-            if ref.vllm is not None:
-                from diarylab.model_access.vllm_twin import attach_vllm
-
-                model = attach_vllm(model, ref.vllm, where=ref.where)
-            self.models[ref] = model
-        return self.models[ref]
+        return self.models.opened(ref)
 
     def run(self, key: str, payload: list[Any], batch: list[int]) -> list[dict[str, Any]]:
         # The payload comes wrapped in a list so Ray hands over the reference, not the bytes:
@@ -127,6 +118,4 @@ class ModelActor:
         return usage.ru_utime + usage.ru_stime
 
     def close(self) -> None:
-        for model in self.models.values():
-            if model.engine is not None:
-                model.engine.close()
+        self.models.close()

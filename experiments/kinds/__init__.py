@@ -18,6 +18,9 @@ from diarylab.foundation.errors import LabError
 if TYPE_CHECKING:
     from diarylab.experiments.engine.contract import ExperimentKind
 
+# What other packages of the lab use; the rest is internal to this package
+# (tests/test_layers.py holds the list to the imports).
+__all__ = ["get_kind", "kind_names", "register_kind"]
 
 ENTRY_POINTS = "diarylab.kinds"  # a package's entry point: NAME = "module" exposing KIND
 _REGISTERED: dict[str, str] = {}  # register_kind: name -> module

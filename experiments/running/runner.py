@@ -15,7 +15,7 @@ from diarylab.chatbots.specs import build_chatbot
 from diarylab.diarists.profiles import Profile
 from diarylab.experiments.derived.checks import reuse_for_run
 from diarylab.experiments.engine.contract import Design, PlanSupport, RunContext
-from diarylab.experiments.engine.executor import ExecutorSettings, JudgeRef, ModelRef, Ref
+from diarylab.experiments.engine.executor import ExecutorSettings, JudgeRef
 from diarylab.experiments.engine.executor_choice import open_executor
 from diarylab.experiments.engine.manifest import local_placements, manifest_of, served_judges
 from diarylab.experiments.engine.progress import Progress
@@ -34,10 +34,9 @@ from diarylab.experiments.profiles.making import InlineProfiles
 from diarylab.experiments.profiles.refs import profiles_manifest, resolve_profiles
 from diarylab.experiments.running.preflight import preflight
 from diarylab.model_access.local import LocalModel
-from diarylab.model_access.settings import LocalSettings, VllmSettings
-from diarylab.model_access.vllm_twin import attach_vllm
+from diarylab.model_access.shared_models import LocalModels
 from diarylab.rubric.judging.judge_base import Judge
-from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge
+from diarylab.rubric.judging.judges import build_judge
 from diarylab.rubric.judging.served_judge import ProbeResult
 from diarylab.steering.vectors import vector_paths
 
@@ -60,68 +59,27 @@ class RunSummary:
         )
 
 
-class ModelCache:
-    """One loaded copy per local model and load settings: the diarist model doubles as chatbot
-    or judge when they name the same model (batch sizes stay each caller's own)."""
-
-    def __init__(self) -> None:
-        self._models: dict[tuple[str, str], LocalModel] = {}
-        self._engines: dict[tuple[str, str], LocalModel] = {}
-        # How another process loads each model held here (and builds each served judge of the
-        # run's JudgeSet): what the Ray executor's actors load.
-        self._refs: dict[int, Ref] = {}
-
-    def get(self, spec: str, settings: LocalSettings) -> LocalModel:
-        how = settings.model_dump(exclude={"batch_size"})
-        key = (spec, repr(sorted(how.items())))
-        if key not in self._models:
-            self._models[key] = LocalModel.load(spec, settings)
-            self._refs[id(self._models[key])] = ModelRef(spec, settings)
-        return self._models[key]
-
-    def on_vllm(
-        self, spec: str, settings: LocalSettings, vllm: VllmSettings, where: str
-    ) -> LocalModel:
-        """The loaded model with a vLLM engine attached, one per model, load settings and
-        engine settings: a diarist and a chatbot of the same model share the worker."""
-        how = settings.model_dump(exclude={"batch_size"})
-        key = (spec, repr(sorted(how.items())) + vllm.model_dump_json())
-        if key not in self._engines:
-            self._engines[key] = attach_vllm(self.get(spec, settings), vllm, where=where)
-            self._refs[id(self._engines[key])] = ModelRef(spec, settings, vllm, where)
-        return self._engines[key]
-
-    def refs(self) -> dict[int, Ref]:
-        """id(model or served judge) → how to make it, for every one made so far."""
-        return dict(self._refs)
-
-    def remember(self, judge: Judge, spec: ServedJudgeSpec) -> None:
-        """A served judge of the run, which an actor builds from its spec."""
-        self._refs[id(judge)] = JudgeRef(spec.model_dump_json())
-
-    def close(self) -> None:
-        """Stop the vLLM workers this run started (their GPU memory is not the next run's)."""
-        for model in self._engines.values():
-            if model.engine is not None:
-                model.engine.close()
-
-
 class JudgeSet:
     """The design's judges, built on first use; local ones share the run's loaded models."""
 
-    def __init__(self, design: Design, models: ModelCache) -> None:
+    def __init__(self, design: Design, models: LocalModels) -> None:
         self.design = design
         self.models = models
         self._built: dict[str, Judge] = {}
+        self._refs: dict[int, JudgeRef] = {}
 
     def get(self, judge_id: str) -> Judge:
         if judge_id not in self._built:
             spec = self.design.spec.judge(judge_id)
             judge = build_judge(spec, self.models.get)
             if (served := spec.served()) is not None:
-                self.models.remember(judge, served)
+                # a served judge an actor builds from its spec (a local one is its model's)
+                self._refs[id(judge)] = JudgeRef(served.model_dump_json())
             self._built[judge_id] = judge
         return self._built[judge_id]
+
+    def refs(self) -> dict[int, JudgeRef]:
+        return dict(self._refs)
 
 
 def run_design(
@@ -144,7 +102,7 @@ def run_design(
     preflight(design, probes=probes)
     check_claimable(design, folder)
     reuse = reuse_for_run(design, folder)  # a derived design: the run it reuses, checked
-    models = ModelCache()
+    models = LocalModels()
     judges = JudgeSet(design, models)
     refs = kind.profile_refs(design)
     # A kind that writes nothing (benchmark) has no diarist model and never loads one.
@@ -154,7 +112,7 @@ def run_design(
         writer_model = models.on_vllm(w.model, w.local, w.vllm, "[diarist_model].engine")
     elif spec.writes:
         writer_model = models.get(spec.writer.model, spec.writer.local)
-    chatbots = {c.id: build_chatbot(c, models.get, models.on_vllm) for c in spec.chatbots}
+    chatbots = {c.id: build_chatbot(c, models) for c in spec.chatbots}
     files = resolve_profiles(design, [r for r in refs if spec.profile_rule(r) is None])
     _check_profiles(files.values(), writer_model)
     if reuse is not None:
@@ -175,9 +133,9 @@ def run_design(
         try:
             if reuse is not None:
                 reuse.copy_into(store)  # the run's texts, then no writing or chatbot call
-            store.executor = open_executor(executor, models.refs)
+            store.executor = open_executor(executor, lambda: {**models.refs(), **judges.refs()})
             run = RunContext(design, folder, store, writer_model, profiles, chatbots, cells)
-            run.judge, run.load_local = judges.get, models.get
+            run.judge, run.models = judges.get, models
             extra = {**kind.manifest(run), "served_judges": served_judges(probes)}
             if reuse is not None:
                 extra["derived_from"] = reuse.record()

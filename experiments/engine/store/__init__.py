@@ -17,11 +17,12 @@ from diarylab.experiments.engine.store.schema import (
 
 __all__ = [
     "ENGINE_SCHEMA",
-    "SCHEMA_VERSION",
     "JudgeAsks",
     "JudgmentRow",
     "Row",
+    "SCHEMA_VERSION",
     "Store",
     "call_key",
+    "files",
     "table_sql",
 ]

@@ -30,6 +30,7 @@ from diarylab.experiments.engine.store.schema import (
     ENGINE_SCHEMA,
     SCHEMA_VERSION,
     JudgmentRow,
+    Row,
     call_key,
     table_sql,
 )
@@ -40,14 +41,15 @@ __all__ = ["Store"]
 
 
 class Store(OneWriter, StoreEdits):
-    def __init__(self, path: Path, row_types: Sequence[Any] = ()) -> None:
+    def __init__(self, path: Path, row_types: Sequence[type[Row]] = ()) -> None:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._check_version()
         self.db.executescript(ENGINE_SCHEMA)
-        self.row_types: dict[str, Any] = {t.TABLE: t for t in (JudgmentRow, *row_types)}
+        known: list[type[Row]] = [JudgmentRow, *row_types]
+        self.row_types: dict[str, type[Row]] = {t.TABLE: t for t in known}
         for row_type in self.row_types.values():
             self.db.execute(table_sql(row_type))
         self.db.execute(
@@ -221,7 +223,7 @@ class Store(OneWriter, StoreEdits):
         row = self.db.execute("SELECT result FROM calls WHERE key=?", (key,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def add_row_types(self, *row_types: Any) -> None:
+    def add_row_types(self, *row_types: type[Row]) -> None:
         """Tables a command beside the kind keeps in the run's store (human ratings): made if
         missing, then written like the kind's own rows."""
         statements = [table_sql(t) for t in row_types]

@@ -26,6 +26,7 @@ class Row(Protocol):
     """A dataclass whose instances are rows of TABLE; its first field is the primary key."""
 
     TABLE: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
 
 def call_key(kind: str, identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:

@@ -30,8 +30,8 @@ from diarylab.experiments.kinds.benchmark.grader import (
 from diarylab.experiments.kinds.benchmark.replies import check_no_canary, derived_seed
 from diarylab.experiments.kinds.benchmark.rows import GraderAnswerRow
 from diarylab.experiments.kinds.benchmark.schema import GraderSettings
-from diarylab.model_access.loaders import LoadLocal
 from diarylab.model_access.settings import GenerationSettings
+from diarylab.model_access.shared_models import LocalModels
 from diarylab.rubric.judging.judges import LocalJudgeSpec, ServedJudgeSpec
 from diarylab.rubric.prompts import JudgePrompt, TemplateRef
 
@@ -54,11 +54,11 @@ class Item:
 
 
 def grader_writer(
-    spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal, generation: GenerationSettings
+    spec: LocalJudgeSpec | ServedJudgeSpec, models: LocalModels, generation: GenerationSettings
 ) -> Chatbot:
     """The judge's own model writing text, through the chatbot door (no system message)."""
     table = ChatbotSpecs.validate_python({**spec.writer_table(), "generation": generation})
-    return build_chatbot(table, load_local)
+    return build_chatbot(table, models)
 
 
 def write_answers(

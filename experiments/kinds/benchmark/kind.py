@@ -148,7 +148,7 @@ class BenchmarkKind:
     def judge_phase(self, run: RunContext) -> None:
         """Per judge: the plain yes/no questions of grader validation (if asked), then every
         criterion (and each borrowed criterion the judge chose) written, then read."""
-        assert run.judge is not None and run.load_local is not None
+        assert run.judge is not None and run.models is not None
         spec = benchmark_spec(run.design)
         bench, sample = benchmark_of(run.design)
         grader = grader_of(run.design)
@@ -156,7 +156,7 @@ class BenchmarkKind:
         replies = self.replies(run.design, run.store, run.cells)
         own = criterion_items(grader, replies)
         floor = run.design.coverage_floor
-        load, get = run.load_local, run.judge
+        load, get = run.models, run.judge
 
         def one_judge(judge_spec: Any) -> None:
             judge_id = judge_spec.id
