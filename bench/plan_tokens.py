@@ -4,7 +4,7 @@ CPU build of scripts/setup-vllm.sh, a short diary run planned first
 (testing/served_tokens.py). Prints, per served model and counter, the plan's figure, the
 server's (its Prometheus counters for the run) and their ratio; keeps them in
 bench/results/plan_tokens.json and writes the table into docs/gpu-study.md. Target: every
-ratio within 0.85–1.15 (tests/test_vllm_plan_tokens.py holds it).
+ratio within 0.85–1.15 (tests/experiments/planning/test_vllm_plan_tokens.py holds it).
 
 Run: .venv/bin/python bench/plan_tokens.py"""
 

@@ -8,7 +8,8 @@ vocabularies that maintained packages already ship:
 - tekken-v7 (Mistral Small 3 / 3.1): mistral-common's Tekken vocabulary, marked v7 (the instruct
   format those models read) and built into a transformers tokenizer by transformers' own tekken
   converter, with the chat template mistral-common writes for v7. The tokenizer's encoding of a
-  chat equals mistral-common's `encode_chat_completion` (tests/test_seed_tokenizers.py).
+  chat equals mistral-common's `encode_chat_completion`
+  (tests/model_access/test_seed_tokenizers.py).
 - o200k-harmony (gpt-oss): tiktoken's o200k_base ranks from the copy in litellm's wheel, built by
   transformers' tiktoken converter, plus harmony's special tokens at the ids openai-harmony
   gives them. The tokenizer carries openai-harmony's encoding (`harmony_encoding`), and judge

@@ -2,7 +2,7 @@
 # Creates the Label Studio environment the rating tier tests against, once, and prints its
 # `label-studio` command. Label Studio (a Django app, about 1 GB installed) lives in a venv of
 # its own: the lab never imports it, it talks to the server over HTTP as a study team would
-# (tests/test_rating_label_studio.py starts and stops it on loopback).
+# (tests/experiments/rating/test_rating_label_studio.py starts and stops it on loopback).
 #
 # Re-running is instant: a stamp keyed by this file's sha256 skips the install when nothing
 # changed. DIARYLAB_LABEL_STUDIO_VENV moves the venv (default: ~/.cache/diarylab/

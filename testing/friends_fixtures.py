@@ -88,6 +88,7 @@ resamples = 200
 cluster = "role_card"
 decision_rule = "intervals"  # the shipped design's (its method page's) rule
 interval = "bca"
+no_verdicts = "a test's small run: it checks the pipeline, not a study"
 {hypotheses}
 """
     path = folder / "friends.toml"

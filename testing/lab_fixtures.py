@@ -117,6 +117,7 @@ patterns = ["social_isolation"]
 [analysis]
 resamples = 200
 baseline_chatbot = "thanks"
+no_verdicts = "a test's small run: it checks the pipeline, not a study"
 {extra}
 """
 

@@ -2,7 +2,7 @@
 and counted by the servers themselves: the plan's tokens per served model beside the servers'
 Prometheus counters for the run (vllm:prompt_tokens, vllm:prompt_tokens_cached,
 vllm:generation_tokens, vllm:request_success; vllm/v1/metrics/loggers.py). Used by
-tests/test_vllm_plan_tokens.py and bench/plan_tokens.py."""
+tests/experiments/planning/test_vllm_plan_tokens.py and bench/plan_tokens.py."""
 
 from __future__ import annotations
 

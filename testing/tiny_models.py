@@ -31,9 +31,9 @@ def build_tiny_llama(tokenizer, *, seed: int = 0, layers: int = 2, hidden: int =
     return LlamaForCausalLM(config).eval()
 
 
-# The tiny model split over two places (tests/test_placement.py): layer 1's weights stay in the
-# checkpoint file and accelerate's hooks bring them in for each forward, so its parameters sit
-# on "meta" while it runs on the CPU: the cross-device path a map across GPUs takes.
+# The tiny model split over two places (tests/model_access/test_placement.py): layer 1's weights
+# stay in the checkpoint file and accelerate's hooks bring them in for each forward, so its
+# parameters sit on "meta" while it runs on the CPU: the cross-device path a map across GPUs takes.
 SPLIT_MAP = {
     "model.embed_tokens": "cpu",
     "model.layers.0": "cpu",

@@ -1,8 +1,8 @@
-"""A toy experiment kind that lives outside the lab (tests/test_kind_contract.py registers it):
-each cell is one fixed note from the design's [toy] table, stored without any model; every judge
-reads each note's coherence on 0–100; the report lists the readings per note. It uses the kind
-contract (experiments/engine/contract.py) and the engine's public parts only: a new kind needs no
-line changed outside its own folder."""
+"""A toy experiment kind that lives outside the lab (tests/experiments/kinds/test_kind_contract.py
+registers it): each cell is one fixed note from the design's [toy] table, stored without any model;
+every judge reads each note's coherence on 0–100; the report lists the readings per note. It uses
+the kind contract (experiments/engine/contract.py) and the engine's public parts only: a new kind
+needs no line changed outside its own folder."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ default; VLLM_CPU_KVCACHE_SPACE=2 (GiB) instead of a share of the machine's memo
 --enforce-eager because the compiled model's warm-up took 62 of the server's 92-95 s start on
 2 cores (torch.compile, 2026-12-04), eager starts in 28 s, and what this tier checks (readings,
 lists, probes, retries, resumes) is the served arithmetic, not the compiler: the compiled path
-is held to transformers by tests/test_vllm_engine.py. Benches pass eager=False to time vLLM as a
-researcher runs it."""
+is held to transformers by tests/model_access/test_vllm_engine.py. Benches pass eager=False to time
+vLLM as a researcher runs it."""
 
 from __future__ import annotations
 

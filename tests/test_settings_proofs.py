@@ -1,7 +1,8 @@
 """Every field a design can hold has a proof: a test that shows it acting where it acts. The
 meta-tests here walk each kind's design schema (diary, friends, benchmark) and fail when a field
 names no test, or names one that does not exist; a new setting is added to a registry below,
-with the test that proves it (tests/test_settings_reach.py and its neighbours hold most)."""
+with the test that proves it (tests/model_access/test_settings_reach.py and its neighbours hold
+most)."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ from diarylab.model_access.settings import EndpointSettings, GenerationSettings,
 
 TESTS = Path(__file__).parent
 
-HERE = "tests/test_settings_reach.py::"
-JUDGE_REACH = "tests/test_settings_reach_judges.py::"
+HERE = "tests/model_access/test_settings_reach.py::"
+JUDGE_REACH = "tests/rubric/judging/test_settings_reach_judges.py::"
 SETTINGS_PROOFS: dict[type, dict[str, str]] = {
     GenerationSettings: {
         **dict.fromkeys(
             ("max_new_tokens", "temperature", "top_p"),
             HERE + "test_concurrency_7_puts_7_requests_in_flight_for_chatbots_and_judges",
         ),
-        "end_at_sentence": "tests/test_end_at_sentence.py::"
+        "end_at_sentence": "tests/foundation/test_end_at_sentence.py::"
         "test_a_served_chatbots_cut_reply_is_ended_and_kept_whole_in_its_record",
     },
     LocalSettings: {
@@ -47,23 +48,23 @@ SETTINGS_PROOFS: dict[type, dict[str, str]] = {
         "timeout_s": HERE + "test_timeout_gives_up_on_a_server_that_hangs",
         "max_retries": HERE + "test_max_retries_and_backoff_are_obeyed",
         "backoff_s": HERE + "test_max_retries_and_backoff_are_obeyed",
-        "retry_budget_s": "tests/test_served.py::"
+        "retry_budget_s": "tests/model_access/test_served.py::"
         "test_the_retry_budget_stops_a_call_whose_waits_would_pass_it",
         "prompts_per_request": JUDGE_REACH
         + "test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity",
     },
 }
 # The fields that are not inside a settings object, each with the test that shows it acting.
-CONVERSATION = "tests/test_conversations.py::"
-DESIGN = "tests/test_design.py::"
-PROFILES = "tests/test_profile_making.py::"
-HYPOTHESES = "tests/test_hypotheses.py::"
+CONVERSATION = "tests/chatbots/test_conversations.py::"
+DESIGN = "tests/experiments/designs/test_design.py::"
+PROFILES = "tests/experiments/profiles/test_profile_making.py::"
+HYPOTHESES = "tests/experiments/analysis/test_hypotheses.py::"
 FIELD_PROOFS = {
     # The check makes its one-token call to the chatbot only when probe = true.
-    "chatbots[litellm].probe": "tests/test_design_check.py::"
+    "chatbots[litellm].probe": "tests/experiments/designs/test_design_check.py::"
     "test_probe_true_makes_one_cheap_call_and_false_makes_none",
     # Thinking kept apart, "off" sent to the template, and the check's probe reading it.
-    "chatbots[litellm].thinking": "tests/test_conversations.py::"
+    "chatbots[litellm].thinking": "tests/chatbots/test_conversations.py::"
     "test_a_thinking_chatbots_replies_are_stored_without_their_thinking",
     "design.name": "tests/test_resume.py::test_run_records_design_and_manifest",
     "design.kind": DESIGN + "test_malformed_design_is_one_clear_error",
@@ -74,9 +75,9 @@ FIELD_PROOFS = {
     "design.coverage_floor": PROFILES
     + "test_calibration_rule_uses_the_design_judge_and_records_its_choice",
     "diarist_model.model": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
-    "diarist_model.engine": "tests/test_vllm_engine_reach.py::"
+    "diarist_model.engine": "tests/model_access/test_vllm_engine_reach.py::"
     "test_the_vllm_engine_and_its_settings_reach_the_worker",
-    "chatbots[local].engine": "tests/test_vllm_engine_reach.py::"
+    "chatbots[local].engine": "tests/model_access/test_vllm_engine_reach.py::"
     "test_a_local_chatbot_on_vllm_shares_the_diarists_worker",
     "chatbots[fixed].id": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
     "chatbots[fixed].kind": CONVERSATION + "test_fixed_reply_baseline_calls_no_model",
@@ -104,25 +105,26 @@ FIELD_PROOFS = {
             "judges[local].max_error",
         )
     },
-    "judges[litellm|openai-compatible].probe_floor": "tests/test_preflight.py::"
+    "judges[litellm|openai-compatible].probe_floor": "tests/experiments/running/test_preflight.py::"
     "test_a_judge_that_rarely_starts_a_number_on_the_probe_is_refused",
     "profiles.id": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.pattern": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.extraction.pairs": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.extraction.batch_size": PROFILES
     + "test_fixed_rule_extracts_once_and_keeps_the_profile",
-    "analysis.resamples": "tests/test_diary_tables.py::test_report_command_writes_findings",
-    "analysis.cluster": "tests/test_diary_tables.py::"
+    "analysis.resamples": "tests/experiments/kinds/diary/test_diary_tables.py::"
+    "test_report_command_writes_findings",
+    "analysis.cluster": "tests/experiments/kinds/diary/test_diary_tables.py::"
     "test_the_design_cluster_and_baseline_chatbot_reach_the_report",
-    "analysis.baseline_chatbot": "tests/test_diary_tables.py::"
+    "analysis.baseline_chatbot": "tests/experiments/kinds/diary/test_diary_tables.py::"
     "test_the_design_cluster_and_baseline_chatbot_reach_the_report",
-    "analysis.no_verdicts": "tests/test_design_traps.py::"
+    "analysis.no_verdicts": "tests/experiments/designs/test_design_traps.py::"
     "test_a_minimum_no_design_reaches_is_refused_and_no_verdicts_says_why",
-    "analysis.min_diarists": "tests/test_diary_tables.py::"
+    "analysis.min_diarists": "tests/experiments/kinds/diary/test_diary_tables.py::"
     "test_the_design_minimum_of_diarists_reaches_the_report",
-    "analysis.decision_rule": "tests/test_diary_tables.py::"
+    "analysis.decision_rule": "tests/experiments/kinds/diary/test_diary_tables.py::"
     "test_the_design_rule_and_interval_reach_the_report",
-    "analysis.interval": "tests/test_diary_tables.py::"
+    "analysis.interval": "tests/experiments/kinds/diary/test_diary_tables.py::"
     "test_the_design_rule_and_interval_reach_the_report",
     "cast.diarists": DESIGN + "test_valid_design_checks_and_expands",
     "cast.profiles": DESIGN + "test_valid_design_checks_and_expands",
@@ -131,25 +133,25 @@ FIELD_PROOFS = {
 }
 # Prefixes whose fields are all proved by one test.
 PREFIX_PROOFS = {
-    # On the worker's command line here; vLLM runs with them: tests/test_vllm_engine.py
+    # On the worker's command line here; vLLM runs with them: tests/model_access/test_vllm_engine.py
     # test_the_worker_runs_with_the_settings_it_was_given.
-    "diarist_model.vllm.": "tests/test_vllm_engine_reach.py::"
+    "diarist_model.vllm.": "tests/model_access/test_vllm_engine_reach.py::"
     "test_the_vllm_engine_and_its_settings_reach_the_worker",
     "profiles.steer.": PROFILES + "test_fixed_rule_extracts_once_and_keeps_the_profile",
     "profiles.calibration.": PROFILES
     + "test_calibration_rule_uses_the_design_judge_and_records_its_choice",
     # A hypothesis's head and contrast decide its verdict and what the results table says.
     "hypotheses.contrast": HYPOTHESES + "test_verdicts_follow_the_planted_effects",
-    "hypotheses.": "tests/test_analysis_hypotheses.py::"
+    "hypotheses.": "tests/experiments/analysis/test_analysis_hypotheses.py::"
     "test_diary_and_friends_give_the_same_verdicts_from_the_same_values",
-    "chatbots[local].vllm.": "tests/test_vllm_engine_reach.py::"
+    "chatbots[local].vllm.": "tests/model_access/test_vllm_engine_reach.py::"
     "test_a_local_chatbot_on_vllm_shares_the_diarists_worker",
     # A spec's id, kind and model pick what is built (the travel test builds every kind).
     "chatbots[local].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     "chatbots[litellm].": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     "judges[": HERE + "test_settings_objects_travel_unchanged_to_their_consumers",
     # The run reused and its two locks decide what a derived run copies and what it refuses.
-    "derived_from.": "tests/test_derived_runs.py::"
+    "derived_from.": "tests/experiments/derived/test_derived_runs.py::"
     "test_adding_a_judge_writes_nothing_and_reads_the_run_judge_from_its_calls",
 }
 
@@ -212,7 +214,7 @@ def assert_test_exists(path: str, proof: str) -> None:
 
 # The friends kind's own tables, each with the test that shows it acting; the tables every
 # design shares are proved above.
-FRIENDS = "tests/test_friends_"
+FRIENDS = "tests/experiments/kinds/friends/test_friends_"
 FRIENDS_PROOFS = {
     "design.entries": FRIENDS
     + "letters.py::test_every_letter_is_written_once_and_the_fixed_friend_calls_no_model",
@@ -231,13 +233,13 @@ FRIENDS_PROOFS = {
     "analysis.min_role_cards": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "analysis.decision_rule": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
     "analysis.interval": FRIENDS + "kind.py::test_a_reduced_friends_design_runs_and_reports",
-    "analysis.no_verdicts": "tests/test_design_traps.py::"
+    "analysis.no_verdicts": "tests/experiments/designs/test_design_traps.py::"
     "test_a_minimum_no_design_reaches_is_refused_and_no_verdicts_says_why",
 }
 FRIENDS_PREFIX_PROOFS = {
     "hypotheses.contrast": FRIENDS
     + "verdicts.py::test_holm_is_applied_across_the_hypotheses_of_each_judge",
-    "hypotheses.": "tests/test_analysis_hypotheses.py::"
+    "hypotheses.": "tests/experiments/analysis/test_analysis_hypotheses.py::"
     "test_diary_and_friends_give_the_same_verdicts_from_the_same_values",
 }
 
@@ -259,8 +261,8 @@ def test_every_friends_design_field_has_a_proof_that_exists():
 
 
 # ------------------------------------------------------------------ the benchmark kind's fields
-BENCH_RUN = "tests/test_benchmark_run.py::"
-BENCH_OPTIONS = "tests/test_benchmark_options.py::"
+BENCH_RUN = "tests/experiments/kinds/benchmark/test_benchmark_run.py::"
+BENCH_OPTIONS = "tests/experiments/kinds/benchmark/test_benchmark_options.py::"
 BENCHMARK_PROOFS = {
     "benchmark.data": BENCH_RUN + "test_a_benchmark_design_runs_resumes_and_reports",
     "benchmark.format": BENCH_OPTIONS + "test_the_format_picks_the_schema",
@@ -283,7 +285,7 @@ BENCHMARK_PROOFS = {
     + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
     "benchmark.calibration.anchors.placeholder": BENCH_OPTIONS
     + "test_anchors_need_a_standard_error_and_a_source_and_placeholders_are_flagged",
-    "benchmark.validation": "tests/test_benchmark_validation.py::"
+    "benchmark.validation": "tests/experiments/kinds/benchmark/test_benchmark_validation.py::"
     "test_a_run_with_both_candidate_graders_reports_them",
     # Refused in benchmark designs (a benchmark reply answers one fixed conversation).
     "design.entries": BENCH_OPTIONS + "test_benchmark_designs_refuse_what_they_cannot_use",

@@ -102,7 +102,8 @@ def test_a_run_with_the_vllm_diarist_engine_resumes_to_the_same_store(
     # Each worker start compiles for 68-88 s on these CPUs and this test starts three (the
     # unbroken run, the killed one, its resume): the steered class runs eager here, 12-13 s a
     # start. What it checks is resuming; the compiled steered model is held token-identical to
-    # transformers in tests/test_vllm_engine.py. Every run of the test reads the same variable.
+    # transformers in tests/model_access/test_vllm_engine.py. Every run of the test reads the same
+    # variable.
     monkeypatch.setenv("DIARYLAB_VLLM_VARIANT", "eager")
     profile = make_profile(tmp_path, smollm2_folder)
     text = design_text(

@@ -5,9 +5,9 @@ and BCa intervals (options).
 Why t is the default: at 8 clusters the bootstrap intervals labelled 95% cover 85–89% (they
 estimate the spread with n, not n − 1, and their quantiles are too short in the tails), while
 the t interval with the leave-one-cluster-out jackknife's standard error covers 95% on normal
-and t3 data (tests/test_small_sample.py checks it by simulation). For a mean of per-cluster
-values the jackknife SE is exactly s/√n, so it is Student's t interval; for any other weighted
-statistic it is the standard delete-one-cluster jackknife.
+and t3 data (tests/experiments/analysis/test_small_sample.py checks it by simulation). For a mean
+of per-cluster values the jackknife SE is exactly s/√n, so it is Student's t interval; for any
+other weighted statistic it is the standard delete-one-cluster jackknife.
 
 Observations from one cluster are not independent (same person, same voice, same judge quirks),
 so uncertainty comes from resampling whole clusters with replacement. A resample is represented

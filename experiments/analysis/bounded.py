@@ -21,11 +21,11 @@ leave-one-cluster-out jackknife the default interval uses (bootstrap.py):
   mapped back with tanh, so the interval never reaches ±1.
 
 What a share's interval holds, simulated at 8 diarists over within-diarist correlation 0–0.5,
-4–16 replies per diarist and shares 0.5–0.99 (tests/test_bounded.py, bench/small_samples.py):
-93–97% while the share is away from its bounds. Near a bound (an estimate past NEAR_BOUND of 0
-or 1) no interval of this family holds both sides at 8 diarists: replies that are mostly one
-answer make the data discrete and V a poor reading of the spread, and the coverage runs from
-about 0.90 (p 0.9, 16 alike replies per diarist) to 0.98. Such a share
+4–16 replies per diarist and shares 0.5–0.99 (tests/experiments/analysis/test_bounded.py,
+bench/small_samples.py): 93–97% while the share is away from its bounds. Near a bound (an estimate
+past NEAR_BOUND of 0 or 1) no interval of this family holds both sides at 8 diarists: replies that
+are mostly one answer make the data discrete and V a poor reading of the spread, and the coverage
+runs from about 0.90 (p 0.9, 16 alike replies per diarist) to 0.98. Such a share
 is marked (`near_bound`) and the report says so beside it."""
 
 from __future__ import annotations

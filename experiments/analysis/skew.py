@@ -15,8 +15,8 @@ distribution: with T = √n(x̄ − μ)/s and a = ĝ/(3√n), g(T) = T + aT² + 
 to symmetric, and the interval is the set of μ with |g(T)| ≤ t(n − 1). Over all samples, at
 n = 8, it covers about 0.95 on normal data, 0.94 on t3 (where t over-covers at 0.96), 0.94 on
 χ²₄ and 0.90 on lognormal data: at least as close to 95% as the t interval on each shape
-(tests/test_skew.py, bench/small_samples.py). It is the sensitivity every row carries
-(`robust_low`, `robust_high` in the tables' CSV), not the interval the tables print."""
+(tests/experiments/analysis/test_skew.py, bench/small_samples.py). It is the sensitivity every row
+carries (`robust_low`, `robust_high` in the tables' CSV), not the interval the tables print."""
 
 from __future__ import annotations
 

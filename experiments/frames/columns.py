@@ -1,6 +1,7 @@
 """The declared columns of every result frame `diarylab.open_run(path)` returns: name, dtype
 and meaning, in order. experiments/frames/reader.py builds the frames to these declarations and
-docs/results-columns.md is generated from them (tests/test_run_frames.py holds both to them)."""
+docs/results-columns.md is generated from them (tests/experiments/frames/test_run_frames.py holds
+both to them)."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@
 
 Every frame has exactly the columns declared in experiments/frames/columns.py (FRAMES), in
 that order and with those meanings; docs/results-columns.md is generated from the same
-declarations (tests/test_run_frames.py holds the file to them). The frames are read through
-the store's own table reads (experiments/engine/store/): no SQL here. Rows are in key order, so two
-copies of a run give equal frames."""
+declarations (tests/experiments/frames/test_run_frames.py holds the file to them). The frames are
+read through the store's own table reads (experiments/engine/store/): no SQL here. Rows are in key
+order, so two copies of a run give equal frames."""
 
 from __future__ import annotations
 

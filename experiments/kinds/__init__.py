@@ -3,8 +3,8 @@ ExperimentKind (experiments/engine/contract.py) that supplies its design schema,
 conversation phase, judging phase and report; the store, run folder, lock, resume and the shared
 judging loop are the engine's. A new kind is a new subpackage here, or a module anywhere that a
 package names under the "diarylab.kinds" entry points (or `register_kind` names): nothing else
-changes (testing/toy_kind.py is such a kind, run by tests/test_kind_contract.py). A kind
-imports the engine and the shared analysis (experiments/analysis/), never another kind."""
+changes (testing/toy_kind.py is such a kind, run by tests/experiments/kinds/test_kind_contract.py).
+A kind imports the engine and the shared analysis (experiments/analysis/), never another kind."""
 
 from __future__ import annotations
 

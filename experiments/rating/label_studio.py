@@ -5,7 +5,7 @@ annotations; a result names its question by `from_name` and holds `choices` or `
 The export's shape follows label-studio 1.23's label_studio/data_export/serializers.py: an
 annotation's `completed_by` is the user's id (AnnotationSerializer's PrimaryKeyRelatedField),
 or the user expanded to id and e-mail (as in its tests' previous_export.json). The round trip
-runs against a real server in tests/test_rating_label_studio.py."""
+runs against a real server in tests/experiments/rating/test_rating_label_studio.py."""
 
 from __future__ import annotations
 

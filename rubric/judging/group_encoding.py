@@ -16,7 +16,7 @@ prompt of the group — and for every group with the same text around the cut, s
 checked once per tokenizer and text around it (a study's groups share their template's text
 there). Where the check fails (a SentencePiece tokenizer that marks the start of a text, a
 tokenizer with a normalizer), every prompt is encoded whole, as before.
-tests/test_group_encoding.py holds the result equal to encoding each prompt whole, for every
+tests/rubric/test_group_encoding.py holds the result equal to encoding each prompt whole, for every
 tokenizer shape the lab tests."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ rendering as it is (every group), and the last prompt, rendered whole, must equa
 in every group); otherwise every prompt is rendered whole, as before. The prompts' contents share
 their beginning and end (the conversation, and the line after the question), so a template that
 trims or marks a content's edges frames each of them alike.
-tests/test_group_render.py holds the result equal to rendering each prompt whole."""
+tests/rubric/judging/test_group_render.py holds the result equal to rendering each prompt whole."""
 
 from __future__ import annotations
 

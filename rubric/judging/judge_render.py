@@ -44,9 +44,9 @@ class RenderedPrompt:
     form: Literal["raw", "chat", "harmony"]
     reasoning_effort: str | None  # harmony only
     # The text's token ids where the renderer gives them (openai-harmony encodes what it
-    # renders; tests/test_seed_tokenizers.py holds them equal to the tokenizer's encoding of the
-    # text), so the text need not be encoded again; None: encode the text. Derived from the
-    # text, so not part of what makes two renderings equal.
+    # renders; tests/model_access/test_seed_tokenizers.py holds them equal to the tokenizer's
+    # encoding of the text), so the text need not be encoded again; None: encode the text. Derived
+    # from the text, so not part of what makes two renderings equal.
     ids: tuple[int, ...] | None = field(default=None, compare=False)
 
 

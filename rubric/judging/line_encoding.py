@@ -12,7 +12,7 @@ a character or two past a split, and merges only within the pieces): so a cut is
 per tokenizer and the text around it, by encoding that text whole and cut in two. A cut that
 fails its check is not made, and the lines on both sides are encoded as one piece. A tokenizer
 with a normalizer, or without a fast backend, encodes every prompt whole.
-tests/test_line_encoding.py holds the result equal to encoding each prompt whole, for every
+tests/rubric/test_line_encoding.py holds the result equal to encoding each prompt whole, for every
 tokenizer shape the lab tests and the seed judges' own vocabularies."""
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ itself: rubric/judging/bounded_walk.py), one prompt or a batch of them in step: 
 unfinished walk's queries go to the client at once, which sends equal requests as one list (a
 round of sixteen readings asks the same nodes of each: one HTTP request, not sixteen). Each walk
 sees only its own answers and each prompt of a list is read as if sent alone, so every reading
-is what it is read alone (tests/test_served_bounded.py); its record states its own prompts and
-its share of the HTTP requests they went in."""
+is what it is read alone (tests/model_access/test_served_bounded.py); its record states its own
+prompts and its share of the HTTP requests they went in."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ whose condition is absent still counts with weight q > 0, so with q = 0.8 where 
 holds and 0.2 where it does not (30% of replies), a true conditioned rate of 0.9 against 0.1
 reads 0.61; with an uninformative q = 0.5 everywhere it reads the unconditioned 0.34. The hard
 cut (q ≥ 0.5) keeps exactly the replies with the condition in the first case; it is the table
-to trust when q is informative but soft, and the report says so (tests/test_behaviors.py shows
-the bias)."""
+to trust when q is informative but soft, and the report says so
+(tests/experiments/kinds/diary/test_behaviors.py shows the bias)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,8 @@ from diarylab.experiments.kinds.diary.tables import load_tables
 from diarylab.experiments.kinds.diary.tasks import entry_items
 from diarylab.rubric.entry_scores import EntryTemplates, entry_prompts
 
+PILOT_WHY = "a pilot: it measures noise and effects on a few clusters and decides nothing"
+
 
 def pilot_design(design: Design, diarists: int) -> dict[str, Any]:
     spec = cast(DiaryDesignFile, design.spec)
@@ -39,6 +41,8 @@ def pilot_design(design: Design, diarists: int) -> dict[str, Any]:
         "diarists": spec.cast.diarist_ids[:diarists],
         "profiles": profiles,
     }
+    # a pilot measures noise and effects on a few clusters: it decides nothing by design
+    raw["analysis"] = {**raw.get("analysis", {}), "no_verdicts": PILOT_WHY}
     return raw
 
 

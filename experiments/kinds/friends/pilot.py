@@ -31,6 +31,8 @@ from diarylab.experiments.kinds.friends.schema import FriendsDesignFile
 from diarylab.experiments.kinds.friends.tasks import LetterScorer
 from diarylab.foundation.errors import LabError
 
+PILOT_WHY = "a pilot: it measures noise and effects on a few clusters and decides nothing"
+
 
 def _spec(design: Design) -> FriendsDesignFile:
     return cast(FriendsDesignFile, design.spec)
@@ -63,6 +65,8 @@ def pilot_design(design: Design, cards: int) -> dict[str, Any]:
         str((base / p).resolve()) if p.endswith(".toml") else p for p in spec.conditions.steered
     ]
     raw["conditions"] = {**raw["conditions"], "steered": steered}
+    # a pilot measures noise and effects on a few clusters: it decides nothing by design
+    raw["analysis"] = {**raw.get("analysis", {}), "no_verdicts": PILOT_WHY}
     return raw
 
 
