@@ -1,5 +1,5 @@
 """diarylab: chatbots — anything that replies to a diarist (API, local model, fixed reply)."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = ["base", "local", "refusals", "served", "specs"]

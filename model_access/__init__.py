@@ -1,7 +1,7 @@
 """diarylab: model access — the two doors to models: the local runtime and the served client."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
     "completions",
     "embedded",

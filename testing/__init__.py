@@ -6,7 +6,7 @@ too, so it lives in the lab (`diarylab.testing`), not in tests/; nothing else in
 it."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
     "bad_inputs",
     "benchmark_runs",

@@ -5,7 +5,7 @@ helpers and the judge-readings section. Nothing here knows a kind; a kind's own 
 report live in its folder (experiments/kinds/<kind>/)."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
     "bootstrap",
     "bounded",

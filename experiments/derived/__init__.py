@@ -2,5 +2,5 @@
 anew — what it reuses, and every check that the reuse is sound."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = ["checks"]

@@ -2,5 +2,5 @@
 by its kind; the design reference is written from the kinds' schemas here."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = ["opening", "reference"]

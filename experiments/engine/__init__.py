@@ -3,7 +3,7 @@ the store, the run folder and its lock, the manifest, progress, lanes and execut
 judging loop."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
     "chatbot_turns",
     "contract",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from diarylab.experiments.engine.contract import ExperimentKind
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = ["get_kind", "kind_names", "register_kind"]
 
 ENTRY_POINTS = "diarylab.kinds"  # a package's entry point: NAME = "module" exposing KIND

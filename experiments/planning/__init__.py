@@ -3,7 +3,7 @@ runs (plan.py), per judge from the reader a run uses (costs.py, simulated.py), a
 (render.py)."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
     "gpu_hours",
     "held_plan",

@@ -3,5 +3,5 @@ unsteered twin), making an inline profile's vector and strength inside the run f
 vector-making steps `diarylab steer` shares."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = ["making", "refs", "vectors"]

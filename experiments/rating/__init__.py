@@ -5,7 +5,7 @@ agreement between raters and between each judge and the raters (agreement.py), w
 the report (section.py)."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
     "contexts",
     "form",

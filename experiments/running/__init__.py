@@ -2,5 +2,5 @@
 engine, and the pilot that measures a design on a few cells first."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = ["pilot", "preflight", "runner"]

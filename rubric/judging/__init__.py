@@ -2,7 +2,7 @@
 local and served readers, yes/no readings, and the judge specs that build them."""
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
     "expected",
     "judge_base",

@@ -3,7 +3,7 @@
 from diarylab.experiments.kinds.diary.kind import DiaryKind
 
 # What other packages of the lab use; the rest is internal to this package
-# (tests/test_layers.py holds the list to the imports).
+# (tests/test_house_rules.py holds the list to the imports).
 __all__ = ["KIND"]
 
 KIND = DiaryKind()
