@@ -13,7 +13,7 @@ from typing import Any, ClassVar, cast
 
 from pydantic import Field
 
-from diarylab.experiments.engine.contract import Design, RunContext, TaskJudging
+from diarylab.experiments.engine.contract import Design, ExperimentKind, RunContext, TaskJudging
 from diarylab.experiments.engine.design import DesignFile
 from diarylab.experiments.engine.store import JudgmentRow, Store
 from diarylab.experiments.engine.tasks import Task
@@ -58,7 +58,7 @@ class ToyKind(TaskJudging):
     def cells(self, design: Design, profile_ids: Sequence[str]) -> list[str]:
         return [f"note{i}" for i in range(len(_spec(design).toy.notes))]
 
-    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+    def describe(self, design: Design, cells: Sequence[str]) -> str:
         return f"{len(cells)} notes, {len(design.spec.judges)} judge(s)"
 
     def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
@@ -73,7 +73,7 @@ class ToyKind(TaskJudging):
             text_tables=(NoteRow.TABLE,),
         )
 
-    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+    def planned_units(self, design: Design, cells: Sequence[str]) -> int:
         return self.workload(design, cells).units(len(design.spec.judges))
 
     def converse(self, run: RunContext) -> None:
@@ -108,4 +108,4 @@ class ToyKind(TaskJudging):
         return out / "findings.md"
 
 
-KIND = ToyKind()
+KIND: ExperimentKind[str] = ToyKind()

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from diarylab.experiments.engine.design import DesignFile, Preregistered
 from diarylab.experiments.engine.judging import judge_tasks
@@ -42,7 +42,7 @@ class Design:
     sha256: str
     raw: dict[str, Any]
     spec: DesignFile
-    kind: ExperimentKind
+    kind: ExperimentKind[Any]  # each kind's cells are its own type
 
     @property
     def name(self) -> str:
@@ -93,20 +93,34 @@ class RunContext:
         return self.writer_model
 
 
-class ExperimentKind(Protocol):
-    name: str
-    schema: type[DesignFile]  # the kind's design schema (DesignFile plus its own tables)
-    row_types: tuple[type[Row], ...]  # row dataclasses (with TABLE) of the store tables it writes
+CellT = TypeVar("CellT")
+
+
+class ExperimentKind(Protocol[CellT]):
+    """What a kind supplies the engine, typed by its own cell (a diary conversation, a
+    friends pair, a benchmark item): the engine hands the cells it listed back to it."""
+
+    # read-only (properties), so a kind may narrow them: its own schema, its own rows
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def schema(self) -> type[DesignFile]:
+        """The kind's design schema (DesignFile plus its own tables)."""
+
+    @property
+    def row_types(self) -> tuple[type[Row], ...]:
+        """Row dataclasses (with TABLE) of the store tables it writes."""
 
     def profile_refs(self, design: Design) -> list[str]:
         """The profiles the design's cells use: "unsteered", inline rule ids, or file paths."""
 
-    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Any]: ...
+    def cells(self, design: Design, profile_ids: Sequence[str]) -> list[CellT]: ...
 
-    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+    def describe(self, design: Design, cells: Sequence[CellT]) -> str:
         """One line for `design check`: what the design will run."""
 
-    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+    def planned_units(self, design: Design, cells: Sequence[CellT]) -> int:
         """Progress total of the conversation and judging phases (per judge: tasks)."""
 
     def converse(self, run: RunContext) -> None:

@@ -52,7 +52,7 @@ def kind_names() -> tuple[str, ...]:
     return tuple(sorted(own | set(_plugged())))
 
 
-def get_kind(name: Any, *, where: str) -> ExperimentKind:
+def get_kind(name: Any, *, where: str) -> ExperimentKind[Any]:
     if not isinstance(name, str) or name not in kind_names():
         raise LabError(
             f"unknown experiment kind {name!r}",
@@ -60,5 +60,5 @@ def get_kind(name: Any, *, where: str) -> ExperimentKind:
             fix=f"set kind to one of {', '.join(kind_names())}",
         )
     module = _plugged().get(name, f"{__name__}.{name}")
-    kind: ExperimentKind = importlib.import_module(module).KIND
+    kind: ExperimentKind[Any] = importlib.import_module(module).KIND
     return kind

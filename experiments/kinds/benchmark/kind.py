@@ -63,7 +63,7 @@ class BenchmarkKind:
         grader_of(design)  # a bad template is found by `design check`, not mid-run
         return expand(sampled(bench, sample), [c.id for c in design.spec.chatbots])
 
-    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+    def describe(self, design: Design, cells: Sequence[Cell]) -> str:
         bench, sample = benchmark_of(design)
         spread = ", ".join(f"{k} {n}" for k, n in sample.allocation.items())
         criteria = sum(len(c.criteria) for c in sampled(bench, sample))
@@ -82,7 +82,7 @@ class BenchmarkKind:
             )
         )
 
-    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+    def planned_units(self, design: Design, cells: Sequence[Cell]) -> int:
         return self.workload(design, cells).units(len(design.spec.judges))
 
     def workload(self, design: Design, cells: Sequence[Any]) -> Workload:

@@ -52,7 +52,7 @@ class DiaryKind(TaskJudging):
     def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Cell]:
         return expand(_spec(design), profile_ids)
 
-    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+    def describe(self, design: Design, cells: Sequence[Cell]) -> str:
         spec = _spec(design)
         return (
             f"{len(spec.cast.diarist_ids)} diarists × {len(spec.cast.profiles)} profiles × "
@@ -60,7 +60,7 @@ class DiaryKind(TaskJudging):
             f"each, {len(spec.judges)} judge(s), {len(spec.hypotheses)} hypotheses"
         )
 
-    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+    def planned_units(self, design: Design, cells: Sequence[Cell]) -> int:
         return self.workload(design, cells).units(len(design.spec.judges))
 
     def workload(self, design: Design, cells: Sequence[Any]) -> Workload:

@@ -49,7 +49,7 @@ class FriendsKind(TaskJudging):
     def cells(self, design: Design, profile_ids: Sequence[str]) -> list[Pair]:
         return expand(friends_spec(design), [p for p in profile_ids if p != UNSTEERED])
 
-    def describe(self, design: Design, cells: Sequence[Any]) -> str:
+    def describe(self, design: Design, cells: Sequence[Pair]) -> str:
         spec = friends_spec(design)
         controls = spec.conditions.controls
         steered = [c for c in cells if c.condition not in controls]
@@ -61,7 +61,7 @@ class FriendsKind(TaskJudging):
             f"{len(spec.judges)} judge(s), {len(spec.hypotheses)} hypotheses"
         )
 
-    def planned_units(self, design: Design, cells: Sequence[Any]) -> int:
+    def planned_units(self, design: Design, cells: Sequence[Pair]) -> int:
         return self.workload(design, cells).units(len(design.spec.judges))
 
     def workload(self, design: Design, cells: Sequence[Any]) -> Workload:
