@@ -14,7 +14,7 @@ from diarylab.foundation.errors import LabError
 
 def judge_of(args: argparse.Namespace) -> Any:
     """The judge the options name, built once every option has been checked."""
-    from diarylab.rubric.judging.judges import build_judge, default_load_local
+    from diarylab.rubric.judging.building import build_judge, default_load_local
 
     if not 0.0 <= args.floor <= 1.0:  # also refuses nan
         raise LabError(

@@ -131,7 +131,7 @@ class CliJudge:
 
 def judge_of(args: argparse.Namespace) -> CliJudge:
     from diarylab.experiments.profiles.vectors import FAKE_JUDGE
-    from diarylab.rubric.judging.judges import build_judge, default_load_local
+    from diarylab.rubric.judging.building import build_judge, default_load_local
 
     spec = judge_spec_of(args, prefix="judge-")  # checks the judge options, even for 'fake'
     if args.judge == FAKE_JUDGE:

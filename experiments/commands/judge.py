@@ -129,7 +129,7 @@ def run_read(args: argparse.Namespace) -> int:
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    from diarylab.rubric.judging.judges import build_judge, default_load_local
+    from diarylab.rubric.judging.building import build_judge, default_load_local
     from diarylab.rubric.judging.served_judge import ServedJudge
     from diarylab.rubric.probe_prompt import number_probe
 

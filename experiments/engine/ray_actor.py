@@ -18,8 +18,9 @@ from ray import cloudpickle
 from diarylab.experiments.engine.executor import Compute, JudgeRef, Ref
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.shared_models import LocalModels
+from diarylab.rubric.judging.building import build_judge
 from diarylab.rubric.judging.judge_base import Judge
-from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge
+from diarylab.rubric.judging.judges import ServedJudgeSpec
 from diarylab.rubric.judging.served_judge import ServedJudge
 
 CACHED_COMPUTES = 4  # closures an actor keeps unpickled (the cached calls in flight at once)

@@ -21,7 +21,7 @@ from diarylab.experiments.engine.contract import Design
 from diarylab.experiments.engine.workload import Workload, read_batches
 from diarylab.experiments.planning.cost_records import Count, ReadingCost
 from diarylab.foundation.errors import Collector, LabError
-from diarylab.rubric.judging.judges import build_judge, default_load_local
+from diarylab.rubric.judging.building import build_judge, default_load_local
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ from diarylab.model_access.loading import resolve
 from diarylab.model_access.placement import check_placement
 from diarylab.model_access.served import TransportFailure
 from diarylab.model_access.settings import LocalSettings
-from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge, default_load_local
+from diarylab.rubric.judging.building import build_judge, default_load_local
+from diarylab.rubric.judging.judges import ServedJudgeSpec
 from diarylab.rubric.judging.served_judge import ProbeResult, ServedJudge
 from diarylab.rubric.probe_prompt import number_probe
 

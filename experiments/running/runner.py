@@ -35,8 +35,8 @@ from diarylab.experiments.profiles.refs import profiles_manifest, resolve_profil
 from diarylab.experiments.running.preflight import preflight
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.shared_models import LocalModels
+from diarylab.rubric.judging.building import build_judge
 from diarylab.rubric.judging.judge_base import Judge
-from diarylab.rubric.judging.judges import build_judge
 from diarylab.rubric.judging.served_judge import ProbeResult
 from diarylab.steering.vectors import vector_paths
 

@@ -4,6 +4,7 @@ local and served readers, yes/no readings, and the judge specs that build them."
 # What other packages of the lab use; the rest is internal to this package
 # (tests/test_house_rules.py holds the list to the imports).
 __all__ = [
+    "building",
     "expected",
     "judge_base",
     "judge_render",

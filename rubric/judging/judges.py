@@ -1,5 +1,5 @@
-"""A design's [[judges]] tables as typed specs, and the one function that builds a judge from its
-spec (the experiment engine and every CLI command build judges here).
+"""A design's [[judges]] tables as typed specs, each answering for itself what the engine, the
+plan and the checks ask of a judge (rubric/judging/building.py builds the judge from its spec).
 
 A local judge ("smollm2", a hub id, a folder) is read through the local runtime (exactly at
 max_error = 0, within a certified bound otherwise); a served
@@ -14,15 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 from pydantic import Field, model_validator
 
 from diarylab.foundation.datafiles import FIX_MARK, At, DataModel, NonEmpty, Slug
-from diarylab.model_access.loaders import LoadLocal
 from diarylab.model_access.settings import EndpointSettings, LocalSettings
 from diarylab.rubric.judging.expected import DEFAULT_MAX_ERROR
 
 # The specs are schema alone: a design is read and checked without torch or the readers (the
 # command line starts fast); build_judge imports what it builds.
 if TYPE_CHECKING:
-    from diarylab.model_access.local import LocalModel
-    from diarylab.rubric.judging.judge_base import Judge
     from diarylab.rubric.judging.served_chat import ChatSettings
     from diarylab.rubric.judging.served_exact import ExactSettings
 
@@ -45,7 +42,6 @@ __all__ = [
     "LocalJudgeSpec",
     "ReadingCounter",
     "ServedJudgeSpec",
-    "build_judge",
 ]
 
 
@@ -272,38 +268,6 @@ class ServedJudgeSpec(DataModel):
 
 
 JudgeSpec = Annotated[LocalJudgeSpec | ServedJudgeSpec, Field(discriminator="kind")]
-
-
-def load_tokenizer(spec: str) -> Any:
-    """The door a served judge's tokenizer is loaded through (model_access.loading's), looked
-    up when a judge is built, so the heavy import waits until then."""
-    from diarylab.model_access.loading import load_tokenizer as load
-
-    return load(spec)
-
-
-def default_load_local(spec: str, settings: LocalSettings) -> LocalModel:
-    from diarylab.model_access.local import LocalModel
-
-    return LocalModel.load(spec, settings)
-
-
-def build_judge(spec: LocalJudgeSpec | ServedJudgeSpec, load_local: LoadLocal) -> Judge:
-    if isinstance(spec, LocalJudgeSpec):
-        from diarylab.rubric.judging.local_judge import LocalJudge
-
-        return LocalJudge(load_local(spec.model, spec.local), max_error=spec.max_error)
-    from diarylab.model_access.served import ServedClient
-    from diarylab.rubric.judging.served_judge import ServedJudge
-
-    exact, chat = reading_settings(spec)
-    return ServedJudge(
-        ServedClient(spec.model, spec.endpoint),
-        tokenizer=load_tokenizer(spec.tokenizer) if spec.tokenizer else None,
-        mode=spec.reading_mode,
-        exact=exact,
-        chat=chat,
-    )
 
 
 def reading_settings(spec: ServedJudgeSpec) -> tuple[ExactSettings, ChatSettings]:

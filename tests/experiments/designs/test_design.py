@@ -181,7 +181,7 @@ def test_shipped_designs_load_and_check(capsys):
 def test_the_full_design_names_both_judges_tokenizers_and_checks_without_them(monkeypatch, capsys):
     """Both served judges are read exactly, so both name a tokenizer; the harmony judge fixes its
     reasoning effort. Checking the files alone never loads a tokenizer (no hub here)."""
-    import diarylab.rubric.judging.judges as rubric_judges
+    import diarylab.rubric.judging.building as judge_building
 
     judges = {j.id: j for j in load_design(SHIPPED[1]).spec.judges}
     assert {i: (j.tokenizer, j.reasoning_effort) for i, j in judges.items()} == {
@@ -192,7 +192,7 @@ def test_the_full_design_names_both_judges_tokenizers_and_checks_without_them(mo
     def no_tokenizer(spec: str) -> None:
         raise AssertionError(f"design check loaded the tokenizer {spec}")
 
-    monkeypatch.setattr(rubric_judges, "load_tokenizer", no_tokenizer)
+    monkeypatch.setattr(judge_building, "load_tokenizer", no_tokenizer)
     assert main(["design", "check", str(SHIPPED[1]), "--offline"]) == 0, capsys.readouterr().err
 
 

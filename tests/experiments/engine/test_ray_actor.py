@@ -14,7 +14,7 @@ from diarylab.experiments.engine.executor import JudgeRef  # noqa: E402
 from diarylab.model_access.local import LocalModel  # noqa: E402
 from diarylab.model_access.settings import EndpointSettings  # noqa: E402
 from diarylab.model_access.shared_models import ModelRef  # noqa: E402
-from diarylab.rubric.judging.judges import build_judge  # noqa: E402
+from diarylab.rubric.judging.building import build_judge  # noqa: E402
 from diarylab.rubric.judging.named_judge import judge_spec  # noqa: E402
 
 pytestmark = pytest.mark.ray

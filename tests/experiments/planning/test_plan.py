@@ -301,7 +301,8 @@ def test_the_bounded_estimate_is_what_the_confident_test_judge_takes(judge_model
     reading of that judge through the stand-in takes the prompts the plan expects."""
     from diarylab.experiments.planning.costs import reading_cost
     from diarylab.experiments.planning.plan import YES_NO_SAMPLE
-    from diarylab.rubric.judging.judges import ServedJudgeSpec, build_judge
+    from diarylab.rubric.judging.building import build_judge
+    from diarylab.rubric.judging.judges import ServedJudgeSpec
 
     model, tokenizer, folder = judge_model
     with serve(judge_handler(model, renderer="mistral")) as server:

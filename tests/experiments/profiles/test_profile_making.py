@@ -16,8 +16,8 @@ from diarylab.experiments.profiles.refs import resolve_profiles
 from diarylab.experiments.profiles.vectors import judge_scorer
 from diarylab.model_access.local import LocalModel
 from diarylab.model_access.settings import LocalSettings
+from diarylab.rubric.judging.building import build_judge
 from diarylab.rubric.judging.judge_base import Judge
-from diarylab.rubric.judging.judges import build_judge
 from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.testing.lab_fixtures import design_text
 

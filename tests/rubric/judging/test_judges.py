@@ -6,11 +6,8 @@ import pytest
 
 from diarylab.foundation.errors import LabError
 from diarylab.model_access.settings import EndpointSettings
-from diarylab.rubric.judging.judges import (
-    ServedJudgeSpec,
-    build_judge,
-    default_load_local,
-)
+from diarylab.rubric.judging.building import build_judge, default_load_local
+from diarylab.rubric.judging.judges import ServedJudgeSpec
 from diarylab.rubric.judging.local_judge import LocalJudge
 from diarylab.rubric.judging.named_judge import judge_spec
 from diarylab.rubric.judging.served_judge import ServedJudge

@@ -10,7 +10,7 @@ from diarylab.rubric.judging.judges import ServedJudgeSpec
 
 
 def test_served_judge_options_reach_the_judge():
-    from diarylab.rubric.judging.judges import build_judge
+    from diarylab.rubric.judging.building import build_judge
 
     exact = validate(
         ServedJudgeSpec,
@@ -61,7 +61,8 @@ def test_max_error_and_scout_logprobs_reach_the_readers_and_the_identity(monkeyp
     """A judge's max_error (both kinds) and scout_logprobs reach the reader that uses them and
     the judge's identity (they change results); prompts_per_request and a list of base URLs
     reach the client and never the identity (transport)."""
-    from diarylab.rubric.judging.judges import LocalJudgeSpec, build_judge
+    from diarylab.rubric.judging.building import build_judge
+    from diarylab.rubric.judging.judges import LocalJudgeSpec
 
     spec = {
         "id": "j",
