@@ -105,6 +105,9 @@ def test_pad_positions_are_not_steered(tiny_model, prompts, vector):
 
 
 def test_nothing_stays_attached_after_an_exception(tiny_model, prompts, vector, monkeypatch):
+    # counted against what the shared model held before: transformers keeps the hooks that
+    # record hidden states once a test has asked the model for them
+    attached = hook_count(tiny_model)
     steers = [Steer(vector, (0, 1), 1.0)] * len(prompts)
     before_plain = tokens(tiny_model.generate(prompts, GREEDY))
     before_steered = tokens(generate_steered(tiny_model, prompts, GREEDY, steers=steers))
@@ -145,7 +148,7 @@ def test_nothing_stays_attached_after_an_exception(tiny_model, prompts, vector, 
         generate_steered(tiny_model, prompts, GREEDY, steers=steers)
     monkeypatch.undo()
 
-    assert hook_count(tiny_model) == 0
+    assert hook_count(tiny_model) == attached
     assert tokens(tiny_model.generate(prompts, GREEDY)) == before_plain
     assert tokens(generate_steered(tiny_model, prompts, GREEDY, steers=steers)) == before_steered
 
