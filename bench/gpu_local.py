@@ -10,8 +10,9 @@ Prints, per dtype:
   difference between their means;
 - the behavior rubric's yes/no prompts (block chains, `last_logprobs`): seconds for a reply's
   questions, and whether each prompt read in its group equals the same prompt read alone;
-- steered generation through nnsight against the forward-hook oracle (tests/steering_reference):
-  greedy tokens equal?, and steered ÷ unsteered tokens per second at batch 8.
+- steered generation through nnsight against the forward-hook oracle
+  (testing/steering_reference.py): greedy tokens equal?, and steered ÷ unsteered tokens per
+  second at batch 8.
 
     python bench/gpu_local.py [--size 1b] [--dtypes float32,bfloat16] [--tokenizer DIR]
         [--json FILE]"""

@@ -1,4 +1,4 @@
-"""A served judge stand-in: a handler for tests/fake_openai.serve that answers
+"""A served judge stand-in: a handler for testing/fake_openai.serve that answers
 /v1/chat/completions and /v1/completions the way vLLM 0.32.0 (default; 0.33.0 on request) or
 llama.cpp's server does, with REAL log-probabilities from a local model (a tiny random Llama),
 so HTTP, litellm and the served judge's parsing all run for real against a server that disagrees
