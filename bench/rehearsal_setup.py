@@ -247,6 +247,8 @@ def rehearsal_design(
         data["cast"]["diarists"] = cards
     else:
         data["pairs"]["cards"] = cards
+    # stand-in models decide nothing, and a reduced cast falls below the verdicts' minimum
+    data["analysis"]["no_verdicts"] = "a rehearsal on stand-in models: it measures the lab's costs"
     for bot in data.get("chatbots", []):
         if bot["kind"] == "local":
             bot["model"] = str(stand_ins.model_folder)
