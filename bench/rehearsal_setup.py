@@ -236,10 +236,9 @@ def rehearsal_design(
     data["design"]["name"] = f"{data['design']['name']}-rehearsal-{len(cards)}"
     data["diarist_model"]["model"] = str(stand_ins.model_folder)
     data["diarist_model"]["local"] = {"batch_size": 64}  # float32 on CPU: no bf16 here
-    # Without the nucleus: the lab's top-p step sorts the whole vocabulary per row and step
-    # (model_access/sampling.py _nucleus), which on these CPUs was 43% of the stand-in's writing
-    # time (py-spy, 2026-12-04) — a cost of the lab's, reported, but not what a GPU run pays
-    # (there the sort runs on the device).
+    # Without the nucleus: the lab's top-p sort of the whole vocabulary (model_access/sampling.py
+    # _nucleus) was 43% of the stand-in's writing time on these CPUs (py-spy, 2026-12-04); on a
+    # GPU the sort runs on the device.
     data["diarist_model"]["generation"]["top_p"] = 1.0
     if small_profiles:
         data["diarist_model"]["generation"]["max_new_tokens"] = 48
