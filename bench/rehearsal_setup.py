@@ -246,7 +246,6 @@ def rehearsal_design(
         data["cast"]["diarists"] = cards
     else:
         data["pairs"]["cards"] = cards
-    # stand-in models decide nothing, and a reduced cast falls below the verdicts' minimum
     data["analysis"]["no_verdicts"] = "a rehearsal on stand-in models: it measures the lab's costs"
     for bot in data.get("chatbots", []):
         if bot["kind"] == "local":
